@@ -1,0 +1,44 @@
+"""Render the visible input as a compact, stable prompt block.
+
+Layout is fixed (system, then CLAIM/CONTEXT, then EVIDENCE, then TASK) so llama.cpp's prefix cache reuses the
+claim block across steps. Only ``ClaimInput`` fields are rendered: hidden gold never reaches a prompt.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from agents.prompts import load_prompt
+from evaluators.ibe import Claim, Evidence
+
+
+def clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut + " …"
+
+
+def claim_block(claims: dict[str, Claim], context_chars: int) -> str:
+    lines = []
+    for key, claim in claims.items():
+        label = "CLAIM" if key == "claim" else f"CLAIM {key}"
+        lines.append(f"{label}: {claim.text}")
+        for k, v in claim.context.items():
+            if context_chars:
+                lines.append(f"  {k}: {clip(v, context_chars)}")
+    return "\n".join(lines)
+
+
+def evidence_block(evidence: Iterable[Evidence], evidence_chars: int, title: str = "EVIDENCE") -> str:
+    rows = [f"[{e.id}] {clip(e.text, evidence_chars)}" for e in evidence]
+    return f"{title}:\n" + ("\n".join(rows) if rows else "(none)")
+
+
+def messages(claims: dict[str, Claim], evidence: Iterable[Evidence], task: str, *, evidence_chars: int,
+             context_chars: int, evidence_title: str = "EVIDENCE") -> list[BaseMessage]:
+    body = "\n\n".join([claim_block(claims, context_chars),
+                        evidence_block(evidence, evidence_chars, evidence_title), task])
+    return [SystemMessage(content=load_prompt("system")), HumanMessage(content=body)]

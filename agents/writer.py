@@ -1,0 +1,59 @@
+"""Write (and once revise) a 3-5 sentence explanation that cites evidence ids like [1122]."""
+from __future__ import annotations
+
+import re
+
+from typing import Literal
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from pydantic import BaseModel, Field, create_model
+
+from agents.claim_prompt import messages
+from agents.prompts import render
+from agents.structured import call_structured
+from evaluators.ibe import Claim, Evidence
+
+_CITATION = re.compile(r"\[([^\[\]]{1,120})\]")
+_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+
+
+def parse_citations(text: str) -> list[str]:
+    """Ids cited as ``[1122]`` or ``[528, 529]``, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for group in _CITATION.findall(text):
+        for token in re.split(r"[,;\s]+", group):
+            token = token.strip().removeprefix("ID").removeprefix("id").strip(": ")
+            if token and _ID.fullmatch(token):
+                seen.setdefault(token, None)
+    return list(seen)
+
+
+def explanation_schema(ids: list[str], sentence_chars: int = 320) -> type[BaseModel]:
+    """3-5 sentences, each citing 1+ ids from the evidence shown: a small model cannot cite an unknown id."""
+    sentence = create_model("CitedSentence", text=(str, Field(min_length=10, max_length=sentence_chars)),
+                            ids=(list[Literal[tuple(ids)]], Field(min_length=1, max_length=4)))  # type: ignore[misc]
+    return create_model("Explanation", sentences=(list[sentence], Field(min_length=3, max_length=5)))
+
+
+def render_explanation(result: BaseModel) -> str:
+    parts = []
+    for s in result.sentences:
+        text = _CITATION.sub("", s.text).strip().rstrip(".")
+        parts.append(f"{text} [{', '.join(dict.fromkeys(s.ids))}].")
+    return " ".join(parts)
+
+
+def write_explanation(llm: BaseChatModel, claims: dict[str, Claim], evidence: list[Evidence], *,
+                      stance_hint: str, evidence_chars: int, context_chars: int, max_tokens: int,
+                      name: str = "write_explanation") -> str:
+    task = render("write_explanation", stance_hint=stance_hint).strip()
+    msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars)
+    return render_explanation(call_structured(llm, explanation_schema([e.id for e in evidence]), msgs, name=name))
+
+
+def revise_explanation(llm: BaseChatModel, claims: dict[str, Claim], evidence: list[Evidence], draft: str,
+                       problems: list[str], *, evidence_chars: int, context_chars: int, max_tokens: int,
+                       name: str = "revise_explanation") -> str:
+    task = render("revise_explanation", draft=draft, problems="\n".join(f"- {p}" for p in problems))
+    msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars)
+    return render_explanation(call_structured(llm, explanation_schema([e.id for e in evidence]), msgs, name=name))

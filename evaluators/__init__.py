@@ -1,0 +1,1 @@
+"""Benchmarks (data loading + scoring), metrics and reports."""

@@ -1,0 +1,222 @@
+"""Load the DATA72000-IBE explainer tasks (CIViC + R4C) into visible inputs and hidden gold.
+
+The split matters: a :class:`ClaimInput` is all a graph ever sees; :class:`Gold` (gold explanation, hidden
+missing evidence, which items are wrong, the right claim, golden facts) stays with the scorer.
+
+Order bias: the original files list wrong evidence last and always make claim A the right one. With
+``shuffle=True`` (the default) evidence order and the A/B labels are permuted with a seeded RNG per item, so
+the same seed always gives the same input.
+"""
+from __future__ import annotations
+
+import json
+import random
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from tools.datasets import resolve_data_file
+
+Label = Literal["A", "B"]
+AssignLabel = Literal["A", "B", "neither"]
+
+TASK_FILES: dict[str, str] = {
+    "baseline": "ibe/CIVIC/baseline.json",
+    "missing_evidence": "ibe/CIVIC/missing_evidence.json",
+    "wrong_evidence": "ibe/CIVIC/wrong_evidence.json",
+    "mixed": "ibe/CIVIC/mixed.json",
+    "selection": "ibe/CIVIC/selection_test.json",
+    "assignment": "ibe/CIVIC/assignment_test.json",
+    "wrong_claim": "ibe/CIVIC/wrong_claim.json",
+    "r4c": "ibe/R4C/full_data_noid.json",
+}
+CIVIC_KB_FILE = "ibe/CIVIC/evidence_kb.json"
+
+
+class Evidence(BaseModel):
+    id: str
+    text: str
+
+
+class Claim(BaseModel):
+    text: str
+    context: dict[str, str] = Field(default_factory=dict)
+
+
+class ClaimInput(BaseModel):
+    """What a claim graph is given. Single-claim tasks use ``claims["claim"]``; selection and assignment use
+    ``claims["A"]`` and ``claims["B"]``."""
+
+    id: str
+    task: str
+    claims: dict[str, Claim]
+    evidence: list[Evidence]
+
+
+class Gold(BaseModel):
+    """Hidden answers, used only for scoring."""
+
+    explanations: dict[str, str] = Field(default_factory=dict)  # keyed like ClaimInput.claims
+    missing_ids: list[str] = Field(default_factory=list)
+    wrong_ids: list[str] = Field(default_factory=list)
+    correct_claim: Label | None = None  # selection
+    assignment: dict[str, AssignLabel] = Field(default_factory=dict)  # evidence id -> claim
+    supported: bool | None = None  # wrong_claim
+    golden_facts: list[str] = Field(default_factory=list)  # r4c
+    correct_evidence_texts: list[str] = Field(default_factory=list)  # visible correct evidence (reference)
+
+
+class TaskItem(BaseModel):
+    input: ClaimInput
+    gold: Gold
+
+
+def _evidence(raw: list[dict]) -> list[Evidence]:
+    return [Evidence(id=str(e["evidence_id"]), text=str(e["description"]).strip()) for e in raw]
+
+
+def _context(raw: dict | None) -> dict[str, str]:
+    # Empty context values are shown as "Not Found" in the original prompts; we simply drop them.
+    return {k: str(v).strip() for k, v in (raw or {}).items() if v is not None and str(v).strip()}
+
+
+def _load_json(relpath: str) -> list[dict]:
+    with open(resolve_data_file(relpath), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def load_kb(relpath: str = CIVIC_KB_FILE) -> list[Evidence]:
+    return _evidence(_load_json(relpath))
+
+
+def load_task(task: str, *, limit: int | None = None, shuffle: bool = True, seed: int = 13,
+              with_controls: bool = True, file: str | None = None) -> list[TaskItem]:
+    """Items of one task, in file order (the first ``limit`` of each file), inputs shuffled per item."""
+    if task not in TASK_FILES:
+        raise KeyError(f"Unknown task {task!r}; known tasks: {', '.join(TASK_FILES)}")
+    rows = _load_json(file or TASK_FILES[task])[: limit if limit else None]
+    builder = _BUILDERS[task]
+    items = [builder(task, i, row, random.Random(f"{seed}:{task}:{i}") if shuffle else None)
+             for i, row in enumerate(rows)]
+    if task == "wrong_claim" and with_controls:
+        # Every wrong_claim item is unsupported, so a constant "no" would score 1.0. Baseline claims with
+        # their own evidence are added as supported controls, interleaved, to make the accuracy meaningful.
+        base = _load_json(TASK_FILES["baseline"])[: limit if limit else None]
+        controls = [_control(i, row, random.Random(f"{seed}:control:{i}") if shuffle else None)
+                    for i, row in enumerate(base)]
+        merged = []
+        for a, b in zip(items, controls):
+            merged += [a, b]
+        items = merged + items[len(controls):] + controls[len(items):]
+    return items
+
+
+def _maybe_shuffle(seq: list, rng: random.Random | None) -> list:
+    seq = list(seq)
+    if rng is not None:
+        rng.shuffle(seq)
+    return seq
+
+
+def _single(task: str, i: int, row: dict, rng: random.Random | None) -> TaskItem:
+    shown = _evidence(row.get("evidence", []))
+    wrong = _evidence(row.get("wrong_evidence", []))
+    missing = _evidence(row.get("missing_evidence", []))
+    # Deduplicate by id (one file lists a wrong item twice) while keeping the first occurrence.
+    seen: set[str] = set()
+    visible = [e for e in shown + wrong if not (e.id in seen or seen.add(e.id))]
+    gold = Gold(
+        explanations={"claim": row["explanation"]},
+        missing_ids=[e.id for e in missing],
+        # wrong_claim: every given item belongs to another assertion, so all of them are wrong.
+        wrong_ids=sorted({e.id for e in (shown if task == "wrong_claim" else wrong)}),
+        supported=False if task == "wrong_claim" else None,
+        golden_facts=[str(f["description"]) for f in row.get("evidence_golden", [])],
+        correct_evidence_texts=[e.text for e in shown] if task != "wrong_claim" else [],
+    )
+    inp = ClaimInput(
+        id=f"{task}-{i:03d}", task=task,
+        claims={"claim": Claim(text=row["claim"], context=_context(row.get("context")))},
+        evidence=_maybe_shuffle(visible, rng),
+    )
+    return TaskItem(input=inp, gold=gold)
+
+
+def _control(i: int, row: dict, rng: random.Random | None) -> TaskItem:
+    item = _single("wrong_claim", i, row, rng)
+    item.input.id = f"wrong_claim-control-{i:03d}"
+    item.gold.supported = True
+    item.gold.wrong_ids = []  # a control's own evidence is correct
+    item.gold.correct_evidence_texts = [e.text for e in item.input.evidence]
+    return item
+
+
+def _selection(task: str, i: int, row: dict, rng: random.Random | None) -> TaskItem:
+    a = Claim(text=row["claim_A"], context=_context(row.get("context_A")))
+    b = Claim(text=row["claim_B"], context=_context(row.get("context_B")))
+    swap = bool(rng and rng.random() < 0.5)
+    claims = {"A": b, "B": a} if swap else {"A": a, "B": b}
+    correct: Label = "B" if swap else "A"
+    evidence = _evidence(row["evidence_A"])
+    inp = ClaimInput(id=f"{task}-{i:03d}", task=task, claims=claims, evidence=_maybe_shuffle(evidence, rng))
+    gold = Gold(explanations={correct: row["explanation_A"]}, correct_claim=correct,
+                correct_evidence_texts=[e.text for e in evidence])
+    return TaskItem(input=inp, gold=gold)
+
+
+def _assignment(task: str, i: int, row: dict, rng: random.Random | None) -> TaskItem:
+    a = Claim(text=row["claim_A"], context=_context(row.get("context_A")))
+    b = Claim(text=row["claim_B"], context=_context(row.get("context_B")))
+    swap = bool(rng and rng.random() < 0.5)
+    la, lb = ("B", "A") if swap else ("A", "B")
+    claims = {la: a, lb: b}
+    claims = {"A": claims["A"], "B": claims["B"]}
+    assign: dict[str, AssignLabel] = {}
+    evidence: list[Evidence] = []
+    for key, label in (("evidence_A", la), ("evidence_B", lb), ("evidence_C", "neither")):
+        for e in _evidence(row.get(key, [])):
+            if e.id not in assign:
+                assign[e.id] = label
+                evidence.append(e)
+    inp = ClaimInput(id=f"{task}-{i:03d}", task=task, claims=claims, evidence=_maybe_shuffle(evidence, rng))
+    gold = Gold(explanations={la: row["explanation_A"], lb: row["explanation_B"]}, assignment=assign)
+    return TaskItem(input=inp, gold=gold)
+
+
+_BUILDERS = {
+    "baseline": _single, "missing_evidence": _single, "wrong_evidence": _single, "mixed": _single,
+    "wrong_claim": _single, "r4c": _single, "selection": _selection, "assignment": _assignment,
+}
+
+
+# -- what a claim graph returns (scored by evaluators.explainers) ---------------------------------------------
+JudgeLabel = Literal["supports", "contradicts", "irrelevant"]
+
+
+class EvidenceDecision(BaseModel):
+    """One judged evidence item: a given one (kept or discarded) or a retrieved candidate (added or not)."""
+
+    id: str
+    source: Literal["given", "retrieved"]
+    label: JudgeLabel
+    reason: str
+    kept: bool
+    claim: AssignLabel | None = None  # assignment: which claim the item belongs to
+    score: float | None = None  # retrieval score for retrieved candidates
+
+
+class ClaimPrediction(BaseModel):
+    id: str
+    task: str
+    decisions: list[EvidenceDecision] = Field(default_factory=list)
+    kept_ids: list[str] = Field(default_factory=list)  # evidence the explanation may cite
+    added_ids: list[str] = Field(default_factory=list)  # retrieved and kept
+    discarded_ids: list[str] = Field(default_factory=list)  # given but not kept
+    explanations: dict[str, str] = Field(default_factory=dict)  # keyed like ClaimInput.claims
+    cited_ids: dict[str, list[str]] = Field(default_factory=dict)
+    selected_claim: Label | None = None
+    assignment: dict[str, AssignLabel] = Field(default_factory=dict)
+    supported: bool | None = None
+    queries: list[str] = Field(default_factory=list)
+    verification: dict[str, object] = Field(default_factory=dict)
+    evidence_texts: dict[str, str] = Field(default_factory=dict)  # id -> text of every kept item (for RAGAS)

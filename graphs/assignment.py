@@ -1,0 +1,34 @@
+"""Assignment graph: each evidence item -> claim A, claim B or neither; then one explanation per claim.
+
+    assign -> [write A, B -> verify -> (revise)] -> finalize
+"""
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from agents.assigner import assign_evidence
+from evaluators.ibe import EvidenceDecision
+from graphs.deps import GraphDeps
+from graphs.explainer import add_writing
+from graphs.nodes import finalize
+from graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
+
+
+def build_assignment(deps: GraphDeps):
+    p = deps.config.prompts
+
+    def assign(state: ClaimGraphState) -> dict:
+        assigned = assign_evidence(deps.llm, state.input.claims, state.input.evidence,
+                                   evidence_chars=p.evidence_chars, context_chars=p.context_chars,
+                                   reason_chars=p.reason_chars)
+        return {"decisions": [EvidenceDecision(id=a.id, source="given", claim=a.claim, reason=a.reason,
+                                               label="irrelevant" if a.claim == "neither" else "supports",
+                                               kept=a.claim != "neither") for a in assigned]}
+
+    g = StateGraph(ClaimGraphState, input_schema=ClaimGraphInput, output_schema=ClaimGraphOutput)
+    g.add_node("assign", assign)
+    g.add_node("finalize", finalize)
+    g.add_edge(START, "assign")
+    add_writing(g, deps, "assign", lambda s: ["A", "B"])
+    g.add_edge("finalize", END)
+    return g.compile(name=deps.config.name)

@@ -1,0 +1,43 @@
+"""Everything a claim graph's nodes need, built once per config: model, embedder, knowledge-base index."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from langchain_core.language_models.chat_models import BaseChatModel
+
+from graphs.config import GraphConfig
+
+
+@dataclass
+class GraphDeps:
+    config: GraphConfig
+    llm: BaseChatModel
+    embedder: object | None = None
+    _index: object | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def index(self):
+        """The KB index, opened (and built if its content changed) on first use."""
+        with self._lock:
+            if self._index is None:
+                from evaluators.ibe import load_kb
+                from tools.kb_index import KBDoc, KnowledgeBaseIndex
+                from tools.settings import get_settings
+
+                docs = [KBDoc(id=e.id, text=e.text) for e in load_kb(self.config.retrieval.kb)]
+                name = self.config.retrieval.kb.replace("/", "_").removesuffix(".json")
+                self._index = KnowledgeBaseIndex.open(name, docs, self.embedder, get_settings().index_dir)
+            return self._index
+
+
+def make_deps(config: GraphConfig, llm: BaseChatModel | None = None, embedder=None, index=None) -> GraphDeps:
+    from agents.embeddings import get_embeddings
+    from agents.models import make_chat_model
+
+    m = config.model
+    llm = llm or make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens, base_url=m.base_url,
+                                 n_ctx=m.n_ctx, threads=m.threads, timeout_s=m.timeout_s)
+    embedder = embedder or get_embeddings(config.retrieval.embedding_model)
+    return GraphDeps(config=config, llm=llm, embedder=embedder, _index=index)

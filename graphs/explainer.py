@@ -1,0 +1,49 @@
+"""The claim-explainer graph (baseline, missing_evidence, wrong_evidence, mixed, r4c, wrong_claim).
+
+    judge_given -> [gather] -> [write -> verify -> (revise -> verify)] -> finalize
+
+Which steps run is set by ``steps:`` in the task's YAML, not by separate graphs.
+"""
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.deps import GraphDeps
+from graphs.nodes import (finalize, keep_all_given, make_gather, make_judge_given, make_revise, make_verify,
+                          make_write, needs_revision)
+from graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
+
+
+def add_writing(graph: StateGraph, deps: GraphDeps, after: str, claim_keys) -> None:
+    """write -> verify -> (revise -> verify) -> finalize, or straight to finalize when writing is off."""
+    steps = deps.config.steps
+    if not steps.write:
+        graph.add_edge(after, "finalize")
+        return
+    graph.add_node("write", make_write(deps, claim_keys))
+    graph.add_edge(after, "write")
+    if not steps.verify:
+        graph.add_edge("write", "finalize")
+        return
+    graph.add_node("verify", make_verify(deps))
+    graph.add_node("revise", make_revise(deps))
+    graph.add_edge("write", "verify")
+    graph.add_conditional_edges("verify", lambda s: "revise" if needs_revision(s) else "finalize",
+                                {"revise": "revise", "finalize": "finalize"})
+    graph.add_edge("revise", "verify")
+
+
+def build_explainer(deps: GraphDeps):
+    steps = deps.config.steps
+    g = StateGraph(ClaimGraphState, input_schema=ClaimGraphInput, output_schema=ClaimGraphOutput)
+    g.add_node("judge_given", make_judge_given(deps) if steps.judge else keep_all_given)
+    g.add_node("finalize", finalize)
+    g.add_edge(START, "judge_given")
+    last = "judge_given"
+    if steps.gather:
+        g.add_node("gather", make_gather(deps))
+        g.add_edge("judge_given", "gather")
+        last = "gather"
+    add_writing(g, deps, last, lambda s: list(s.input.claims))
+    g.add_edge("finalize", END)
+    return g.compile(name=deps.config.name)

@@ -1,0 +1,203 @@
+"""Nodes shared by the claim graphs. Each is a small function ``(state) -> partial update``; model calls live
+in ``agents/``, search in ``tools/``. Built as closures over :class:`GraphDeps`."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agents.evidence_judge import judge_evidence
+from agents.verifier import verify_explanation
+from agents.writer import parse_citations, revise_explanation, write_explanation
+from evaluators.ibe import Claim, ClaimPrediction, Evidence, EvidenceDecision
+from graphs.deps import GraphDeps
+from graphs.state import ClaimGraphState
+
+KEEP = ("supports", "contradicts")
+Node = Callable[[ClaimGraphState], dict]
+
+
+def kept_decisions(state: ClaimGraphState, claim_key: str | None = None) -> list[EvidenceDecision]:
+    out = [d for d in state.decisions if d.kept]
+    if claim_key in ("A", "B"):
+        out = [d for d in out if d.claim == claim_key]
+    return out
+
+
+def _texts(state: ClaimGraphState) -> dict[str, str]:
+    return {**state.retrieved, **{e.id: e.text for e in state.input.evidence}}
+
+
+def _stance(deps: GraphDeps, state: ClaimGraphState, items: list[Evidence], name: str) -> dict[str, tuple[str, str]]:
+    """supports/contradicts + reason for items already known to be on topic."""
+    p = deps.config.prompts
+    if not deps.config.judge.llm_stance:
+        return {e.id: ("supports", "kept by the relevance gate (model stance off)") for e in items}
+    judged = judge_evidence(deps.llm, state.input.claims, items, evidence_chars=p.evidence_chars,
+                            context_chars=p.context_chars, reason_chars=p.reason_chars, stance_only=True, name=name)
+    return {j.id: (j.label, j.reason) for j in judged}
+
+
+def _cascade(deps: GraphDeps, state: ClaimGraphState, items: list[Evidence], gates, source: str,
+             name: str) -> list[EvidenceDecision]:
+    stance = _stance(deps, state, [e for e, g in zip(items, gates) if g.passed], name)
+    decisions = []
+    for e, g in zip(items, gates):
+        label, reason = stance.get(e.id, ("irrelevant", g.reason))
+        decisions.append(EvidenceDecision(id=e.id, source=source, label=label, reason=reason, kept=g.passed,
+                                          score=g.score))
+    return decisions
+
+
+def make_judge_given(deps: GraphDeps) -> Node:
+    p, j = deps.config.prompts, deps.config.judge
+
+    def judge_given(state: ClaimGraphState) -> dict:
+        evidence = state.input.evidence
+        if j.strategy == "cascade":
+            from agents.relevance_gate import gate_given
+
+            gates = gate_given(deps.index, state.input.claims["claim"], evidence, j.keep_rank)
+            return {"decisions": _cascade(deps, state, evidence, gates, "given", "judge_given")}
+        judged = judge_evidence(deps.llm, state.input.claims, evidence, evidence_chars=p.evidence_chars,
+                                context_chars=p.context_chars, reason_chars=p.reason_chars, name="judge_given")
+        return {"decisions": [EvidenceDecision(id=x.id, source="given", label=x.label, reason=x.reason,
+                                               kept=x.label in KEEP) for x in judged]}
+    return judge_given
+
+
+def keep_all_given(state: ClaimGraphState) -> dict:
+    """Used when judging is switched off: every given item is kept as-is."""
+    return {"decisions": [EvidenceDecision(id=e.id, source="given", label="supports", reason="not judged (step off)",
+                                           kept=True) for e in state.input.evidence]}
+
+
+def make_gather(deps: GraphDeps) -> Node:
+    cfg, p = deps.config, deps.config.prompts
+
+    def gather(state: ClaimGraphState) -> dict:
+        from agents.query_planner import gather_candidates, plan_queries
+        from agents.relevance_gate import gate_candidates
+
+        claim = state.input.claims["claim"]
+        kept = {d.id for d in state.decisions if d.kept} if state.decisions else None
+        queries = plan_queries(claim, state.input.evidence, kept_ids=kept, index=deps.index)
+        hits = gather_candidates(deps.index, claim, state.input.evidence, kept_ids=kept, k=cfg.retrieval.k,
+                                 mode=cfg.retrieval.mode)
+        candidates = [Evidence(id=h.id, text=h.text) for h in hits]
+        if cfg.judge.strategy == "cascade":
+            decisions = _cascade(deps, state, candidates, gate_candidates(hits, cfg.judge.candidate_ratio),
+                                 "retrieved", "judge_candidates")
+        else:
+            judged = judge_evidence(deps.llm, state.input.claims, candidates, evidence_chars=p.evidence_chars,
+                                    context_chars=p.context_chars, reason_chars=p.reason_chars,
+                                    name="judge_candidates")
+            scores = {h.id: h.score for h in hits}
+            decisions = [EvidenceDecision(id=x.id, source="retrieved", label=x.label, reason=x.reason,
+                                          kept=x.label in KEEP, score=scores[x.id]) for x in judged]
+        return {"decisions": decisions, "queries": [f"{q.facet}: {q.text[:160]}" for q in queries if q.weight > 0],
+                "retrieved": {c.id: c.text for c in candidates}}
+    return gather
+
+
+def stance_hint(decisions: list[EvidenceDecision]) -> str:
+    sup = sum(d.label == "supports" for d in decisions)
+    con = sum(d.label == "contradicts" for d in decisions)
+    if con and not sup:
+        return "The evidence contradicts the claim."
+    if con:
+        return "Some evidence supports and some contradicts the claim."
+    return ""
+
+
+def _scope(deps: GraphDeps, key: str) -> str | None:
+    """Assignment explains each claim from its own items; other graphs use all kept evidence."""
+    return key if deps.config.graph == "assignment" else None
+
+
+def _kept_evidence(state: ClaimGraphState, claim_key: str | None) -> list[Evidence]:
+    texts = _texts(state)
+    return [Evidence(id=d.id, text=texts[d.id]) for d in kept_decisions(state, claim_key) if d.id in texts]
+
+
+def make_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState], list[str]]) -> Node:
+    p = deps.config.prompts
+
+    def write(state: ClaimGraphState) -> dict:
+        out = {}
+        for key in claim_keys(state):
+            evidence = _kept_evidence(state, _scope(deps, key))
+            claims = {key: state.input.claims[key]}
+            if not evidence:
+                out[key] = no_evidence_explanation(state, claims[key])
+                continue
+            hint = stance_hint(kept_decisions(state, _scope(deps, key)))
+            out[key] = write_explanation(deps.llm, claims, evidence, stance_hint=hint,
+                                         evidence_chars=p.evidence_chars, context_chars=p.context_chars,
+                                         max_tokens=p.explanation_tokens, name=f"write_explanation[{key}]")
+        return {"explanations": out}
+    return write
+
+
+def no_evidence_explanation(state: ClaimGraphState, claim: Claim) -> str:
+    """Nothing was kept: say so deterministically rather than ask a model to write from nothing."""
+    reasons = [f"[{d.id}] {d.reason.rstrip('.')}" for d in state.decisions if d.source == "given"][:4]
+    text = f"None of the evidence supports the claim that {claim.text.rstrip('.')}."
+    if reasons:
+        text += " The given items were judged irrelevant: " + "; ".join(reasons) + "."
+    return text
+
+
+def make_verify(deps: GraphDeps) -> Node:
+    def verify(state: ClaimGraphState) -> dict:
+        texts = _texts(state)
+        results = {}
+        for key, text in state.explanations.items():
+            kept = {d.id: texts[d.id] for d in kept_decisions(state, _scope(deps, key)) if d.id in texts}
+            if not kept:
+                results[key] = {"ok": True, "problems": [], "skipped": "no kept evidence"}
+                continue
+            results[key] = verify_explanation(text, kept, deps.embedder).model_dump()
+        return {"verification": results}
+    return verify
+
+
+def needs_revision(state: ClaimGraphState) -> bool:
+    return state.revisions < 1 and any(not v.get("ok", True) for v in state.verification.values())
+
+
+def make_revise(deps: GraphDeps) -> Node:
+    p = deps.config.prompts
+
+    def revise(state: ClaimGraphState) -> dict:
+        out = dict(state.explanations)
+        for key, result in state.verification.items():
+            if result.get("ok", True):
+                continue
+            evidence = _kept_evidence(state, _scope(deps, key))
+            out[key] = revise_explanation(deps.llm, {key: state.input.claims[key]}, evidence, out[key],
+                                          result["problems"], evidence_chars=p.evidence_chars,
+                                          context_chars=p.context_chars, max_tokens=p.explanation_tokens,
+                                          name=f"revise_explanation[{key}]")
+        return {"explanations": out, "revisions": state.revisions + 1}
+    return revise
+
+
+def finalize(state: ClaimGraphState) -> dict:
+    texts = _texts(state)
+    kept = [d.id for d in state.decisions if d.kept]
+    given = {e.id for e in state.input.evidence}
+    supported = None
+    if state.input.task == "wrong_claim":
+        supported = any(d.kept and d.label == "supports" for d in state.decisions)
+    assignment = {d.id: d.claim for d in state.decisions if d.claim is not None}
+    verification = {**state.verification, "revisions": state.revisions}
+    pred = ClaimPrediction(
+        id=state.input.id, task=state.input.task, decisions=state.decisions, kept_ids=kept,
+        added_ids=[d.id for d in state.decisions if d.kept and d.source == "retrieved"],
+        discarded_ids=[d.id for d in state.decisions if d.source == "given" and not d.kept and d.id in given],
+        explanations=state.explanations,
+        cited_ids={k: parse_citations(v) for k, v in state.explanations.items()},
+        selected_claim=state.selected_claim, assignment=assignment, supported=supported,
+        queries=state.queries, verification=verification,
+        evidence_texts={i: texts[i] for i in kept if i in texts},
+    )
+    return {"prediction": pred}

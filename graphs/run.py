@@ -1,0 +1,113 @@
+"""``python -m graphs.run --task mixed``: run a claim-explainer task into ``runs/<run_id>/``.
+
+Examples:
+  python -m graphs.run --list
+  python -m graphs.run --task mixed --limit 5
+  python -m graphs.run --task selection --llm openai:gpt-4o-mini --set retrieval.k=8
+  python -m graphs.run --resume runs/20261121-120000-mixed
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m graphs.run", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task", help="task to run (see --list)")
+    p.add_argument("--config", help="config name (civic/mixed) or YAML path; default: the task's config")
+    p.add_argument("--limit", type=int, help="run only the first N items")
+    p.add_argument("--llm", help="model spec: local | openai:<model> | provider:model | scripted:<file>")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set retrieval.k=8 (repeatable)")
+    p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="finish an interrupted run")
+    p.add_argument("--concurrency", type=int, help="items in flight at once (default from config: 1)")
+    p.add_argument("--out", type=Path, help="parent folder for run folders (default: runs/)")
+    p.add_argument("--list", action="store_true", help="list every task with a one-line description")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-v", "--verbose", action="store_true")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    _sigterm_as_interrupt()
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    from graphs.config import ConfigError, config_for_task, load_config, task_table
+
+    if args.list:
+        for task, (path, desc) in sorted(task_table().items()):
+            print(f"{task:<17} {desc}  [{path.relative_to(path.parents[1]) if 'civic' in path.parts else path.name}]")
+        return 0
+    overrides = list(args.overrides)
+    if args.limit is not None:
+        overrides.append(f"dataset.limit={args.limit}")
+    if args.llm:
+        overrides.append(f"model.spec={args.llm}")
+    if args.concurrency is not None:
+        overrides.append(f"run.concurrency={args.concurrency}")
+    from graphs.runner import RunError, run_task
+
+    try:
+        if args.resume:
+            if overrides or args.task or args.config:
+                print("error: --resume continues a run with its saved config.yaml; drop --task/--config/--set/"
+                      "--limit/--llm (edit the run's config.yaml if you must change it).", file=sys.stderr)
+                return 2
+            cfg = None
+        elif args.config:
+            cfg = load_config(args.config, overrides)
+        elif args.task:
+            cfg = config_for_task(args.task, overrides)
+        else:
+            print("error: give --task T (see --list), --config FILE or --resume RUN_DIR", file=sys.stderr)
+            return 2
+        from graphs.config import GraphConfig
+
+        run_dir = run_task(cfg if isinstance(cfg, GraphConfig) else None, out_dir=args.out, resume=args.resume,
+                           progress=not args.no_progress)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("finished items are saved.", file=sys.stderr)
+        return 130
+    except (RunError, FileNotFoundError, ValueError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    _print_summary(run_dir)
+    return 0
+
+
+def _sigterm_as_interrupt() -> None:
+    """`kill` gets the same clean, resumable stop as Ctrl-C."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+
+
+def _print_summary(run_dir: Path) -> None:
+    import json
+
+    from evaluators.report import metric_rows
+
+    summary = json.loads((run_dir / "metrics.json").read_text())
+    print(f"\nrun folder: {run_dir}")
+    print(f"items: {summary['n_ok']}/{summary['n_items']} ok, errors: {summary['n_errors']}; "
+          f"median latency {summary['latency_s'].get('median', 'n/a')} s")
+    for name, value, n, nan in metric_rows(summary["metrics"])[:14]:
+        print(f"  {name:<32} {value:<24} n={n}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""Selection graph: which of two claims does the evidence support? Then explain the chosen claim.
+
+    select -> [write -> verify -> (revise)] -> finalize
+"""
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from agents.selector import select_claim
+from evaluators.ibe import EvidenceDecision
+from graphs.deps import GraphDeps
+from graphs.explainer import add_writing
+from graphs.nodes import finalize
+from graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
+
+
+def build_selection(deps: GraphDeps):
+    p = deps.config.prompts
+
+    def select(state: ClaimGraphState) -> dict:
+        choice = select_claim(deps.llm, state.input.claims, state.input.evidence, evidence_chars=p.evidence_chars,
+                              context_chars=p.context_chars, reason_chars=p.reason_chars)
+        decisions = [EvidenceDecision(id=e.id, source="given", label="supports", kept=True,
+                                      reason=choice.reason) for e in state.input.evidence]
+        return {"selected_claim": choice.answer, "decisions": decisions}
+
+    g = StateGraph(ClaimGraphState, input_schema=ClaimGraphInput, output_schema=ClaimGraphOutput)
+    g.add_node("select", select)
+    g.add_node("finalize", finalize)
+    g.add_edge(START, "select")
+    add_writing(g, deps, "select", lambda s: [s.selected_claim] if s.selected_claim else [])
+    g.add_edge("finalize", END)
+    return g.compile(name=deps.config.name)

@@ -1,0 +1,321 @@
+"""Ingestion: schema and rows from synthetic papers, bad files, OCR, incremental runs, crash recovery,
+metadata JSON, config validation, summaries hook, parallel workers; and (shared_data) small real papers."""
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import SMALL_CORPUS, make_bad_pdfs, make_paper_pdf, make_scanned_pdf
+from tools.ingest import IngestConfigError, airqa_paper_uuid, ingest, load_ingest_config
+from tools.ingest.__main__ import main as ingest_cli
+from tools.ingest.config import config_from_dict
+from tools.ingest.parser import ocr_available
+from tools.store import TABLES, close_readonly, connect_readonly, row_uuid, store_paths
+
+
+def q(store: Path, sql: str, params=None):
+    close_readonly()
+    con = duckdb.connect(str(store_paths(store_dir=store).db), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+# ------------------------------------------------------------------------------------------------ config + ids
+
+
+def test_default_config_is_valid():
+    cfg = load_ingest_config()
+    pairs = {(c.table, c.column) for c in cfg.index}
+    assert ("chunks", "text_content") in pairs and cfg.parser.tables == "fast"
+
+
+@pytest.mark.parametrize(
+    "raw, fragments",
+    [
+        ({"parser": {"tables": "fancy"}}, ["parser.tables", "'fancy' is not allowed", "fast", "layout", "off"]),
+        ({"parsr": {}}, ["parsr", "unknown key (allowed: parser, embedding, summaries, index)"]),
+        ({"index": [{"table": "chunk", "column": "text_content"}]}, ["index.0.table", "not a table", "chunks"]),
+        ({"index": [{"table": "chunks", "column": "ordinal"}]}, ["not a text column of 'chunks'", "allowed: text_content"]),
+        ({"parser": {"chunk_tokens": 5}}, ["parser.chunk_tokens", "greater than or equal to 32"]),
+        ({"index": [{"table": "chunks", "column": "text_content", "dense": False, "bm25": False}]}, ["at least one"]),
+    ],
+)
+def test_config_errors_name_file_key_and_allowed_values(raw, fragments, tmp_path):
+    import yaml
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(IngestConfigError) as info:
+        load_ingest_config(path)
+    msg = str(info.value)
+    assert str(path) in msg
+    for f in fragments:
+        assert f in msg, msg
+
+
+def test_unknown_config_name_lists_known():
+    with pytest.raises(IngestConfigError, match="known: .*default"):
+        load_ingest_config("no-such-config")
+
+
+def test_airqa_uuid_matches_spec_and_nfkc():
+    # value from the corpus manifest (DecompX, ACL 2023)
+    assert airqa_paper_uuid("DecompX: Explaining Transformers Decisions by Propagating Token Decomposition", "acl2023") == (
+        "cd91a901-384e-597b-bb20-2d4f9fa0c4f9"
+    )
+    # ligatures and full-width letters normalise to the same id
+    assert airqa_paper_uuid("Simpliﬁed Data Processing", "osdi2004") == airqa_paper_uuid("Simplified Data Processing", "osdi2004")
+    assert airqa_paper_uuid("ＢＥＲＴ", "arxiv2019") == airqa_paper_uuid("BERT", "arxiv2019")
+    assert airqa_paper_uuid("x") == str(uuid.uuid5(uuid.NAMESPACE_DNS, "x-uncategorized"))
+    with pytest.raises(ValueError, match="conference_year"):
+        airqa_paper_uuid("x", "acl 2023")
+
+
+# ------------------------------------------------------------------------------------------------ synthetic store
+
+
+def test_synthetic_store_has_all_views(synthetic_store):
+    store, report = synthetic_store
+    assert report.count("ingested") == 2
+    for table in TABLES:
+        assert q(store, f"SELECT count(*) FROM {table}")[0][0] > 0, table
+    pid, title, authors, abstract, num_pages = q(
+        store, "SELECT CAST(paper_id AS VARCHAR), title, authors, abstract, num_pages FROM metadata WHERE title LIKE 'Synthetic%'"
+    )[0]
+    assert pid == airqa_paper_uuid("Synthetic Evidence Paper About Tables", "uncategorized")
+    assert authors == ["Alice Example", "Bob Sample", "Carol Tester"]
+    assert "quokkas" in abstract and num_pages == 3
+    # deterministic NeuSym-style ids
+    assert q(store, "SELECT CAST(page_id AS VARCHAR) FROM pages WHERE CAST(ref_paper_id AS VARCHAR) = ? AND page_number = 1", [pid])[0][0] == row_uuid(f"{pid}_page_1")
+    # nested sections with pages
+    secs = q(store, "SELECT section_title, level, parent_section_id IS NULL, page_numbers FROM sections WHERE CAST(ref_paper_id AS VARCHAR) = ? ORDER BY ordinal", [pid])
+    titles = [s[0] for s in secs]
+    assert titles[:3] == ["Abstract", "1 Introduction", "1.1 Background and Motivation"]
+    assert secs[2][1] == 2 and secs[2][2] is False and secs[2][3] == [1]
+    assert "References" in titles
+    # the table: caption, markdown, HTML, box [x0, y0, w, h]
+    cap, md, html, box = q(store, "SELECT table_caption, table_markdown, table_content, bounding_box FROM tables WHERE CAST(ref_paper_id AS VARCHAR) = ?", [pid])[0]
+    assert cap.startswith("Table 1:") and "|Ours|74.9|71.3|" in md and "<td>74.9</td>" in html
+    assert len(box) == 4 and box[2] > 200 and box[3] > 30
+    # the picture and its caption; box is [x0, y0, w, h] (the image was placed at 150,330 .. 390,490)
+    cap, box = q(store, "SELECT image_caption, bounding_box FROM images WHERE CAST(ref_paper_id AS VARCHAR) = ?", [pid])[0]
+    assert cap.startswith("Figure 1:") and list(box) == [150, 330, 240, 160]
+    eq = q(store, "SELECT equation_content, equation_number FROM equations WHERE CAST(ref_paper_id AS VARCHAR) = ?", [pid])
+    assert eq and eq[0][1] == "1" and "d" in eq[0][0]
+    refs = q(store, "SELECT reference_content FROM reference WHERE CAST(ref_paper_id AS VARCHAR) = ? ORDER BY ordinal", [pid])
+    assert [r[0][:3] for r in refs] == ["[1]", "[2]", "[3]"]
+    # chunks stay within the token budget and carry boxes
+    for text, n, box in q(store, "SELECT text_content, token_count, bounding_box FROM chunks"):
+        assert 0 < n <= 200 and text and len(box) == 4
+    manifest = json.loads(store_paths(store_dir=store).index_manifest.read_text())
+    assert {p["table"] for p in manifest["pairs"] if p["dense_entries"]} >= {"chunks", "metadata", "reference"}
+
+
+def test_bad_pdfs_are_per_file_errors(tmp_path, fake_embeddings):
+    bad = make_bad_pdfs(tmp_path / "in")
+    make_paper_pdf(tmp_path / "in" / "good.pdf")
+    store = tmp_path / "store"
+    report = ingest([tmp_path / "in", tmp_path / "in" / "missing.pdf"], store_dir=store, embeddings=fake_embeddings, progress=False)
+    kinds = {Path(f.path).name: f.error_kind for f in report.failed}
+    assert kinds == {
+        "zero.pdf": "empty_file",
+        "notes.pdf": "not_a_pdf",
+        "corrupt.pdf": "corrupt",
+        "encrypted.pdf": "encrypted",
+        "missing.pdf": "not_found",
+    }
+    messages = {Path(f.path).name: f.error for f in report.failed}
+    assert "0 bytes" in messages["zero.pdf"] and "HTML" in messages["notes.pdf"]
+    assert "password" in messages["encrypted.pdf"] and "qpdf" in messages["encrypted.pdf"]
+    assert report.count("ingested") == 1
+    assert q(store, "SELECT count(*) FROM metadata")[0][0] == 1
+    # the CLI reports the same and exits non-zero
+    assert ingest_cli([str(tmp_path / "in"), "--store-dir", str(store), "--quiet"]) == 1
+    assert ingest_cli([str(tmp_path / "in" / "good.pdf"), "--store-dir", str(store), "--quiet"]) == 0
+
+
+def test_scanned_pdf_is_ocrd_or_flagged(tmp_path, fake_embeddings):
+    make_scanned_pdf(tmp_path / "in" / "scan.pdf") if (tmp_path / "in").mkdir() is None else None
+    off = config_from_dict({**load_ingest_config().model_dump(), "parser": {**load_ingest_config().parser.model_dump(), "ocr": "off"}})
+    report = ingest([tmp_path / "in"], store_dir=tmp_path / "s1", config=off, embeddings=fake_embeddings, progress=False)
+    assert [f.error_kind for f in report.failed] == ["scanned_no_ocr"]
+    assert "tesseract" in report.failed[0].error
+    if not ocr_available():
+        pytest.skip("tesseract-ocr is not installed: OCR path not tested (apt-get install -y tesseract-ocr)")
+    report = ingest([tmp_path / "in"], store_dir=tmp_path / "s2", embeddings=fake_embeddings, progress=False)
+    assert not report.failed
+    ocr, content = q(tmp_path / "s2", "SELECT ocr, page_content FROM pages")[0]
+    assert ocr is True and "quokkas" in content.lower()
+
+
+def test_incremental_skip_replace_and_from_scratch(tmp_path, fake_embeddings):
+    src = tmp_path / "in"
+    src.mkdir()
+    make_paper_pdf(src / "a.pdf", "Paper Alpha On Incremental Ingestion")
+    make_paper_pdf(src / "b.pdf", "Paper Beta On Incremental Ingestion")
+    store = tmp_path / "store"
+    kw = dict(store_dir=store, embeddings=fake_embeddings, progress=False)
+    assert ingest([src], **kw).count("ingested") == 2
+    again = ingest([src], **kw)
+    assert again.count("skipped") == 2 and again.count("ingested") == 0
+    old_pid = airqa_paper_uuid("Paper Beta On Incremental Ingestion")
+    make_paper_pdf(src / "b.pdf", "Paper Gamma Replacing Beta")  # same path, new content
+    changed = ingest([src], **kw)
+    assert changed.count("ingested") == 1 and changed.count("skipped") == 1
+    titles = sorted(r[0] for r in q(store, "SELECT title FROM metadata"))
+    assert titles == ["Paper Alpha On Incremental Ingestion", "Paper Gamma Replacing Beta"]
+    assert q(store, "SELECT count(*) FROM chunks WHERE CAST(ref_paper_id AS VARCHAR) = ?", [old_pid])[0][0] == 0
+    from tools.search import SearchArgs, get_engine
+
+    hits = get_engine(store_dir=store, embeddings=fake_embeddings).search(
+        SearchArgs(query="Beta", table="metadata", column="title", mode="dense", limit=5)
+    ).hits
+    assert old_pid not in {h.pdf_id for h in hits}  # its vectors were removed too
+    scratch = ingest([src], from_scratch=True, **kw)
+    assert scratch.count("ingested") == 2
+    assert q(store, "SELECT count(*) FROM metadata")[0][0] == 2
+
+
+def test_crash_mid_batch_then_rerun_completes(tmp_path, fake_embeddings, monkeypatch):
+    import tools.ingest.pipeline as pipeline
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(3):
+        make_paper_pdf(src / f"p{i}.pdf", f"Crash Test Paper Number {i}", seed=i)
+    store = tmp_path / "store"
+    real_write = pipeline.write_paper
+    calls = {"n": 0}
+
+    def flaky(*a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt("simulated crash in the middle of the batch")
+        return real_write(*a, **k)
+
+    monkeypatch.setattr(pipeline, "write_paper", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        ingest([src], store_dir=store, embeddings=fake_embeddings, progress=False)
+    assert q(store, "SELECT count(*) FROM metadata")[0][0] == 1  # the first paper was committed
+    monkeypatch.setattr(pipeline, "write_paper", real_write)
+
+    # second crash: after the DB commit, while embedding
+    real_index = pipeline.DenseIndexer.index_paper
+
+    def broken_index(self, con, pid):
+        raise RuntimeError("simulated embedding crash")
+
+    monkeypatch.setattr(pipeline.DenseIndexer, "index_paper", broken_index)
+    with pytest.raises(RuntimeError):
+        ingest([src], store_dir=store, embeddings=fake_embeddings, progress=False)
+    monkeypatch.setattr(pipeline.DenseIndexer, "index_paper", real_index)
+
+    report = ingest([src], store_dir=store, embeddings=fake_embeddings, progress=False)
+    assert not report.failed
+    assert report.count("reindexed") == 1 and report.count("ingested") == 1 and report.count("skipped") == 1
+    assert q(store, "SELECT count(*) FROM metadata")[0][0] == 3
+    assert q(store, "SELECT count(*) FROM evidex.files WHERE NOT dense_indexed")[0][0] == 0
+    assert q(store, "SELECT count(*), count(DISTINCT chunk_id) FROM chunks")[0] == q(store, "SELECT count(*), count(*) FROM chunks")[0]
+
+
+def test_metadata_json_overrides_parsed_values(tmp_path, fake_embeddings):
+    src = tmp_path / "in"
+    src.mkdir()
+    make_paper_pdf(src / "one.pdf", "Parsed Title That Will Be Overridden")
+    make_paper_pdf(src / "two.pdf", "Second Paper With Venue Only")
+    given = "0b1cad92-b6c6-51a8-b7f2-5c844e572024"
+    (src / "one.json").write_text(json.dumps({
+        "uuid": given, "title": "Official Title", "authors": ["Ada Lovelace"], "conference": "ACL", "year": 2023,
+        "conference_full": "Annual Meeting of the ACL", "tldr": "Short.", "tags": ["x"], "pdf_path": "papers/acl2023/x.pdf",
+    }))
+    meta_dir = tmp_path / "meta"
+    meta_dir.mkdir()
+    (meta_dir / "two.json").write_text(json.dumps({"conference_year": "emnlp2024"}))
+    store = tmp_path / "store"
+    report = ingest([src], store_dir=store, metadata_dir=meta_dir, embeddings=fake_embeddings, progress=False)
+    assert not report.failed
+    rows = dict((r[1], r) for r in q(store, "SELECT CAST(paper_id AS VARCHAR), title, authors, conference_year, pub_year, tldr FROM metadata"))
+    assert rows["Official Title"][0] == given
+    assert rows["Official Title"][2] == ["Ada Lovelace"] and rows["Official Title"][3] == "acl2023" and rows["Official Title"][4] == 2023
+    two = rows["Second Paper With Venue Only"]
+    assert two[0] == airqa_paper_uuid("Second Paper With Venue Only", "emnlp2024") and two[3] == "emnlp2024"
+
+
+def test_summaries_hook_and_cache(tmp_path, fake_embeddings):
+    src = tmp_path / "in"
+    src.mkdir()
+    make_paper_pdf(src / "s.pdf", "Paper With Summaries")
+    cfg = config_from_dict({"summaries": {"enabled": True, "views": ["pages", "tables", "images"], "max_words": 10},
+                            "index": [{"table": "pages", "column": "page_summary"}]})
+    with pytest.raises(IngestConfigError, match="summariser"):
+        ingest([src], store_dir=tmp_path / "st", config=cfg, embeddings=fake_embeddings, progress=False)
+    seen = []
+
+    def summariser(req):
+        seen.append((req.view, req.image_png is not None))
+        return f"summary of {req.view}"
+
+    store = tmp_path / "st"
+    ingest([src], store_dir=store, config=cfg, summariser=summariser, embeddings=fake_embeddings, progress=False)
+    assert ("images", True) in seen and any(v == "pages" for v, _ in seen)
+    assert q(store, "SELECT count(*) FROM pages WHERE page_summary = 'summary of pages'")[0][0] >= 2
+    n = len(seen)
+    ingest([src], store_dir=store, config=cfg, summariser=summariser, from_scratch=True, embeddings=fake_embeddings, progress=False)
+    assert len(seen) == n  # every summary came from the cache
+
+
+def test_parallel_workers_match_serial(tmp_path, fake_embeddings, synthetic_dir):
+    r1 = ingest([synthetic_dir], store_dir=tmp_path / "serial", embeddings=fake_embeddings, progress=False)
+    r2 = ingest([synthetic_dir], store_dir=tmp_path / "par", embeddings=fake_embeddings, workers=2, progress=False)
+    assert not r1.failed and not r2.failed
+    assert r1.rows == r2.rows
+
+
+def test_store_config_mismatch_requires_from_scratch(tmp_path, fake_embeddings, synthetic_dir):
+    from tools.ingest import StoreConfigMismatch
+
+    store = tmp_path / "store"
+    ingest([synthetic_dir], store_dir=store, embeddings=fake_embeddings, progress=False)
+    other = config_from_dict({"parser": {"chunk_tokens": 64}, "index": [{"table": "chunks", "column": "text_content"}]})
+    with pytest.raises(StoreConfigMismatch, match="--from-scratch"):
+        ingest([synthetic_dir], store_dir=store, config=other, embeddings=fake_embeddings, progress=False)
+    report = ingest([synthetic_dir], store_dir=store, config=other, from_scratch=True, embeddings=fake_embeddings, progress=False)
+    assert max(r[0] for r in q(store, "SELECT token_count FROM chunks")) <= 64 and not report.failed
+
+
+# ------------------------------------------------------------------------------------------------ real corpus
+
+
+@pytest.mark.shared_data
+def test_small_real_papers(corpus_store, manifest):
+    store, report = corpus_store
+    assert not report.failed, [(f.path, f.error) for f in report.failed]
+    assert report.count("ingested") == len(SMALL_CORPUS)
+    for table in TABLES:
+        assert q(store, f"SELECT count(*) FROM {table}")[0][0] > 0, table
+    by_path = {Path(f.path).name: f for f in report.files}
+    for name in SMALL_CORPUS:
+        entry = manifest[name]
+        pid = by_path[name].paper_id
+        pages = q(store, "SELECT count(*) FROM pages WHERE CAST(ref_paper_id AS VARCHAR) = ?", [pid])[0][0]
+        assert pages == entry["pages"], name
+        if entry["airqa"]:
+            assert pid == entry["airqa"][0]["uuid"], f"{name}: computed {pid}"
+        n_tables = q(store, "SELECT count(*) FROM tables WHERE CAST(ref_paper_id AS VARCHAR) = ?", [pid])[0][0]
+        if entry["table_captions"]:
+            assert n_tables >= 1, name
+        n_images = q(store, "SELECT count(*) FROM images WHERE CAST(ref_paper_id AS VARCHAR) = ?", [pid])[0][0]
+        if entry["figure_captions"]:
+            assert n_images >= 1, name
+    geval = by_path["g-eval-nlg-evaluation-gpt4.pdf"].paper_id
+    n_refs = q(store, "SELECT count(*) FROM reference WHERE CAST(ref_paper_id AS VARCHAR) = ?", [geval])[0][0]
+    assert n_refs >= 20
+    title = q(store, "SELECT title FROM metadata WHERE CAST(paper_id AS VARCHAR) = ?", [geval])[0][0]
+    assert title == "G-Eval: NLG Evaluation using GPT-4 with Better Human Alignment"

@@ -1,0 +1,619 @@
+"""Page elements found from geometry: captions, tables, figures and display equations.
+
+Tables come from PyMuPDF's table finder (its layout model gates candidates; we run it only on pages that
+carry a "Table N:" caption because it costs ~0.5 s a page), with a caption-anchored fallback. Figures are
+raster images and vector-drawing clusters next to a "Figure N:" caption. Equations are math-font lines that
+stand apart from the running text, usually with a right-aligned "(N)".
+"""
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+
+import pymupdf
+
+from tools.ingest.layout import Line, PageLayout, union_rect
+
+TABLE_CAPTION_RE = re.compile(r"^\s*(Table|TABLE|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\s*[:.|–—]", re.U)
+FIGURE_CAPTION_RE = re.compile(r"^\s*(Figure|FIGURE|Fig\.|FIG\.)\s*([A-Z]?\d+)\s*[:.|–—]", re.U)
+EQ_NUMBER_RE = re.compile(r"\(\s*([A-Z]?\d{1,3}(?:\.\d{1,3})?[a-z]?)\s*\)\s*$")
+EQ_NUMBER_ONLY_RE = re.compile(r"^\s*\(\s*([A-Z]?\d{1,3}(?:\.\d{1,3})?[a-z]?)\s*\)\s*$")
+
+
+@dataclass
+class Caption:
+    kind: str  # "table" | "figure"
+    label: str
+    lines: list[Line]
+    used: bool = False
+
+    @property
+    def text(self) -> str:
+        from tools.ingest.layout import join_lines
+
+        return join_lines([ln.text for ln in self.lines])
+
+    @property
+    def bbox(self) -> tuple[float, float, float, float]:
+        return union_rect(ln.bbox for ln in self.lines)
+
+    @property
+    def col(self) -> int:
+        return self.lines[0].col
+
+
+@dataclass
+class FoundTable:
+    bbox: tuple[float, float, float, float]
+    rows: list[list[str]]
+    caption: Caption | None = None
+    markdown: str = ""
+
+
+@dataclass
+class FoundFigure:
+    bbox: tuple[float, float, float, float]
+    caption: Caption | None = None
+
+
+@dataclass
+class FoundEquation:
+    lines: list[Line] = field(default_factory=list)
+    number: str | None = None
+
+
+# ------------------------------------------------------------------------------------------------ captions
+
+
+def find_captions(layout: PageLayout) -> list[Caption]:
+    caps: list[Caption] = []
+    lines = layout.lines
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        m_t = TABLE_CAPTION_RE.match(ln.text)
+        m_f = None if m_t else FIGURE_CAPTION_RE.match(ln.text)
+        if ln.kind != "text" or not (m_t or m_f):
+            i += 1
+            continue
+        m = m_t or m_f
+        cap = Caption("table" if m_t else "figure", f"{m.group(1)} {m.group(2)}", [ln])
+        j = i + 1
+        while j < len(lines) and len(cap.lines) < 15:
+            nxt, prev = lines[j], cap.lines[-1]
+            if (
+                nxt.kind != "text"
+                or nxt.col != prev.col
+                or nxt.y0 - prev.y1 > 0.8 * prev.size
+                or nxt.y0 < prev.y0
+                or abs(nxt.size - prev.size) > 1.2
+                or TABLE_CAPTION_RE.match(nxt.text)
+                or FIGURE_CAPTION_RE.match(nxt.text)
+                or not _continues_caption(ln, prev, nxt)
+            ):
+                break
+            cap.lines.append(nxt)
+            j += 1
+        for c in cap.lines:
+            c.kind = "caption"
+        caps.append(cap)
+        i = j
+    return caps
+
+
+def _continues_caption(first: Line, prev: Line, nxt: Line) -> bool:
+    """Caption paragraphs are left-aligned, centred or hanging-indented; a table header right under a
+    caption is none of these."""
+    if abs(nxt.x0 - first.x0) <= 3:
+        return True
+    if abs((nxt.x0 + nxt.x1) / 2 - (prev.x0 + prev.x1) / 2) <= 4:
+        return True
+    return first.x0 < nxt.x0 <= first.x0 + 70 and nxt.x1 <= prev.x1 + 3 and prev.x1 - prev.x0 > 0.6 * (first.x1 - first.x0)
+
+
+# ------------------------------------------------------------------------------------------------ tables
+
+
+def _rows_to_markdown(rows: list[list[str]]) -> str:
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+    norm = [[(c or "").replace("\n", " ").replace("|", "\\|").strip() for c in r] + [""] * (width - len(r)) for r in rows]
+    out = ["|" + "|".join(norm[0]) + "|", "|" + "|".join(["---"] * width) + "|"]
+    out += ["|" + "|".join(r) + "|" for r in norm[1:]]
+    return "\n".join(out)
+
+
+def rows_to_html(rows: list[list[str]], caption: str = "") -> str:
+    out = ["<table>"]
+    if caption:
+        out.append(f"<caption>{html.escape(caption)}</caption>")
+    for i, r in enumerate(rows):
+        tag = "th" if i == 0 else "td"
+        cells = "".join(f"<{tag}>{html.escape((c or '').replace(chr(10), ' ').strip())}</{tag}>" for c in r)
+        out.append(f"<tr>{cells}</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def detect_tables(page: pymupdf.Page, layout: PageLayout, captions: list[Caption], mode: str) -> list[FoundTable]:
+    """Tables next to "Table N:" captions.
+
+    fast: the region is bounded by the horizontal rules next to the caption (booktabs/grid tables) or, for
+    rule-less tables, by the run of tabular-looking lines; cells come from word columns (~10 ms a table).
+    layout: PyMuPDF's table finder gated by its layout model (better cell grids, ~0.5-1.5 s a page).
+    """
+    table_caps = [c for c in captions if c.kind == "table"]
+    if mode == "off" or not table_caps:
+        return []
+    found: list[FoundTable] = []
+    if mode == "layout":
+        try:
+            candidates = list(page.find_tables().tables)
+        except Exception:  # the finder can fail on odd drawings; the fallback still gives the caption's region
+            candidates = []
+        for t in candidates:
+            if t.row_count < 2 or t.col_count < 2:
+                continue
+            try:  # Table.to_markdown re-extracts every cell (~0.5 s a table); rows are enough for both formats
+                rows = [[c if c is not None else "" for c in r] for r in t.extract()]
+            except Exception:
+                continue
+            found.append(FoundTable(tuple(t.bbox), rows))
+        _match_captions(found, table_caps)
+    words = None
+    rules = horizontal_rules(page) if any(not c.used for c in table_caps) else []
+    for cap in table_caps:
+        if cap.used:
+            continue
+        region = _rule_region(layout, cap, rules) or _fallback_region(layout, cap)
+        if region is None:
+            continue
+        if words is None:
+            words = page.get_text("words", flags=TEXT_FLAGS_WORDS)
+        rows = grid_from_words(words, region)
+        if len(rows) < 2:
+            continue
+        cap.used = True
+        found.append(FoundTable(region, rows, caption=cap))
+    found.sort(key=lambda t: (t.bbox[1], t.bbox[0]))
+    for t in found:
+        for ln in layout.lines:
+            if ln.kind == "text" and _inside(ln.bbox, t.bbox):
+                ln.kind = "table"
+    return found
+
+
+TEXT_FLAGS_WORDS = pymupdf.TEXT_MEDIABOX_CLIP | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
+
+
+def horizontal_rules(page: pymupdf.Page) -> list[tuple[float, float, float]]:
+    """(x0, y, x1) of thin horizontal strokes and hairline rectangles wider than 20 pt."""
+    out = []
+    try:
+        drawings = page.get_drawings()
+    except Exception:
+        return out
+    for d in drawings:
+        for item in d["items"]:
+            if item[0] == "l":
+                a, b = item[1], item[2]
+                if abs(a.y - b.y) < 1.0 and abs(a.x - b.x) > 20:
+                    out.append((min(a.x, b.x), (a.y + b.y) / 2, max(a.x, b.x)))
+            elif item[0] == "re":
+                r = item[1]
+                if r.height < 2.0 and r.width > 20:
+                    out.append((r.x0, (r.y0 + r.y1) / 2, r.x1))
+    out.sort(key=lambda r: r[1])
+    return out
+
+
+def _rule_region(layout: PageLayout, cap: Caption, rules) -> tuple[float, float, float, float] | None:
+    cb = cap.bbox
+    x_lo, x_hi = layout.column_extent(cap.col)
+    body = page_body_size(layout)
+    prose = [ln for ln in layout.lines if ln.kind in ("text", "heading") and _is_prose(ln, x_hi - x_lo) and ln.size >= body - 0.5]
+    mine = [r for r in rules if x_lo - 5 <= (r[0] + r[2]) / 2 <= x_hi + 5 and _hoverlap((r[0], 0, r[2], 1), cb) > 0.2]
+    stoppers = [ln for ln in layout.lines if ln.kind in ("caption", "heading") and ln not in cap.lines]
+
+    def grow(side: str):
+        if side == "below":
+            cand = [r for r in mine if r[1] >= cb[3] - 2]
+        else:
+            cand = sorted((r for r in mine if r[1] <= cb[1] + 2), key=lambda r: -r[1])
+        if not cand:
+            return None
+        first = cand[0]
+        dist = (first[1] - cb[3]) if side == "below" else (cb[1] - first[1])
+        if dist > 45:
+            return None
+        group = [first]
+        for r in cand[1:]:
+            prev = group[-1]
+            lo, hi = sorted((prev[1], r[1]))
+            span = (r[0], 0, r[2], 1)
+            if _hoverlap(span, (first[0], 0, first[2], 1)) < 0.5:
+                continue  # a partial rule (cmidrule) or an unrelated stroke; keep looking
+            if hi - lo > 260 or any(
+                ln.y0 >= lo and ln.y1 <= hi and _hoverlap(ln.bbox, span) > 0.5 for ln in prose + stoppers
+            ):
+                break
+            group.append(r)
+        ys = [r[1] for r in group]
+        if len(group) < 2 or max(ys) - min(ys) < 8:
+            return None
+        return dist, (min(r[0] for r in group), min(ys), max(r[2] for r in group), max(ys))
+
+    got = [g for g in (grow("below"), grow("above")) if g is not None]
+    if not got:
+        return None
+    return min(got)[1]
+
+
+def _fallback_region(layout: PageLayout, cap: Caption) -> tuple[float, float, float, float] | None:
+    found = _fallback_table(layout, cap)
+    return found.bbox if found is not None else None
+
+
+def grid_from_words(words: list, region, min_gap: float = 0.0) -> list[list[str]]:
+    """Rows x columns of cell texts from the words inside a region.
+
+    Rows are baseline bands; column separators are x positions that (almost) no row covers, so a header
+    cell spanning several columns does not merge them.
+    """
+    x0r, y0r, x1r, y1r = region
+    ws = [w for w in words if w[0] >= x0r - 2 and w[2] <= x1r + 2 and (w[1] + w[3]) / 2 >= y0r - 1 and (w[1] + w[3]) / 2 <= y1r + 1]
+    if not ws:
+        return []
+    ws.sort(key=lambda w: ((w[1] + w[3]) / 2, w[0]))
+    rows: list[list] = []
+    for w in ws:
+        cy, h = (w[1] + w[3]) / 2, max(w[3] - w[1], 1.0)
+        if rows:
+            last = rows[-1]
+            ly = sum((x[1] + x[3]) / 2 for x in last) / len(last)
+            if abs(cy - ly) <= 0.45 * h:
+                last.append(w)
+                continue
+        rows.append([w])
+    # cells: words of a row closer than ~half their height (about two spaces) are one cell
+    row_cells: list[list[tuple[float, float, str]]] = []
+    for row in rows:
+        row.sort(key=lambda w: w[0])
+        cells: list[list] = [[row[0]]]
+        for w in row[1:]:
+            prev = cells[-1][-1]
+            if w[0] - prev[2] <= max(min_gap, 0.45 * (w[3] - w[1])):  # ~2 spaces
+                cells[-1].append(w)
+            else:
+                cells.append([w])
+        row_cells.append([(c[0][0], max(x[2] for x in c), " ".join(x[4] for x in c)) for c in cells])
+    lo = int(min(c[0] for r in row_cells for c in r))
+    hi = int(max(c[1] for r in row_cells for c in r)) + 1
+    cover = [0] * (hi - lo + 1)
+    for r in row_cells:
+        for a, b, _ in r:
+            for x in range(int(a) - lo, min(int(b) - lo + 1, len(cover))):
+                cover[x] += 1
+    limit = max(1, int(0.15 * len(row_cells)))
+    seps: list[float] = []
+    run_start = None
+    for i, c in enumerate(cover + [limit + 1]):
+        if c < limit and run_start is None:
+            run_start = i
+        elif c >= limit and run_start is not None:
+            if run_start > 0 and i < len(cover):
+                seps.append(lo + (run_start + i) / 2)
+            run_start = None
+    table: list[list[str]] = []
+    for r in row_cells:
+        out = [""] * (len(seps) + 1)
+        for a, b, text in r:
+            col = sum(1 for s in seps if (a + b) / 2 > s)
+            out[col] = f"{out[col]} {text}".strip()
+        table.append(out)
+    return table
+
+
+def _hoverlap(a, b) -> float:
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) / max(1.0, min(a[2] - a[0], b[2] - b[0]))
+
+
+def _inside(inner, outer, tol: float = 2.0) -> bool:
+    return (
+        inner[0] >= outer[0] - tol and inner[1] >= outer[1] - tol and inner[2] <= outer[2] + tol and inner[3] <= outer[3] + tol
+    )
+
+
+def _match_captions(items: list, caps: list[Caption], max_gap: float = 90.0) -> None:
+    """Greedy nearest caption for each table/figure: same horizontal range, caption just above or below."""
+    pairs = []
+    for i, item in enumerate(items):
+        for j, cap in enumerate(caps):
+            cb = cap.bbox
+            if _hoverlap(item.bbox, cb) < 0.3:
+                continue
+            below = item.bbox[1] - cb[3]  # caption above the item
+            above = cb[1] - item.bbox[3]  # caption below the item
+            gap = min(d for d in (below, above) if d > -8) if max(below, above) > -8 else None
+            if gap is not None and gap <= max_gap:
+                pairs.append((gap, i, j))
+    taken_i, taken_j = set(), set()
+    for gap, i, j in sorted(pairs):
+        if i in taken_i or j in taken_j:
+            continue
+        items[i].caption = caps[j]
+        caps[j].used = True
+        taken_i.add(i)
+        taken_j.add(j)
+
+
+def _looks_tabular(ln: Line) -> bool:
+    text = ln.text
+    digits = sum(c.isdigit() for c in text)
+    return len(ln.parts) >= 2 or digits >= 0.25 * max(1, len(text.replace(" ", "")))
+
+
+def _is_prose(ln: Line, col_width: float) -> bool:
+    return (ln.x1 - ln.x0) > 0.85 * col_width and len(ln.text.split()) >= 9 and len(ln.parts) == 1
+
+
+def _fallback_table(layout: PageLayout, cap: Caption) -> FoundTable | None:
+    """Rule-less table next to its caption: contiguous tabular-looking lines above or below it."""
+    lines = [ln for ln in layout.lines if ln.kind == "text"]
+    cb = cap.bbox
+    x_lo, x_hi = layout.column_extent(cap.col)
+    col_width = x_hi - x_lo
+    best: list[Line] = []
+    for direction in ("below", "above"):
+        if direction == "below":
+            cand = sorted((ln for ln in lines if ln.y0 >= cb[3] - 1 and _hoverlap(ln.bbox, cb) > 0), key=lambda l: l.y0)
+        else:
+            cand = sorted((ln for ln in lines if ln.y1 <= cb[1] + 1 and _hoverlap(ln.bbox, cb) > 0), key=lambda l: -l.y1)
+        picked: list[Line] = []
+        edge = cb[3] if direction == "below" else cb[1]
+        for ln in cand:
+            gap = (ln.y0 - edge) if direction == "below" else (edge - ln.y1)
+            if gap > 2.5 * ln.size or _is_prose(ln, col_width):
+                break
+            picked.append(ln)
+            edge = ln.y1 if direction == "below" else ln.y0
+        score = sum(_looks_tabular(ln) for ln in picked)
+        if score >= 2 and score > sum(_looks_tabular(ln) for ln in best):
+            best = picked
+    if not best:
+        return None
+    best.sort(key=lambda l: l.y0)
+    rows = [ln.parts for ln in best]
+    cap.used = True
+    return FoundTable(union_rect(ln.bbox for ln in best), rows, caption=cap, markdown=_rows_to_markdown(rows))
+
+
+def table_markdown(t: FoundTable) -> str:
+    return t.markdown or _rows_to_markdown(t.rows)
+
+
+# ------------------------------------------------------------------------------------------------ figures
+
+
+def graphic_rects(page: pymupdf.Page, layout: PageLayout, tables: list[FoundTable]) -> tuple[list, list]:
+    """(raster image rects, vector drawing cluster rects) on the page, minus table rules and tiny marks."""
+    page_rect = page.rect
+    images = []
+    for info in page.get_image_info():
+        r = pymupdf.Rect(info["bbox"]) & page_rect
+        if r.is_empty or r.width < 4 or r.height < 4:
+            continue
+        images.append(tuple(r))
+    drawings = []
+    try:
+        clusters = page.cluster_drawings()
+    except Exception:
+        clusters = []
+    for r in clusters:
+        r = pymupdf.Rect(r) & page_rect
+        if r.is_empty or r.width < 12 or r.height < 12:
+            continue  # rules, underlines, bullets
+        if any(_inside(tuple(r), t.bbox, tol=4) for t in tables):
+            continue
+        drawings.append(tuple(r))
+    return images, drawings
+
+
+def detect_figures(
+    page: pymupdf.Page, layout: PageLayout, captions: list[Caption], tables: list[FoundTable], min_points: int
+) -> list[FoundFigure]:
+    images, drawings = graphic_rects(page, layout, tables)
+    graphics = [g for g in images + drawings if not (layout.scanned and _area(g) > 0.5 * layout.width * layout.height)]
+    figures: list[FoundFigure] = []
+    used: set[int] = set()
+    body = page_body_size(layout)
+    # running text is what separates a figure from its neighbours; figure labels are smaller or short
+    prose = [ln for ln in layout.lines if ln.kind in ("text", "heading") and len(ln.text.split()) >= 6 and ln.size >= body - 1.0]
+    for cap in (c for c in captions if c.kind == "figure"):
+        cb = cap.bbox
+        x_lo, x_hi = layout.column_extent(cap.col)
+        region = None
+        for direction in ("above", "below"):
+            members = _collect_graphics(graphics, used, cb, x_lo, x_hi, direction, prose)
+            if members:
+                region = union_rect(graphics[k] for k in members)
+                used.update(members)
+                break
+        if region is None:
+            region = _empty_region_above(layout, cap, x_lo, x_hi, prose)
+        cap.used = True
+        figures.append(FoundFigure(region, cap))
+    # large pictures without a caption still count as images
+    for k, g in enumerate(images):
+        if k in used or g[2] - g[0] < min_points or g[3] - g[1] < min_points:
+            continue
+        if layout.scanned and _area(g) > 0.5 * layout.width * layout.height:
+            continue
+        if any(_inside(g, f.bbox, tol=4) for f in figures) or any(_inside(g, t.bbox, tol=4) for t in tables):
+            continue
+        figures.append(FoundFigure(g, None))
+    for f in figures:
+        for ln in layout.lines:
+            if ln.kind == "text" and _inside(ln.bbox, f.bbox, tol=3):
+                ln.kind = "figure"
+    figures.sort(key=lambda f: (f.bbox[1], f.bbox[0]))
+    return figures
+
+
+def page_body_size(layout: PageLayout) -> float:
+    counts: dict[float, int] = {}
+    for ln in layout.lines:
+        for f in ln.frags:
+            key = round(f.size * 2) / 2
+            counts[key] = counts.get(key, 0) + f.nchars
+    return max(counts, key=counts.get) if counts else 10.0
+
+
+def _area(r) -> float:
+    return max(0.0, r[2] - r[0]) * max(0.0, r[3] - r[1])
+
+
+def _collect_graphics(graphics, used, cb, x_lo, x_hi, direction, prose) -> list[int]:
+    def in_extent(g) -> bool:
+        cx = (g[0] + g[2]) / 2
+        return x_lo - 2 <= cx <= x_hi + 2
+
+    def blocked(y_a: float, y_b: float, g) -> bool:
+        lo, hi = min(y_a, y_b), max(y_a, y_b)
+        return any(ln.y0 >= lo - 1 and ln.y1 <= hi + 1 and _hoverlap(ln.bbox, g) > 0.5 for ln in prose)
+
+    cands = [k for k, g in enumerate(graphics) if k not in used and in_extent(g)]
+    if direction == "above":
+        cands = [k for k in cands if graphics[k][3] <= cb[1] + 3 and not blocked(graphics[k][3], cb[1], graphics[k])]
+        cands.sort(key=lambda k: -graphics[k][3])
+    else:
+        cands = [k for k in cands if graphics[k][1] >= cb[3] - 3 and not blocked(cb[3], graphics[k][1], graphics[k])]
+        cands.sort(key=lambda k: graphics[k][1])
+    if not cands:
+        return []
+    first = graphics[cands[0]]
+    gap = (cb[1] - first[3]) if direction == "above" else (first[1] - cb[3])
+    if gap > 120:
+        return []
+    members = [cands[0]]
+    lo, hi = first[1], first[3]
+    for k in cands[1:]:
+        g = graphics[k]
+        if direction == "above" and g[3] >= lo - 40 and not blocked(g[3], lo, g):
+            members.append(k)
+            lo = min(lo, g[1])
+        elif direction == "below" and g[1] <= hi + 40 and not blocked(hi, g[1], g):
+            members.append(k)
+            hi = max(hi, g[3])
+    return members
+
+
+def _empty_region_above(layout: PageLayout, cap: Caption, x_lo: float, x_hi: float, prose: list[Line]):
+    """No graphics found (e.g. a text-only figure): take the space between the prose above and the caption."""
+    cb = cap.bbox
+    above = [ln for ln in prose if ln.y1 <= cb[1] and _hoverlap(ln.bbox, cb) > 0]
+    top = max((ln.y1 for ln in above), default=0.07 * layout.height)
+    top = max(top, cb[1] - 0.6 * layout.height)
+    x0 = min(cb[0], x_lo + 0) if cap.col != -1 else cb[0]
+    return (max(x0, cb[0]), top, max(cb[2], x_hi if cap.col == -1 else cb[2]), cb[1])
+
+
+# ------------------------------------------------------------------------------------------------ equations
+
+
+def _mathish(ln: Line) -> bool:
+    text = ln.text
+    if EQ_NUMBER_ONLY_RE.match(text):
+        return True
+    if ln.math_ratio >= 0.35:
+        return True
+    words = re.findall(r"[A-Za-z]{3,}", text)
+    symbols = sum(text.count(c) for c in "=+−-×·/^_()[]{}|<>")
+    return "=" in text and len(words) <= 4 and symbols >= 2
+
+
+def detect_equations(layout: PageLayout) -> list[FoundEquation]:
+    lines = layout.lines
+    n = len(lines)
+    anchors: list[int] = []
+    numbers: dict[int, str] = {}
+    bounds = {col: _col_bounds(layout, col) for col in (-1, 0, 1)}
+    for i, ln in enumerate(lines):
+        if ln.kind != "text":
+            continue
+        m_only = EQ_NUMBER_ONLY_RE.match(ln.text)
+        if m_only:
+            # "(3)" printed far right of its equation is a separate visual line; number the line beside it
+            cy = (ln.y0 + ln.y1) / 2
+            partner = next(
+                (j for j in range(max(0, i - 6), min(n, i + 6)) if j != i and lines[j].kind == "text"
+                 and lines[j].col == ln.col and lines[j].y0 - 2 <= cy <= lines[j].y1 + 2 and lines[j].x1 < ln.x0
+                 and _mathish(lines[j]) and not EQ_NUMBER_ONLY_RE.match(lines[j].text)),
+                None,
+            )
+            if partner is not None:
+                anchors.append(partner)
+                numbers[partner] = m_only.group(1)
+                anchors.append(i)
+            continue
+        x_lo, x_hi = bounds[ln.col]
+        m = EQ_NUMBER_RE.search(ln.text)
+        # a right-aligned "(N)" that stands apart from the rest of the line marks a numbered display equation
+        if m and len(ln.frags) >= 1 and ln.x1 >= x_hi - 0.12 * (x_hi - x_lo):
+            last = ln.frags[-1]
+            head = ln.text[: m.start()].strip()
+            apart = len(ln.frags) >= 2 and last.x0 - ln.frags[-2].x1 > 8
+            if head and (apart or _mathish(ln)) and len(re.findall(r"[A-Za-z]{4,}", head)) <= 8:
+                anchors.append(i)
+                numbers[i] = m.group(1)
+                continue
+        if ln.math_ratio >= 0.6 and len(ln.text) >= 3 and ln.x0 > x_lo + 0.08 * (x_hi - x_lo):
+            anchors.append(i)
+    # cluster vertically adjacent math lines of one column (limits above/below a sum are separate lines)
+    anchor_set = set(anchors)
+    groups: list[FoundEquation] = []
+    taken: set[int] = set()
+    for a in anchors:
+        if a in taken:
+            continue
+        members = [a]
+        for step in (-1, 1):
+            k = a + step
+            while 0 <= k < n and len(members) < 12:
+                ln = lines[k]
+                ref = lines[members[-1] if step == 1 else members[0]]
+                if k in taken or ln.kind != "text" or ln.col != ref.col or not (_mathish(ln) or k in anchor_set):
+                    break
+                gap = (ln.y0 - ref.y1) if step == 1 else (ref.y0 - ln.y1)
+                if gap > 0.9 * ref.size:
+                    break
+                members.append(k) if step == 1 else members.insert(0, k)
+                k += step
+        taken.update(members)
+        numbered = [k for k in members if k in numbers]
+        if len(numbered) <= 1:
+            parts = [members]
+        else:  # several numbered displays in a row: each line joins the numbered line nearest to it
+            parts = [[] for _ in numbered]
+            for k in members:
+                cy = (lines[k].y0 + lines[k].y1) / 2
+                j = min(range(len(numbered)), key=lambda j: abs(cy - (lines[numbered[j]].y0 + lines[numbered[j]].y1) / 2))
+                parts[j].append(k)
+        for part in parts:
+            for k in part:
+                lines[k].kind = "equation"
+            number = next((numbers[k] for k in part if k in numbers), None)
+            body = [k for k in part if not EQ_NUMBER_ONLY_RE.match(lines[k].text)]
+            if body:
+                groups.append(FoundEquation([lines[k] for k in sorted(body, key=lambda k: (lines[k].y0, lines[k].x0))], number))
+    return groups
+
+
+def _col_bounds(layout: PageLayout, col: int) -> tuple[float, float]:
+    same = [x for x in layout.lines if x.col == col and x.kind == "text" and len(x.text) > 30]
+    if not same:
+        lo, hi = layout.column_extent(col)
+        return (lo + 50 if lo == 0 else lo, hi - 50 if hi == layout.width else hi)
+    return (min(x.x0 for x in same), max(x.x1 for x in same))

@@ -1,0 +1,277 @@
+"""Paper metadata: title/authors/abstract from page 1, AirQA metadata JSON overrides, and the AirQA paper UUID.
+
+AirQA paper UUID (neusym.md §5): ``uuid5(NAMESPACE_DNS, f"{norm_title}-{conference_year}")`` where
+``norm_title`` keeps only ``[a-z0-9]`` of the lower-cased title. We NFKC-normalise first so ligatures and
+full-width characters from PDF text ("ﬁ" -> "fi") give the same id as the clean title.
+"""
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tools.ingest.layout import Line, PageLayout, join_lines
+from tools.ingest.records import PaperMetadata
+
+CONF_YEAR_RE = re.compile(r"^[a-z\d]+$")
+AFFILIATION_RE = re.compile(
+    r"(universit|institut|department|dept\.|school|college|laborator|\blab\b|research|center|centre|academy|"
+    r"inc\.|corp|ltd|google|microsoft|meta\b|facebook|amazon|deepmind|openai|ibm|nvidia|alibaba|tencent|baidu|"
+    r"huawei|samsung|@|\.com|\.edu|\.org|email|e-mail|http|www\.|avenue|street|road|germany|china|usa|france|"
+    r"japan|korea|canada|india|iran|italy|spain|netherlands|kingdom|switzerland|israel|australia|singapore|"
+    r"equal contribution|corresponding|proceedings|conference|workshop|preprint|arxiv|published)",
+    re.I,
+)
+NAME_PARTICLES = {"de", "van", "von", "der", "den", "da", "di", "del", "la", "le", "du", "bin", "al", "y", "dos", "das"}
+
+
+def normalize_title(title: str) -> str:
+    return re.sub(r"[^a-z\d]", "", unicodedata.normalize("NFKC", title).lower())
+
+
+def airqa_paper_uuid(title: str, conference_year: str = "uncategorized") -> str:
+    cy = (conference_year or "uncategorized").lower()
+    if not CONF_YEAR_RE.match(cy):
+        raise ValueError(f"conference_year must match ^[a-z0-9]+$ (e.g. acl2023, arxiv2024), got {conference_year!r}")
+    return str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{normalize_title(title)}-{cy}"))
+
+
+# ------------------------------------------------------------------------------------------------ parsing
+
+
+def parse_title_authors(pages: list[PageLayout], body_size: float, pdf_title: str = "") -> tuple[str, list[str]]:
+    """Title (largest type near the top of page 1) and authors (name-like lines under it). Marks the title
+    lines so heading detection skips them; run this before headings, and ``parse_abstract`` after."""
+    if not pages:
+        return "", []
+    first = pages[0]
+    title_lines = _title_lines(first, body_size)
+    title = join_lines([ln.text for ln in title_lines]) if title_lines else ""
+    if not title and _usable_pdf_title(pdf_title):
+        title = pdf_title.strip()
+    for ln in title_lines:
+        ln.kind = "title"
+    return _clean(title), _authors(first, title_lines)
+
+
+def parse_abstract(pages: list[PageLayout]) -> str:
+    return _abstract([ln for p in pages[:2] for ln in p.lines])
+
+
+def _clean(s: str) -> str:
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", s)).strip()
+
+
+def _usable_pdf_title(t: str) -> bool:
+    t = (t or "").strip()
+    return len(t.split()) >= 3 and not re.search(r"(untitled|microsoft word|\.docx?|\.pdf|\.tex)", t, re.I)
+
+
+def _title_lines(page: PageLayout, body_size: float) -> list[Line]:
+    cands = [
+        ln
+        for ln in page.lines
+        if ln.kind in ("text", "heading")
+        and ln.y0 < 0.5 * page.height
+        and sum(c.isalpha() for c in ln.text) >= 3
+        and ln.size >= body_size + 1.5
+        and not re.match(r"^(arxiv|preprint|published|proceedings|under review|accepted)", ln.text.strip(), re.I)
+    ]
+    if not cands:
+        return []
+    top = max(round(ln.size * 2) / 2 for ln in cands)
+    start = min((ln for ln in cands if ln.size >= top - 0.6), key=lambda ln: (ln.y0, ln.x0))
+    picked = [start]
+    for ln in sorted((c for c in cands if c.y0 > start.y0), key=lambda c: c.y0):
+        prev = picked[-1]
+        if abs(ln.size - start.size) <= 0.8 and ln.y0 - prev.y1 <= 1.0 * ln.size:
+            picked.append(ln)
+        elif ln.y0 - prev.y1 > 1.0 * ln.size:
+            break
+    # same-baseline pieces (title split by a wide gap) are already one line; keep reading order by y
+    return sorted(picked, key=lambda ln: (ln.y0, ln.x0))
+
+
+def _authors(page: PageLayout, title_lines: list[Line]) -> list[str]:
+    if not title_lines:
+        return []
+    bottom = max(ln.y1 for ln in title_lines)
+    stop = page.height * 0.6
+    for ln in page.lines:
+        low = ln.text.strip().lower()
+        if ln.y0 > bottom and (low.startswith("abstract") or ln.kind == "heading"):
+            stop = min(stop, ln.y0)
+    names: list[str] = []
+    for ln in sorted(page.lines, key=lambda x: (x.y0, x.x0)):
+        if ln.y0 <= bottom - 1 or ln.y0 >= stop or ln.kind in ("furniture", "title"):
+            continue
+        if len(ln.text.split()) > 24:
+            break  # running text
+        for part in ln.parts:
+            if AFFILIATION_RE.search(part):
+                continue
+            # affiliation markers glued between names ("Fayyaz3*Ehsan") separate two authors
+            part = re.sub(r"(?<=[a-z.])[\d,∗*†‡§¶⋆♠♣♥♦✉]+(?=\s*[A-Z])", ", ", part)
+            for cand in re.split(r",|;|\band\b|&|\s{2,}|·|•", part):
+                name = _clean_name(cand)
+                if name and name not in names:
+                    names.append(name)
+    return names[:40]
+
+
+def _clean_name(s: str) -> str | None:
+    s = unicodedata.normalize("NFKC", s)
+    s = re.sub(r"[\d∗*†‡§¶⋆♠♣♥♦♮♭#‖|^~⁎✉✝]+", " ", s)
+    s = re.sub(r"\s+", " ", s).strip(" ,.;:-")
+    words = s.split()
+    if not (2 <= len(words) <= 5) or len(s) > 50:
+        return None
+    for w in words:
+        if w.lower() in NAME_PARTICLES:
+            continue
+        if not (w[0].isupper() and (len(w) == 1 or any(c.isalpha() for c in w[1:]) or w.endswith("."))):
+            return None
+        if sum(c.isalpha() for c in w) == 0:
+            return None
+    return s
+
+
+def _abstract(lines: list[Line]) -> str:
+    for i, ln in enumerate(lines):
+        text = ln.text.strip()
+        m = re.match(r"^(abstract|a b s t r a c t)\s*[:.—–-]?\s*(.*)$", text, re.I)
+        if not m or ln.kind not in ("text", "heading", "title"):
+            continue
+        rest = m.group(2).strip()
+        if rest and not re.match(r"^[A-Z(\"“]", rest):
+            continue  # "abstractive summarisation ..." in running text
+        body: list[str] = [rest] if rest else []
+        prev = ln
+        for nxt in lines[i + 1 :]:
+            if nxt.kind == "heading" or len(" ".join(body).split()) > 450:
+                break
+            if nxt.kind in ("furniture", "figure", "table", "caption", "title"):
+                continue
+            if nxt.page_number != prev.page_number and body:
+                break
+            if re.match(r"^(keywords|index terms|ccs concepts)\b", nxt.text.strip(), re.I):
+                break
+            body.append(nxt.text)
+            prev = nxt
+        return _clean(join_lines(body))
+    return ""
+
+
+# ------------------------------------------------------------------------------------------------ JSON
+
+
+class MetadataJSON(BaseModel):
+    """An AirQA-style metadata file (``<uuid>.json``); unknown keys are kept but ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    uuid: str | None = None
+    title: str | None = None
+    authors: list[str] | str | None = None
+    abstract: str | None = None
+    num_pages: int | None = None
+    conference: str | None = None
+    conference_full: str | None = None
+    conference_year: str | None = None
+    year: int | str | None = None
+    volume: str | None = None
+    bibtex: str | None = None
+    pdf_url: str | None = None
+    download_url: str | None = None
+    pdf_path: str | None = None
+    tldr: str | None = None
+    tags: list[str] | None = None
+
+    def resolved_conference_year(self) -> str | None:
+        if self.conference_year:
+            return self.conference_year.lower()
+        if self.pdf_path:  # AirQA keeps papers in papers/<conference_year>/<uuid>.pdf
+            folder = Path(self.pdf_path).parent.name.lower()
+            if folder and CONF_YEAR_RE.match(folder) and folder != "papers":
+                return folder
+        if self.conference and self.year:
+            cy = re.sub(r"[^a-z\d]", "", f"{self.conference}{self.year}".lower())
+            return cy or None
+        return None
+
+
+class MetadataLookup:
+    """Finds the metadata JSON of a PDF: beside it (``<stem>.json``) or in ``--metadata-dir`` by stem,
+    by uuid-named file, or by normalised title."""
+
+    def __init__(self, metadata_dir: Path | None):
+        self.dir = Path(metadata_dir) if metadata_dir else None
+        self._by_title: dict[str, Path] | None = None
+
+    def find(self, pdf_path: Path, parsed_title: str) -> tuple[MetadataJSON | None, Path | None]:
+        candidates = [pdf_path.with_suffix(".json")]
+        if self.dir is not None:
+            candidates.append(self.dir / f"{pdf_path.stem}.json")
+        for c in candidates:
+            if c.is_file():
+                return load_metadata_json(c), c
+        if self.dir is not None and parsed_title:
+            hit = self._title_index().get(normalize_title(parsed_title))
+            if hit is not None:
+                return load_metadata_json(hit), hit
+        return None, None
+
+    def _title_index(self) -> dict[str, Path]:
+        if self._by_title is None:
+            self._by_title = {}
+            for p in sorted(self.dir.glob("*.json")):
+                try:
+                    data = json.loads(p.read_text())
+                except (OSError, ValueError):
+                    continue
+                if isinstance(data, dict) and isinstance(data.get("title"), str):
+                    self._by_title.setdefault(normalize_title(data["title"]), p)
+        return self._by_title
+
+
+def load_metadata_json(path: Path) -> MetadataJSON:
+    from tools.ingest.errors import IngestError
+
+    try:
+        data: Any = json.loads(Path(path).read_text())
+        return MetadataJSON.model_validate(data)
+    except (OSError, ValueError) as exc:
+        raise IngestError(f"{path}: not a valid metadata JSON ({exc}).") from exc
+
+
+def apply_metadata_json(meta: PaperMetadata, js: MetadataJSON | None) -> PaperMetadata:
+    """JSON values win over parsed ones; the paper id is the JSON's uuid, else computed from title + venue."""
+    data = meta.model_copy()
+    if js is not None:
+        if js.title:
+            data.title = _clean(js.title)
+        if js.authors:
+            data.authors = [a.strip() for a in (js.authors.split(",") if isinstance(js.authors, str) else js.authors)]
+        if js.abstract:
+            data.abstract = js.abstract
+        cy = js.resolved_conference_year()
+        if cy:
+            data.conference_year = cy
+        data.conference_full = js.conference_full or data.conference_full
+        data.conference_abbreviation = js.conference or data.conference_abbreviation
+        if js.year is not None and str(js.year).isdigit():
+            data.pub_year = int(js.year)
+        data.volume = js.volume or data.volume
+        data.bibtex = js.bibtex or data.bibtex
+        data.download_url = js.download_url or js.pdf_url or data.download_url
+        data.tldr = js.tldr or data.tldr
+        data.tags = js.tags or data.tags
+    data.paper_id = (js.uuid if js is not None and js.uuid else None) or airqa_paper_uuid(
+        data.title or "untitled", data.conference_year
+    )
+    return data

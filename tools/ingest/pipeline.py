@@ -1,0 +1,377 @@
+"""Batch ingestion: discover PDFs, skip known content, parse in parallel, commit per paper, index.
+
+Robustness contract:
+- each PDF is committed in its own transaction, then embedded; ``evidex.files.dense_indexed`` records the
+  second step, so a crash at any point loses nothing committed and a rerun only finishes what is missing;
+- a PDF whose sha256 is already stored is skipped (``--from-scratch`` rebuilds everything);
+- a bad PDF (empty, not a PDF, corrupt, encrypted, scanned without OCR) or a crashed parser process becomes a
+  per-file error in the report and the batch goes on.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+import time
+import traceback
+from collections.abc import Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Literal
+
+from filelock import FileLock, Timeout
+from pydantic import BaseModel, Field
+
+from tools.ingest.config import IngestConfig, load_ingest_config
+from tools.ingest.errors import IngestConfigError, IngestError, PDFError, StoreConfigMismatch
+from tools.ingest.indexer import DenseIndexer, rebuild_bm25, remove_store, wipe_dense, write_manifest
+from tools.ingest.metadata import MetadataLookup, apply_metadata_json
+from tools.ingest.parser import make_parser
+from tools.ingest.records import ParsedPaper
+from tools.ingest.summaries import Summariser, SummaryCache, summarise_paper
+from tools.ingest.writer import delete_paper, write_paper
+from tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths
+
+log = logging.getLogger(__name__)
+
+
+class FileResult(BaseModel):
+    path: str
+    status: Literal["ingested", "skipped", "reindexed", "failed"]
+    paper_id: str | None = None
+    title: str | None = None
+    pages: int = 0
+    error_kind: str | None = None
+    error: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+    parse_seconds: float = 0.0
+    metadata_json: str | None = None
+
+
+class IngestReport(BaseModel):
+    store: str
+    files: list[FileResult]
+    seconds: dict[str, float]
+    rows: dict[str, int]
+    dense_entries: dict[str, int] = Field(default_factory=dict)
+    bm25_entries: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[FileResult]:
+        return [f for f in self.files if f.status == "failed"]
+
+    def count(self, status: str) -> int:
+        return sum(1 for f in self.files if f.status == status)
+
+
+# ------------------------------------------------------------------------------------------------ discovery
+
+
+def discover(inputs: Iterable[str | Path]) -> tuple[list[Path], list[FileResult]]:
+    """Files as given, folders searched recursively for *.pdf, glob patterns expanded. Missing -> errors."""
+    found: list[Path] = []
+    missing: list[FileResult] = []
+    for item in inputs:
+        s = str(item)
+        p = Path(s).expanduser()
+        if p.is_dir():
+            found.extend(sorted(x for x in p.rglob("*") if x.is_file() and x.suffix.lower() == ".pdf"))
+        elif p.is_file():
+            found.append(p)
+        elif glob.has_magic(s):
+            hits = sorted(Path(x) for x in glob.glob(os.path.expanduser(s), recursive=True) if Path(x).is_file())
+            if not hits:
+                missing.append(FileResult(path=s, status="failed", error_kind="not_found", error=f"{s}: no file matches this pattern."))
+            found.extend(hits)
+        else:
+            missing.append(FileResult(path=s, status="failed", error_kind="not_found", error=f"{s}: no such file or folder."))
+    seen: set[Path] = set()
+    unique = []
+    for p in found:
+        r = p.resolve()
+        if r not in seen:
+            seen.add(r)
+            unique.append(r)
+    return unique, missing
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------------------------------------ workers
+
+_WORKER_PARSER = None
+
+
+def _init_worker(config_json: str, model: str) -> None:
+    global _WORKER_PARSER
+    cfg = IngestConfig.model_validate_json(config_json)
+    _WORKER_PARSER = make_parser(cfg.parser, model)
+
+
+def _parse_one(path: str, sha: str) -> tuple[str, bool, object]:
+    """Runs in a worker (or inline): (path, ok, ParsedPaper | (kind, message))."""
+    try:
+        return path, True, _WORKER_PARSER.parse(Path(path), sha)
+    except PDFError as exc:
+        return path, False, (exc.kind, str(exc))
+    except Exception as exc:  # noqa: BLE001 - a parser bug on one file must not stop the batch
+        log.debug("parser crashed on %s:\n%s", path, traceback.format_exc())
+        return path, False, ("parser_error", f"{path}: parser failed ({type(exc).__name__}: {exc})")
+
+
+def _parse_stream(jobs: list[tuple[str, str]], config: IngestConfig, workers: int):
+    """Yield parse results as they complete; restarts the pool if a worker process dies."""
+    if workers <= 1:
+        _init_worker(config.model_dump_json(), config.embedding.model)
+        for path, sha in jobs:
+            yield _parse_one(path, sha)
+        return
+    pending = list(jobs)
+    ctx = multiprocessing.get_context("spawn")  # fork after torch/onnx threads start can deadlock
+    while pending:
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(config.model_dump_json(), config.embedding.model)
+        ) as pool:
+            futures: dict[Future, tuple[str, str]] = {}
+            broken = False
+            while (pending or futures) and not broken:
+                while pending and len(futures) < workers * 2:
+                    job = pending.pop(0)
+                    futures[pool.submit(_parse_one, *job)] = job
+                done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    job = futures.pop(fut)
+                    try:
+                        yield fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        yield job[0], False, ("parser_crash", f"{job[0]}: the parser process crashed on this file.")
+            if broken:
+                # the other in-flight files are innocent bystanders: parse them again in a fresh pool
+                pending = [job for job in futures.values()] + pending
+
+
+# ------------------------------------------------------------------------------------------------ store checks
+
+
+def _check_store_config(con, config: IngestConfig, paths: StorePaths) -> None:
+    info = dict(con.execute("SELECT key, value FROM evidex.info").fetchall())
+    n_files = con.execute("SELECT count(*) FROM evidex.files").fetchone()[0]
+    fp = config.parse_fingerprint()
+    dense_sig = json.dumps([config.embedding.model, sorted([c.table, c.column] for c in config.index if c.dense)])
+    if n_files and info.get("parse_fingerprint") not in (None, fp):
+        raise StoreConfigMismatch(
+            f"The store at {paths.root} was parsed with different parser settings "
+            f"(fingerprint {info.get('parse_fingerprint')} vs {fp}). Rebuild it with --from-scratch, "
+            f"or use the config it was built with."
+        )
+    if info.get("dense_signature") not in (None, dense_sig):
+        log.warning("Embedding model or dense columns changed: re-embedding every paper.")
+        wipe_dense(paths)
+        _clear_chroma_cache()
+        con.execute("UPDATE evidex.files SET dense_indexed = false")
+    for key, value in (("parse_fingerprint", fp), ("dense_signature", dense_sig)):
+        con.execute("INSERT OR REPLACE INTO evidex.info VALUES (?, ?)", [key, value])
+
+
+def _clear_chroma_cache() -> None:
+    try:
+        from chromadb.api.client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+    except Exception:  # noqa: BLE001 - only matters when a store is rebuilt inside one process
+        pass
+
+
+# ------------------------------------------------------------------------------------------------ main entry
+
+
+def ingest(
+    inputs: Iterable[str | Path],
+    db: str | None = None,
+    *,
+    store_dir: str | Path | None = None,
+    config: IngestConfig | str | Path | None = None,
+    metadata_dir: str | Path | None = None,
+    from_scratch: bool = False,
+    workers: int = 1,
+    skip_dense: bool = False,
+    summariser: Summariser | None = None,
+    embeddings=None,
+    progress: bool = True,
+) -> IngestReport:
+    """Ingest PDFs into the store ``db`` (or ``store_dir``). See the module docstring for guarantees."""
+    cfg = config if isinstance(config, IngestConfig) else load_ingest_config(config)
+    if embeddings is not None and getattr(embeddings, "model_name", None):
+        # a caller-supplied model names the collections, so a store never mixes vectors of two models
+        cfg = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(update={"model": embeddings.model_name})})
+    if cfg.summaries.enabled and summariser is None:
+        raise IngestConfigError(
+            "summaries.enabled is true but no summariser was given: pass summariser=callable to "
+            "tools.ingest.ingest(...) (the CLI has no LLM client), or set summaries.enabled: false."
+        )
+    paths = store_paths(db, store_dir)
+    paths.root.mkdir(parents=True, exist_ok=True)
+    t_start = time.perf_counter()
+    seconds: dict[str, float] = {"parse_wall": 0.0, "parse_cpu": 0.0, "write": 0.0, "dense": 0.0, "bm25": 0.0}
+    try:
+        lock = FileLock(str(paths.root / ".ingest.lock"), timeout=5)
+        lock.acquire()
+    except Timeout as exc:
+        raise IngestError(f"Another ingestion is writing to {paths.root}; wait for it to finish.") from exc
+    try:
+        close_readonly(paths.db)
+        if from_scratch:
+            remove_store(paths)
+            _clear_chroma_cache()
+        con = connect_writable(paths.db)
+        try:
+            _check_store_config(con, cfg, paths)
+            report = _run(con, inputs, cfg, paths, metadata_dir, workers, skip_dense, summariser, embeddings, progress, seconds)
+        finally:
+            con.close()
+    finally:
+        lock.release()
+    seconds["total"] = round(time.perf_counter() - t_start, 3)
+    report.seconds = {k: round(v, 3) for k, v in seconds.items()}
+    return report
+
+
+def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, workers, skip_dense, summariser, embeddings, progress, seconds) -> IngestReport:
+    from tqdm import tqdm
+
+    files, results = discover(inputs)
+    known = {sha: (str(pid), bool(ok), path) for sha, pid, ok, path in con.execute(
+        "SELECT pdf_sha256, paper_id, dense_indexed, pdf_path FROM evidex.files").fetchall()}
+    jobs: list[tuple[str, str]] = []
+    reindex: list[tuple[Path, str, str]] = []
+    for f in files:
+        try:
+            sha = sha256_file(f)
+        except OSError as exc:
+            results.append(FileResult(path=str(f), status="failed", error_kind="unreadable", error=f"{f}: {exc.strerror}"))
+            continue
+        if sha in known:
+            pid, indexed, _ = known[sha]
+            if indexed or skip_dense:
+                results.append(FileResult(path=str(f), status="skipped", paper_id=pid))
+            else:
+                reindex.append((f, sha, pid))
+        else:
+            jobs.append((str(f), sha))
+
+    dense: DenseIndexer | None = None
+
+    def get_dense() -> DenseIndexer:
+        nonlocal dense, embeddings
+        if dense is None:
+            if embeddings is None:
+                from agents.embeddings import get_embeddings
+
+                embeddings = get_embeddings(cfg.embedding.model)
+                embeddings.batch_size = cfg.embedding.batch_size
+            dense = DenseIndexer(paths, cfg, embeddings)
+        return dense
+
+    def index_dense(pid: str) -> None:
+        t = time.perf_counter()
+        d = get_dense()
+        d.delete_paper(pid)  # vectors of an older version of this paper
+        d.index_paper(con, pid)
+        con.execute("UPDATE evidex.files SET dense_indexed = true WHERE paper_id = ?", [pid])
+        seconds["dense"] += time.perf_counter() - t
+
+    if not skip_dense:
+        for f, sha, pid in reindex:  # committed earlier but not embedded (an interrupted run)
+            index_dense(pid)
+            results.append(FileResult(path=str(f), status="reindexed", paper_id=pid))
+
+    lookup = MetadataLookup(Path(metadata_dir) if metadata_dir else None)
+    cache = SummaryCache(paths.root / "summaries.sqlite") if cfg.summaries.enabled else None
+    bar = tqdm(total=len(jobs), desc=f"ingest {paths.root.name}", unit="pdf", disable=not progress or not jobs)
+    pages_done = 0
+    t_parse = time.perf_counter()
+    try:
+        for path, ok, payload in _parse_stream(jobs, cfg, workers):
+            bar.update(1)
+            if not ok:
+                kind, message = payload
+                results.append(FileResult(path=path, status="failed", error_kind=kind, error=message))
+                continue
+            paper: ParsedPaper = payload
+            seconds["parse_cpu"] += paper.parse_seconds
+            try:
+                result, replaced = _commit(con, paper, cfg, lookup, summariser, cache, seconds)
+                results.append(result)
+                if not skip_dense:
+                    for old_pid in replaced:
+                        get_dense().delete_paper(old_pid)
+            except IngestError as exc:
+                results.append(FileResult(path=path, status="failed", error_kind="metadata", error=str(exc)))
+                continue
+            pages_done += len(paper.pages)
+            if not skip_dense:
+                index_dense(results[-1].paper_id)
+            elapsed = time.perf_counter() - t_parse
+            bar.set_postfix(pages=pages_done, pages_per_s=f"{pages_done / max(elapsed, 1e-6):.1f}")
+    finally:
+        bar.close()
+        if cache is not None:
+            cache.close()
+    seconds["parse_wall"] = time.perf_counter() - t_parse - seconds["dense"] - seconds["write"]
+
+    t = time.perf_counter()
+    bm25_counts = rebuild_bm25(con, paths, cfg)
+    seconds["bm25"] = time.perf_counter() - t
+    dense_counts = get_dense().counts() if not skip_dense else {}
+    dim = dense.dimension if dense is not None else None
+    if dim is None:  # nothing embedded in this run: keep what the previous run recorded
+        from tools.store import read_index_manifest
+
+        dim = read_index_manifest(paths).get("dimension")
+    write_manifest(paths, cfg, dense_counts, bm25_counts, dim)
+    rows = {name: con.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in TABLES}
+    con.execute("CHECKPOINT")
+    return IngestReport(store=str(paths.root), files=results, seconds={}, rows=rows, dense_entries=dense_counts, bm25_entries=bm25_counts)
+
+
+def _commit(con, paper: ParsedPaper, cfg: IngestConfig, lookup: MetadataLookup, summariser, cache, seconds) -> tuple[FileResult, list[str]]:
+    t = time.perf_counter()
+    js, js_path = lookup.find(Path(paper.path), paper.metadata.title)
+    meta = apply_metadata_json(paper.metadata, js)
+    paper.metadata = meta
+    if summariser is not None and cache is not None:
+        summarise_paper(paper, summariser, cache, list(cfg.summaries.views), cfg.summaries.max_words)
+    # the same path with new content replaces the old version of the paper
+    replaced: list[str] = []
+    for (old_pid,) in con.execute(
+        "SELECT CAST(paper_id AS VARCHAR) FROM evidex.files WHERE pdf_path = ? AND pdf_sha256 <> ?", [paper.path, paper.sha256]
+    ).fetchall():
+        if old_pid != meta.paper_id:
+            con.execute("BEGIN TRANSACTION")
+            delete_paper(con, old_pid)
+            con.execute("DELETE FROM evidex.files WHERE paper_id = ?", [old_pid])
+            con.execute("COMMIT")
+            replaced.append(old_pid)
+    write_paper(con, paper, meta, cfg.parser.max_cell_chars)
+    seconds["write"] += time.perf_counter() - t
+    return FileResult(
+        path=paper.path,
+        status="ingested",
+        paper_id=meta.paper_id,
+        title=meta.title,
+        pages=len(paper.pages),
+        warnings=paper.warnings,
+        parse_seconds=paper.parse_seconds,
+        metadata_json=str(js_path) if js_path else None,
+    ), replaced

@@ -1,0 +1,358 @@
+"""Search one encoded (table, column) of a paper store: dense (Chroma), keyword (bm25s) or hybrid (RRF).
+
+    python -m tools.search --db NAME --table chunks --column text_content --query "rotary embeddings" \
+        --filter "page_number <= 3" --mode hybrid --limit 5
+
+Filters use the Milvus-style grammar of ``tools.filters``. The part of a filter that Chroma can express
+becomes a ``where`` clause; whatever it cannot (arithmetic on boxes, ``like``, array functions) is checked in
+Python on an over-fetched candidate list, and BM25 applies the whole filter as a document mask.
+Each hit names its cell (table, column, primary key) and carries pdf_id, page number, box and the cell text.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from tools.filters import Filter, FilterSyntaxError, parse_filter
+from tools.kb_index import rrf_fuse
+from tools.store import (
+    BM25_STOPWORDS,
+    BM25_TOKEN_PATTERN,
+    StoreError,
+    StorePaths,
+    connect_readonly,
+    entry_id,
+    fetch_cells,
+    read_index_manifest,
+    require_store,
+    store_paths,
+)
+
+SearchMode = Literal["dense", "bm25", "hybrid"]
+MAX_TEXT_CHARS = 2000  # per hit, in tool output
+
+
+class SearchError(ValueError):
+    """The search request cannot run as given (unknown column, mode not indexed, ...)."""
+
+
+class SearchArgs(BaseModel):
+    query: str = Field(..., min_length=1, max_length=2000, description="what to look for (natural language or keywords)")
+    table: str = Field(..., description="table of the searchable column, e.g. chunks")
+    column: str = Field(..., description="searchable column, e.g. text_content")
+    filter: str | None = Field(
+        None,
+        max_length=2000,
+        description="optional Milvus-style condition on pdf_id, page_number, primary_key, table_name, column_name, "
+        "bbox, e.g. \"pdf_id == '<uuid>' and page_number <= 3\"",
+    )
+    mode: SearchMode = Field("hybrid", description="dense (embeddings), bm25 (keywords) or hybrid (both, RRF-fused)")
+    limit: int = Field(5, ge=1, le=50, description="number of hits")
+
+
+class SearchHit(BaseModel):
+    score: float
+    table_name: str
+    column_name: str
+    primary_key: str
+    pdf_id: str
+    page_number: int
+    bbox: list[int] | None = None
+    text: str
+    dense_rank: int | None = None
+    bm25_rank: int | None = None
+
+
+class SearchResult(BaseModel):
+    mode: SearchMode
+    hits: list[SearchHit]
+    note: str | None = None
+    seconds: float = 0.0
+
+    def to_text(self) -> str:
+        """Agent-facing observation: one JSON object per line, most relevant first."""
+        if not self.hits:
+            return "[Warning]: no matching records found for this query and filter." + (f" ({self.note})" if self.note else "")
+        head = f"{len(self.hits)} results ({self.mode}), most relevant first" + (f"; {self.note}" if self.note else "") + ":"
+        lines = []
+        for h in self.hits:
+            d = h.model_dump(exclude={"dense_rank", "bm25_rank"}, exclude_none=True)
+            d["score"] = round(h.score, 4)
+            if len(d["text"]) > MAX_TEXT_CHARS:
+                d["text"] = d["text"][:MAX_TEXT_CHARS] + " ..."
+            lines.append(json.dumps(d, ensure_ascii=False))
+        return head + "\n" + "\n".join(lines)
+
+
+def _meta_to_record(meta: dict) -> dict:
+    bbox = [meta[f"bbox_{i}"] for i in range(4)] if "bbox_0" in meta else None
+    return {
+        "pdf_id": meta.get("pdf_id"),
+        "page_number": meta.get("page_number"),
+        "table_name": meta.get("table_name"),
+        "column_name": meta.get("column_name"),
+        "primary_key": meta.get("primary_key"),
+        "bbox": bbox,
+    }
+
+
+class _BM25Pair:
+    def __init__(self, folder: Path):
+        import bm25s
+
+        self.model = bm25s.BM25.load(str(folder), mmap=False)
+        entries = json.loads((folder / "entries.json").read_text())
+        self.keys: list[str] = entries["primary_key"]
+        self.records = [
+            {"pdf_id": p, "page_number": n, "primary_key": k, "bbox": b}
+            for k, p, n, b in zip(entries["primary_key"], entries["pdf_id"], entries["page_number"], entries["bbox"])
+        ]
+        self._masks: dict[str, np.ndarray] = {}
+
+    def mask(self, flt: Filter, table: str, column: str) -> np.ndarray:
+        m = self._masks.get(flt.text)
+        if m is None:
+            m = np.array(
+                [flt.matches({**r, "table_name": table, "column_name": column}) for r in self.records], dtype=np.float32
+            )
+            if len(self._masks) > 64:
+                self._masks.clear()
+            self._masks[flt.text] = m
+        return m
+
+
+class SearchEngine:
+    """Open indexes of one store. Cheap to query repeatedly; get one with :func:`get_engine`."""
+
+    def __init__(self, paths: StorePaths, embeddings=None):
+        self.paths = require_store(paths)
+        self.manifest = read_index_manifest(paths)
+        if not self.manifest.get("pairs"):
+            raise StoreError(f"The store at {paths.root} has no search indexes; re-run python -m tools.ingest on it.")
+        self.pairs = {(p["table"], p["column"]): p for p in self.manifest["pairs"]}
+        self._embeddings = embeddings
+        self._client = None
+        self._collections: dict[tuple[str, str], object] = {}
+        self._bm25_pairs: dict[tuple[str, str], _BM25Pair] = {}
+        self._lock = threading.Lock()
+
+    # -- resources -------------------------------------------------------------------------------------
+    @property
+    def embeddings(self):
+        if self._embeddings is None:
+            from agents.embeddings import get_embeddings
+
+            self._embeddings = get_embeddings(self.manifest["embedding_model"])
+        return self._embeddings
+
+    def _collection(self, table: str, column: str):
+        key = (table, column)
+        with self._lock:
+            if key not in self._collections:
+                if self._client is None:
+                    import chromadb
+                    from chromadb.config import Settings as ChromaSettings
+
+                    self._client = chromadb.PersistentClient(
+                        path=str(self.paths.chroma), settings=ChromaSettings(anonymized_telemetry=False)
+                    )
+                self._collections[key] = self._client.get_collection(self.pairs[key]["collection"], embedding_function=None)
+            return self._collections[key]
+
+    def _bm25_pair(self, table: str, column: str) -> _BM25Pair | None:
+        key = (table, column)
+        with self._lock:
+            if key not in self._bm25_pairs:
+                folder = self.paths.bm25 / f"{table}.{column}"
+                if not (folder / "entries.json").exists():
+                    return None
+                self._bm25_pairs[key] = _BM25Pair(folder)
+            return self._bm25_pairs[key]
+
+    def searchable(self) -> list[dict]:
+        return list(self.manifest["pairs"])
+
+    # -- search ----------------------------------------------------------------------------------------
+    def search(self, args: SearchArgs) -> SearchResult:
+        t0 = time.perf_counter()
+        key = (args.table, args.column)
+        pair = self.pairs.get(key)
+        if pair is None:
+            allowed = ", ".join(f"{t}.{c}" for t, c in self.pairs)
+            raise SearchError(f"{args.table}.{args.column} is not searchable. Searchable columns: {allowed}.")
+        flt = parse_filter(args.filter)
+        mode, note = self._effective_mode(args.mode, pair)
+        depth = max(args.limit * 4, 20)
+        dense: list[tuple[str, float, dict]] = []
+        sparse: list[tuple[str, float, dict]] = []
+        if mode in ("dense", "hybrid"):
+            dense = self._dense(args, flt, args.limit if mode == "dense" else depth)
+        if mode in ("bm25", "hybrid"):
+            sparse = self._bm25(args, flt, args.limit if mode == "bm25" else depth)
+        if mode == "hybrid":
+            fused = rrf_fuse([[k for k, _, _ in dense], [k for k, _, _ in sparse]])
+            recs = {k: r for k, _, r in dense + sparse}
+            d_rank = {k: i for i, (k, _, _) in enumerate(dense, 1)}
+            s_rank = {k: i for i, (k, _, _) in enumerate(sparse, 1)}
+            order = sorted(fused, key=lambda k: (-fused[k], k))[: args.limit]
+            ranked = [(k, fused[k], recs[k], d_rank.get(k), s_rank.get(k)) for k in order]
+        elif mode == "dense":
+            ranked = [(k, s, r, i, None) for i, (k, s, r) in enumerate(dense[: args.limit], 1)]
+        else:
+            ranked = [(k, s, r, None, i) for i, (k, s, r) in enumerate(sparse[: args.limit], 1)]
+        con = connect_readonly(self.paths.db)
+        texts = fetch_cells(con, args.table, args.column, [k for k, *_ in ranked])
+        hits = [
+            SearchHit(
+                score=float(score),
+                table_name=args.table,
+                column_name=args.column,
+                primary_key=k,
+                pdf_id=str(rec["pdf_id"]),
+                page_number=int(rec["page_number"]),
+                bbox=rec.get("bbox"),
+                text=str(texts.get(k, "")),
+                dense_rank=dr,
+                bm25_rank=br,
+            )
+            for k, score, rec, dr, br in ranked
+            if k in texts
+        ]
+        return SearchResult(mode=mode, hits=hits, note=note, seconds=round(time.perf_counter() - t0, 4))
+
+    @staticmethod
+    def _effective_mode(mode: SearchMode, pair: dict) -> tuple[SearchMode, str | None]:
+        has_dense = pair["dense"] and pair.get("dense_entries", 0) > 0
+        has_bm25 = pair["bm25"] and pair.get("bm25_entries", 0) > 0
+        name = f"{pair['table']}.{pair['column']}"
+        if mode == "dense" and not has_dense:
+            raise SearchError(f"{name} has no dense index (config: dense: false or no cells); use mode bm25.")
+        if mode == "bm25" and not has_bm25:
+            raise SearchError(f"{name} has no BM25 index (config: bm25: false or no cells); use mode dense.")
+        if mode == "hybrid" and not (has_dense and has_bm25):
+            if has_dense:
+                return "dense", f"{name} has no BM25 index, used dense only"
+            if has_bm25:
+                return "bm25", f"{name} has no dense index, used BM25 only"
+            return "bm25", f"{name} is empty"
+        return mode, None
+
+    def _dense(self, args: SearchArgs, flt: Filter | None, k: int) -> list[tuple[str, float, dict]]:
+        col = self._collection(args.table, args.column)
+        total = col.count()
+        if total == 0:
+            return []
+        where, exact = flt.chroma_where() if flt is not None else (None, True)
+        vec = np.asarray(self.embeddings.encode([args.query]), dtype=np.float32)[0]
+        fetch = k if exact else min(total, max(k * 10, 100))
+        while True:
+            res = col.query(
+                query_embeddings=[vec], n_results=max(1, min(fetch, total)), where=where, include=["metadatas", "distances"]
+            )
+            out = []
+            for cid, meta, dist in zip(res["ids"][0], res["metadatas"][0], res["distances"][0]):
+                rec = _meta_to_record(meta)
+                if exact or flt.matches(rec):
+                    out.append((rec["primary_key"], 1.0 - float(dist), rec))
+            if exact or len(out) >= k or fetch >= total:
+                return out[:k]
+            fetch = min(total, fetch * 4)
+
+    def _bm25(self, args: SearchArgs, flt: Filter | None, k: int) -> list[tuple[str, float, dict]]:
+        import bm25s
+
+        pair = self._bm25_pair(args.table, args.column)
+        if pair is None or not pair.keys:
+            return []
+        tokens = bm25s.tokenize(
+            [args.query], token_pattern=BM25_TOKEN_PATTERN, stopwords=BM25_STOPWORDS, return_ids=False, show_progress=False
+        )
+        if not tokens or not tokens[0]:
+            return []
+        kwargs = {}
+        if flt is not None:
+            mask = pair.mask(flt, args.table, args.column)
+            if not mask.any():
+                return []
+            kwargs["weight_mask"] = mask
+        k = min(k, len(pair.keys))
+        docs, scores = pair.model.retrieve(tokens, k=k, show_progress=False, **kwargs)
+        out = []
+        for i, s in zip(docs[0], scores[0]):
+            if s <= 0:
+                continue
+            rec = pair.records[int(i)]
+            out.append((rec["primary_key"], float(s), {**rec}))
+        return out
+
+
+# ------------------------------------------------------------------------------------------------ cache + API
+
+_ENGINES: dict[tuple[Path, float], SearchEngine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def get_engine(db: str | None = None, store_dir: str | Path | None = None, embeddings=None) -> SearchEngine:
+    """One engine per store, rebuilt when ingestion rewrote the index manifest."""
+    paths = store_paths(db, store_dir)
+    mtime = paths.index_manifest.stat().st_mtime if paths.index_manifest.exists() else 0.0
+    key = (paths.root, mtime)
+    with _ENGINES_LOCK:
+        eng = _ENGINES.get(key)
+        if eng is None:
+            for old in [k for k in _ENGINES if k[0] == paths.root]:
+                del _ENGINES[old]
+            eng = SearchEngine(paths, embeddings)
+            _ENGINES[key] = eng
+        return eng
+
+
+def search(args: SearchArgs | dict, db: str | None = None, store_dir: str | Path | None = None) -> SearchResult:
+    if isinstance(args, dict):
+        args = SearchArgs.model_validate(args)
+    return get_engine(db, store_dir).search(args)
+
+
+def quiet_model_loading() -> None:
+    """CLI nicety: no 'Loading weights' progress bar from transformers on every query."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tools.search", description="Search an encoded column of a paper store.")
+    p.add_argument("--db", help="store name")
+    p.add_argument("--store-dir", help="store folder (instead of --db)")
+    p.add_argument("--table", required=True)
+    p.add_argument("--column", required=True)
+    p.add_argument("--query", required=True)
+    p.add_argument("--filter", default=None)
+    p.add_argument("--mode", choices=["dense", "bm25", "hybrid"], default="hybrid")
+    p.add_argument("--limit", type=int, default=5)
+    p.add_argument("--json", action="store_true", help="print the full result as JSON")
+    a = p.parse_args(argv)
+    quiet_model_loading()
+    try:
+        args = SearchArgs(query=a.query, table=a.table, column=a.column, filter=a.filter, mode=a.mode, limit=a.limit)
+        result = search(args, a.db, a.store_dir)
+    except (FilterSyntaxError, SearchError, StoreError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(result.model_dump_json(indent=1) if a.json else result.to_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
