@@ -210,3 +210,18 @@ def start_local_server(model_path: Path, *, n_ctx: int = 8192, threads: int | No
 @atexit.register
 def _stop_servers() -> None:
     _SERVERS.clear()  # dropping the Server object stops llama.cpp's loop
+
+
+def main() -> int:
+    """``python -m agents.local_llm``: make sure the default model is present and verified; print its path."""
+    try:
+        path = resolve_gguf()
+    except ModelUnavailableError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"[model] {path} ({path.stat().st_size:,} bytes, sha256 verified)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

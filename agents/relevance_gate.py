@@ -44,3 +44,33 @@ def gate_candidates(hits: list[SearchHit], ratio: float) -> list[GateResult]:
                   f"retrieved at rank {rank} but only {rel:.0%} of the best score (gate {ratio:.0%})")
         out.append(GateResult(id=h.id, passed=passed, reason=reason, score=round(h.score, 4)))
     return out
+
+
+def select_by_relevance(index, claims: dict[str, Claim], evidence: list[Evidence]) -> tuple[str, str]:
+    """Selection without a model: the claim for which the evidence ranks better (mean log-rank) in the KB."""
+    import math
+
+    means = {}
+    for key in ("A", "B"):
+        ranks = relevance_ranks(index, claims[key], evidence)
+        means[key] = sum(math.log(r) for r in ranks.values()) / max(1, len(ranks))
+    best = min(means, key=means.get)
+    other = "B" if best == "A" else "A"
+    reason = (f"the evidence ranks higher for claim {best} (geometric mean rank {math.exp(means[best]):.0f}) "
+              f"than for claim {other} ({math.exp(means[other]):.0f})")
+    return best, reason
+
+
+def assign_by_relevance(index, claims: dict[str, Claim], evidence: list[Evidence],
+                        keep_rank: int) -> dict[str, tuple[str, str]]:
+    """Assignment without a model: each item goes to the claim it ranks best for, or neither past the gate."""
+    ranks = {key: relevance_ranks(index, claims[key], evidence) for key in ("A", "B")}
+    out = {}
+    for e in evidence:
+        ra, rb = ranks["A"][e.id], ranks["B"][e.id]
+        best, r = ("A", ra) if ra <= rb else ("B", rb)
+        if r > keep_rank:
+            out[e.id] = ("neither", f"off topic for both claims (ranks {ra} for A, {rb} for B; gate {keep_rank})")
+        else:
+            out[e.id] = (best, f"ranks {r} for claim {best} vs {rb if best == 'A' else ra} for the other claim")
+    return out

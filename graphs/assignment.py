@@ -18,9 +18,17 @@ def build_assignment(deps: GraphDeps):
     p = deps.config.prompts
 
     def assign(state: ClaimGraphState) -> dict:
-        assigned = assign_evidence(deps.llm, state.input.claims, state.input.evidence,
-                                   evidence_chars=p.evidence_chars, context_chars=p.context_chars,
-                                   reason_chars=p.reason_chars)
+        if deps.config.judge.strategy == "cascade":
+            from agents.assigner import Assignment
+            from agents.relevance_gate import assign_by_relevance
+
+            table = assign_by_relevance(deps.index, state.input.claims, state.input.evidence,
+                                        deps.config.judge.keep_rank)
+            assigned = [Assignment(id=i, claim=c, reason=r) for i, (c, r) in table.items()]
+        else:
+            assigned = assign_evidence(deps.llm, state.input.claims, state.input.evidence,
+                                       evidence_chars=p.evidence_chars, context_chars=p.context_chars,
+                                       reason_chars=p.reason_chars)
         return {"decisions": [EvidenceDecision(id=a.id, source="given", claim=a.claim, reason=a.reason,
                                                label="irrelevant" if a.claim == "neither" else "supports",
                                                kept=a.claim != "neither") for a in assigned]}

@@ -187,7 +187,12 @@ def finalize(state: ClaimGraphState) -> dict:
     given = {e.id for e in state.input.evidence}
     supported = None
     if state.input.task == "wrong_claim":
-        supported = any(d.kept and d.label == "supports" for d in state.decisions)
+        # Supported when most given items are on topic and at least one supports the claim: a single stray
+        # item that slips through the relevance gate should not make an unsupported claim "supported".
+        given_dec = [d for d in state.decisions if d.source == "given"]
+        kept_given = [d for d in given_dec if d.kept]
+        supported = bool(given_dec) and len(kept_given) * 2 >= len(given_dec) and any(
+            d.label == "supports" for d in kept_given)
     assignment = {d.id: d.claim for d in state.decisions if d.claim is not None}
     verification = {**state.verification, "revisions": state.revisions}
     pred = ClaimPrediction(

@@ -18,11 +18,18 @@ def build_selection(deps: GraphDeps):
     p = deps.config.prompts
 
     def select(state: ClaimGraphState) -> dict:
-        choice = select_claim(deps.llm, state.input.claims, state.input.evidence, evidence_chars=p.evidence_chars,
-                              context_chars=p.context_chars, reason_chars=p.reason_chars)
-        decisions = [EvidenceDecision(id=e.id, source="given", label="supports", kept=True,
-                                      reason=choice.reason) for e in state.input.evidence]
-        return {"selected_claim": choice.answer, "decisions": decisions}
+        if deps.config.judge.strategy == "cascade":
+            from agents.relevance_gate import select_by_relevance
+
+            answer, reason = select_by_relevance(deps.index, state.input.claims, state.input.evidence)
+        else:
+            choice = select_claim(deps.llm, state.input.claims, state.input.evidence,
+                                  evidence_chars=p.evidence_chars, context_chars=p.context_chars,
+                                  reason_chars=p.reason_chars)
+            answer, reason = choice.answer, choice.reason
+        decisions = [EvidenceDecision(id=e.id, source="given", label="supports", kept=True, reason=reason)
+                     for e in state.input.evidence]
+        return {"selected_claim": answer, "decisions": decisions}
 
     g = StateGraph(ClaimGraphState, input_schema=ClaimGraphInput, output_schema=ClaimGraphOutput)
     g.add_node("select", select)

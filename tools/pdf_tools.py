@@ -22,6 +22,18 @@ from tools.store import StoreError
 from tools.view_image import ViewImageArgs, ViewImageError, view_image_content
 
 
+def _validation_message(exc: Exception) -> str:
+    """Bad tool arguments go back to the model as an observation it can fix."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors())
+            return f"[Error]: invalid arguments: {detail}"
+        except Exception:  # noqa: BLE001
+            pass
+    return f"[Error]: invalid arguments: {exc}"
+
+
 def make_pdf_tools(
     db: str | None = None,
     store_dir: str | Path | None = None,
@@ -58,7 +70,7 @@ def make_pdf_tools(
             description="Run ONE read-only DuckDB SELECT over the paper database (tables metadata, pages, sections, "
             f"chunks, tables, images, equations, reference). Results are capped at {max_rows} rows / {max_chars} chars.",
             args_schema=SQLArgs,
-            handle_validation_error=True,
+            handle_validation_error=_validation_message,
         ),
         StructuredTool.from_function(
             func=run_search,
@@ -66,7 +78,7 @@ def make_pdf_tools(
             description="Semantic (dense), keyword (bm25) or hybrid search over one searchable column "
             "(e.g. chunks.text_content). " + FILTER_HELP,
             args_schema=SearchArgs,
-            handle_validation_error=True,
+            handle_validation_error=_validation_message,
         ),
         StructuredTool.from_function(
             func=run_calc,
@@ -74,7 +86,7 @@ def make_pdf_tools(
             description="Evaluate an arithmetic expression exactly (numbers, + - * / // % **, parentheses, "
             "sqrt, log, exp, abs, round, min, max). Use it instead of mental arithmetic.",
             args_schema=CalcArgs,
-            handle_validation_error=True,
+            handle_validation_error=_validation_message,
         ),
         StructuredTool.from_function(
             func=run_view,
@@ -82,6 +94,6 @@ def make_pdf_tools(
             description="Look at a page or a region of it ([x0, y0, w, h] from a bounding_box column). "
             + ("Returns the rendered image." if multimodal else "Returns the caption and the text in the region."),
             args_schema=ViewImageArgs,
-            handle_validation_error=True,
+            handle_validation_error=_validation_message,
         ),
     ]

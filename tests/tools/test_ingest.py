@@ -3,14 +3,13 @@ metadata JSON, config validation, summaries hook, parallel workers; and (shared_
 from __future__ import annotations
 
 import json
-import shutil
 import uuid
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from conftest import SMALL_CORPUS, make_bad_pdfs, make_paper_pdf, make_scanned_pdf
+from pdfgen_helpers import SMALL_CORPUS, make_bad_pdfs, make_paper_pdf, make_scanned_pdf
 from tools.ingest import IngestConfigError, airqa_paper_uuid, ingest, load_ingest_config
 from tools.ingest.__main__ import main as ingest_cli
 from tools.ingest.config import config_from_dict
@@ -142,8 +141,10 @@ def test_bad_pdfs_are_per_file_errors(tmp_path, fake_embeddings):
 
 
 def test_scanned_pdf_is_ocrd_or_flagged(tmp_path, fake_embeddings):
-    make_scanned_pdf(tmp_path / "in" / "scan.pdf") if (tmp_path / "in").mkdir() is None else None
-    off = config_from_dict({**load_ingest_config().model_dump(), "parser": {**load_ingest_config().parser.model_dump(), "ocr": "off"}})
+    (tmp_path / "in").mkdir()
+    make_scanned_pdf(tmp_path / "in" / "scan.pdf")
+    base = load_ingest_config().model_dump()
+    off = config_from_dict({**base, "parser": {**base["parser"], "ocr": "off"}})
     report = ingest([tmp_path / "in"], store_dir=tmp_path / "s1", config=off, embeddings=fake_embeddings, progress=False)
     assert [f.error_kind for f in report.failed] == ["scanned_no_ocr"]
     assert "tesseract" in report.failed[0].error
@@ -318,4 +319,4 @@ def test_small_real_papers(corpus_store, manifest):
     n_refs = q(store, "SELECT count(*) FROM reference WHERE CAST(ref_paper_id AS VARCHAR) = ?", [geval])[0][0]
     assert n_refs >= 20
     title = q(store, "SELECT title FROM metadata WHERE CAST(paper_id AS VARCHAR) = ?", [geval])[0][0]
-    assert title == "G-Eval: NLG Evaluation using GPT-4 with Better Human Alignment"
+    assert title.lower() == "g-eval: nlg evaluation using gpt-4 with better human alignment"  # the PDF prints G-EVAL

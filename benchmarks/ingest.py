@@ -1,0 +1,311 @@
+"""PDF ingestion benchmark over the shared corpus (58 papers): throughput, coverage, sizes, search/SQL latency.
+
+    python -m benchmarks.ingest                       # parse-only pass + full ingest (MiniLM) + latency
+    python -m benchmarks.ingest --workers 2 --queries 60
+    python -m benchmarks.ingest --latency-only        # reuse the existing benchmark store
+
+Phases:
+1. parse-only: every PDF through the parser in ``--workers`` processes, nothing written (pages/s);
+2. full ingest from scratch into ``<cache>/stores/<--db>``: parse + DuckDB + MiniLM/Chroma + BM25 (pages/s).
+   AirQA papers get a metadata JSON holding only their ``conference_year`` (from the manifest), so the paper
+   UUID is computed from the *parsed* title and compared with the manifest UUID;
+3. coverage against the manifest (tables/figures/equations/references where the manifest shows them);
+4. latency p50/p95 of dense, BM25 and hybrid search (chunks.text_content, with and without filters) and of SQL.
+Prints a table and writes ``benchmarks/results/ingest.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+DEFAULT_JSON = Path("benchmarks/results/ingest.json")
+TARGETS = {
+    "parse_pages_per_s": 10.0,
+    "ingest_pages_per_s": 3.0,
+    "hybrid_p50_ms": 50.0,
+    "sql_p50_ms": 20.0,
+}
+QUERIES = [
+    "rotary position embeddings context window extension",
+    "hallucination detection in machine translation",
+    "chain of thought prompting arithmetic reasoning",
+    "structured state space models long sequences",
+    "attention heads that retrieve information from long context",
+    "curriculum learning difficulty of training samples",
+    "metaphor mapping with GPT-3",
+    "watermarking language model output robustness",
+    "open information extraction from the web",
+    "table structure recognition tokens",
+    "evaluation of summarization faithfulness by humans",
+    "citation recommendation augmented reading interface",
+    "task arithmetic model merging",
+    "adversarial attacks on dialogue generation",
+    "low-resource speech recognition data augmentation",
+    "retrieval-augmented generation knowledge-intensive tasks",
+    "FlashAttention work partitioning GPU",
+    "sentence representation over-smoothing contrastive",
+    "protolanguage reconstruction unsupervised",
+    "MapReduce fault tolerance workers",
+]
+SQL = [
+    "SELECT count(*) FROM chunks",
+    "SELECT title, num_pages FROM metadata ORDER BY num_pages DESC LIMIT 5",
+    "SELECT m.title, count(*) AS n FROM tables t JOIN metadata m ON m.paper_id = t.ref_paper_id GROUP BY m.title ORDER BY n DESC LIMIT 5",
+    "SELECT p.page_number, c.text_content FROM chunks c JOIN pages p ON p.page_id = c.ref_page_id WHERE c.text_content ILIKE '%attention%' LIMIT 5",
+    "SELECT section_title, page_numbers FROM sections WHERE level = 1 AND section_title ILIKE '%conclusion%' LIMIT 10",
+    "SELECT image_caption, bounding_box FROM images WHERE image_caption <> '' LIMIT 10",
+    "SELECT reference_content FROM reference WHERE reference_content ILIKE '%transformer%' LIMIT 10",
+    "SELECT equation_content, equation_number FROM equations WHERE equation_number IS NOT NULL LIMIT 10",
+]
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = (len(values) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def find_corpus(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "tools"))
+    from pdfgen_helpers import corpus_dir  # one place that knows where the shared corpus lives
+
+    c = corpus_dir()
+    if c is None:
+        raise SystemExit("Corpus not found: pass --corpus DIR or set EVIDEX_CORPUS_DIR.")
+    return c
+
+
+def parse_only(files: list[Path], workers: int) -> dict:
+    from tools.ingest.config import load_ingest_config
+    from tools.ingest.pipeline import _parse_stream, sha256_file
+
+    cfg = load_ingest_config()
+    jobs = [(str(f), sha256_file(f)) for f in files]
+    t0 = time.perf_counter()
+    pages = failed = 0
+    cpu = 0.0
+    for _, ok, payload in _parse_stream(jobs, cfg, workers):
+        if ok:
+            pages += len(payload.pages)
+            cpu += payload.parse_seconds
+        else:
+            failed += 1
+    wall = time.perf_counter() - t0
+    return {"pages": pages, "wall_s": round(wall, 2), "pages_per_s": round(pages / wall, 2), "parse_cpu_s": round(cpu, 2), "failed": failed}
+
+
+def full_ingest(files: list[Path], manifest: list[dict], db: str, workers: int) -> tuple[dict, object]:
+    from tools.ingest import ingest
+
+    meta_dir = Path(tempfile.mkdtemp(prefix="evidex-bench-meta-"))
+    for e in manifest:
+        if e["airqa"]:
+            name = Path(e["file"]).stem
+            (meta_dir / f"{name}.json").write_text(json.dumps({"conference_year": e["airqa"][0]["conference_year"]}))
+    t0 = time.perf_counter()
+    report = ingest(files, db, metadata_dir=meta_dir, from_scratch=True, workers=workers, progress=True)
+    wall = time.perf_counter() - t0
+    pages = sum(f.pages for f in report.files)
+    return {
+        "pages": pages,
+        "wall_s": round(wall, 2),
+        "pages_per_s": round(pages / wall, 2),
+        "seconds": report.seconds,
+        "ingested": report.count("ingested"),
+        "failed": [{"file": Path(f.path).name, "kind": f.error_kind, "error": f.error} for f in report.failed],
+        "warnings": {Path(f.path).name: f.warnings for f in report.files if f.warnings},
+    }, report
+
+
+def coverage(db: str, manifest: list[dict], report) -> dict:
+    import duckdb
+
+    from tools.store import TABLES, close_readonly, store_paths
+
+    close_readonly()
+    paths = store_paths(db)
+    con = duckdb.connect(str(paths.db), read_only=True)
+    by_name = {Path(f.path).name: f for f in report.files}
+    rows = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+
+    def per_paper(table: str, pid: str) -> int:
+        key = "paper_id" if table == "metadata" else "ref_paper_id"
+        return con.execute(f"SELECT count(*) FROM {table} WHERE CAST({key} AS VARCHAR) = ?", [pid]).fetchone()[0]
+
+    checks = {"tables": "table_captions", "images": "figure_captions", "equations": "equation_number_lines"}
+    cov: dict[str, dict] = {}
+    for table, field in checks.items():
+        expected = [e for e in manifest if e[field] > 0 and Path(e["file"]).name in by_name and by_name[Path(e["file"]).name].paper_id]
+        hit = [e for e in expected if per_paper(table, by_name[Path(e["file"]).name].paper_id) > 0]
+        found_total = sum(per_paper(table, by_name[Path(e["file"]).name].paper_id) for e in expected)
+        cov[table] = {
+            "papers_expected": len(expected),
+            "papers_with_rows": len(hit),
+            "missing": sorted(Path(e["file"]).name for e in expected if e not in hit),
+            "rows_found": found_total,
+            "manifest_count": sum(e[field] for e in expected),
+        }
+    refs_papers = [n for n, f in by_name.items() if f.paper_id and per_paper("reference", f.paper_id) > 0]
+    cov["reference"] = {"papers_with_rows": len(refs_papers), "papers": len(by_name)}
+    uuid_ok, uuid_bad = 0, []
+    for e in manifest:
+        if not e["airqa"]:
+            continue
+        f = by_name.get(Path(e["file"]).name)
+        if f is not None and f.paper_id == e["airqa"][0]["uuid"]:
+            uuid_ok += 1
+        else:
+            uuid_bad.append(Path(e["file"]).name)
+    pages_match = sum(
+        1 for e in manifest
+        if (f := by_name.get(Path(e["file"]).name)) is not None and f.paper_id and per_paper("pages", f.paper_id) == e["pages"]
+    )
+    sizes = {
+        "duckdb_bytes": paths.db.stat().st_size,
+        "chroma_bytes": dir_size(paths.chroma),
+        "bm25_bytes": dir_size(paths.bm25),
+    }
+    con.close()
+    return {
+        "rows": rows,
+        "all_tables_non_empty": all(v > 0 for v in rows.values()),
+        "coverage": cov,
+        "airqa_uuid": {"match": uuid_ok, "total": uuid_ok + len(uuid_bad), "mismatch": uuid_bad},
+        "page_counts_match_manifest": pages_match,
+        "sizes": sizes,
+    }
+
+
+def latency(db: str, n: int) -> dict:
+    from tools.search import SearchArgs, get_engine
+    from tools.sql import run_sql
+    from tools.store import close_readonly
+
+    close_readonly()
+    eng = get_engine(db)
+    first_pid = run_sql("SELECT CAST(paper_id AS VARCHAR) FROM metadata LIMIT 1", db).rows[0][0]
+    # warm up: model, Chroma collection, BM25 index, DuckDB connection
+    for mode in ("dense", "bm25", "hybrid"):
+        eng.search(SearchArgs(query="warm up", table="chunks", column="text_content", mode=mode))
+    run_sql(SQL[0], db)
+    out: dict[str, dict] = {}
+    filters = [None, "page_number <= 3", f"pdf_id == '{first_pid}'", "bbox[1] + bbox[3] < 400"]
+    for mode in ("dense", "bm25", "hybrid"):
+        for label, flt in (("", None), ("+filter", "x")):
+            times = []
+            for i in range(n):
+                q = QUERIES[i % len(QUERIES)]
+                f = None if flt is None else filters[1 + i % 3]
+                t = time.perf_counter()
+                eng.search(SearchArgs(query=q, table="chunks", column="text_content", mode=mode, filter=f, limit=5))
+                times.append((time.perf_counter() - t) * 1000)
+            out[mode + label] = {"p50_ms": round(pct(times, 0.5), 2), "p95_ms": round(pct(times, 0.95), 2), "n": n}
+    times = []
+    for i in range(n):
+        t = time.perf_counter()
+        run_sql(SQL[i % len(SQL)], db)
+        times.append((time.perf_counter() - t) * 1000)
+    out["sql"] = {"p50_ms": round(pct(times, 0.5), 2), "p95_ms": round(pct(times, 0.95), 2), "n": n}
+    return out
+
+
+def print_summary(result: dict, console: Console) -> None:
+    t = Table(title="Ingestion benchmark (58-paper corpus)")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    t.add_column("target", justify="right")
+    po, fi = result.get("parse_only", {}), result.get("full_ingest", {})
+    if po:
+        t.add_row("parse-only pages/s", str(po["pages_per_s"]), f">= {TARGETS['parse_pages_per_s']}")
+    if fi:
+        t.add_row("ingest pages/s (parse+DuckDB+MiniLM+BM25)", str(fi["pages_per_s"]), f">= {TARGETS['ingest_pages_per_s']}")
+        t.add_row("files ingested / failed", f"{fi['ingested']} / {len(fi['failed'])}", "58 / 0")
+    cov = result.get("store", {})
+    if cov:
+        t.add_row("all 8 tables non-empty", str(cov["all_tables_non_empty"]), "True")
+        for k, v in cov["rows"].items():
+            t.add_row(f"rows {k}", str(v), "")
+        for k in ("tables", "images", "equations"):
+            c = cov["coverage"][k]
+            t.add_row(f"papers with {k} / expected", f"{c['papers_with_rows']} / {c['papers_expected']}", "all")
+        t.add_row("papers with references", f"{cov['coverage']['reference']['papers_with_rows']} / {cov['coverage']['reference']['papers']}", "")
+        u = cov["airqa_uuid"]
+        t.add_row("AirQA UUID = manifest (parsed title)", f"{u['match']} / {u['total']}", "39 / 39")
+        for k, v in cov["sizes"].items():
+            t.add_row(k.replace("_bytes", " MB"), f"{v / 1e6:.1f}", "")
+    for k, v in result.get("latency", {}).items():
+        target = ""
+        if k == "hybrid":
+            target = f"p50 <= {TARGETS['hybrid_p50_ms']:.0f}"
+        elif k == "sql":
+            target = f"p50 <= {TARGETS['sql_p50_ms']:.0f}"
+        t.add_row(f"{k} latency ms p50 / p95", f"{v['p50_ms']} / {v['p95_ms']}", target)
+    console.print(t)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.ingest", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--corpus", help="corpus folder with pdfs/ and corpus_manifest.json")
+    p.add_argument("--db", default="bench_corpus", help="store name (rebuilt from scratch)")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--queries", type=int, default=60, help="queries per latency measurement")
+    p.add_argument("--latency-only", action="store_true", help="skip parsing/ingestion; measure the existing store")
+    p.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    a = p.parse_args(argv)
+    console = Console()
+    corpus = find_corpus(a.corpus)
+    manifest = json.loads((corpus / "corpus_manifest.json").read_text())
+    files = [corpus / e["file"] for e in manifest]
+    result: dict = {"corpus": str(corpus), "files": len(files), "workers": a.workers, "cpu_count": os.cpu_count(), "targets": TARGETS}
+    try:
+        result["load_avg_start"] = os.getloadavg()
+    except OSError:
+        pass
+    if not a.latency_only:
+        console.print("[bold]1/4 parse only[/bold]")
+        result["parse_only"] = parse_only(files, a.workers)
+        console.print("[bold]2/4 full ingest[/bold]")
+        result["full_ingest"], report = full_ingest(files, manifest, a.db, a.workers)
+        console.print("[bold]3/4 coverage[/bold]")
+        result["store"] = coverage(a.db, manifest, report)
+    console.print("[bold]4/4 latency[/bold]")
+    result["latency"] = latency(a.db, a.queries)
+    try:
+        result["load_avg_end"] = os.getloadavg()
+    except OSError:
+        pass
+    a.json.parent.mkdir(parents=True, exist_ok=True)
+    if a.latency_only and a.json.exists():
+        old = json.loads(a.json.read_text())
+        old.update({k: v for k, v in result.items() if k in ("latency", "load_avg_start", "load_avg_end")})
+        result = old
+    a.json.write_text(json.dumps(result, indent=1, default=str))
+    print_summary(result, console)
+    console.print(f"wrote {a.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
