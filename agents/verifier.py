@@ -5,14 +5,11 @@ A sentence passes when it cites at least one id, every id it cites is kept evide
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 from pydantic import BaseModel, Field
 
 from agents.writer import _CITATION, parse_citations
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+from evaluators.explainers import split_sentences
 
 
 class SentenceCheck(BaseModel):
@@ -26,10 +23,6 @@ class Verification(BaseModel):
     ok: bool
     problems: list[str] = Field(default_factory=list)
     sentences: list[SentenceCheck] = Field(default_factory=list)
-
-
-def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text.strip()) if s.strip()]
 
 
 def verify_explanation(text: str, kept: dict[str, str], embedder, *, min_support: float = 0.3,

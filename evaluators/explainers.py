@@ -117,7 +117,7 @@ def assignment_scores(gold: Gold, pred: ClaimPrediction) -> dict[str, float]:
 # together), and at blank lines. Deliberately no nltk: its punkt data would need a download.
 _SENTENCE_SPLIT = re.compile(
     r"\n\s*\n|(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bal\.)(?<!\bFig\.)(?<!\bDr\.)(?<!\bNo\.)"
-    r"\s+(?=[A-Z])"
+    r"\s+(?=[A-Z0-9(\[\"])"
 )
 
 

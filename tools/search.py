@@ -29,7 +29,6 @@ from tools.store import (
     StoreError,
     StorePaths,
     connect_readonly,
-    entry_id,
     fetch_cells,
     read_index_manifest,
     require_store,

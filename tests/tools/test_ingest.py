@@ -14,7 +14,7 @@ from tools.ingest import IngestConfigError, airqa_paper_uuid, ingest, load_inges
 from tools.ingest.__main__ import main as ingest_cli
 from tools.ingest.config import config_from_dict
 from tools.ingest.parser import ocr_available
-from tools.store import TABLES, close_readonly, connect_readonly, row_uuid, store_paths
+from tools.store import TABLES, close_readonly, row_uuid, store_paths
 
 
 def q(store: Path, sql: str, params=None):

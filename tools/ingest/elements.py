@@ -103,8 +103,10 @@ def find_captions(layout: PageLayout) -> list[Caption]:
 
 
 def _continues_caption(first: Line, prev: Line, nxt: Line) -> bool:
-    """Caption paragraphs are left-aligned, centred or hanging-indented; a table header right under a
-    caption is none of these."""
+    """Caption paragraphs are left-aligned, centred or hanging-indented running text; a table header right
+    under a caption is a row of widely spaced cells."""
+    if len(nxt.parts) >= 3:
+        return False
     if abs(nxt.x0 - first.x0) <= 3:
         return True
     if abs((nxt.x0 + nxt.x1) / 2 - (prev.x0 + prev.x1) / 2) <= 4:
@@ -394,6 +396,12 @@ def table_markdown(t: FoundTable) -> str:
     return t.markdown or _rows_to_markdown(t.rows)
 
 
+def table_plain_text(t: FoundTable) -> str:
+    """Rows as lines, cells separated by ' ; ': about half the embedding tokens of markdown pipes and rules."""
+    lines = [" ; ".join(c.replace("\n", " ").strip() for c in row if c and c.strip()) for row in t.rows]
+    return "\n".join(x for x in lines if x)
+
+
 # ------------------------------------------------------------------------------------------------ figures
 
 
@@ -511,13 +519,15 @@ def _collect_graphics(graphics, used, cb, x_lo, x_hi, direction, prose) -> list[
 
 
 def _empty_region_above(layout: PageLayout, cap: Caption, x_lo: float, x_hi: float, prose: list[Line]):
-    """No graphics found (e.g. a text-only figure): take the space between the prose above and the caption."""
+    """No graphics found (e.g. a text-only figure): the space between the prose above and the caption,
+    as wide as the caption."""
     cb = cap.bbox
     above = [ln for ln in prose if ln.y1 <= cb[1] and _hoverlap(ln.bbox, cb) > 0]
     top = max((ln.y1 for ln in above), default=0.07 * layout.height)
     top = max(top, cb[1] - 0.6 * layout.height)
-    x0 = min(cb[0], x_lo + 0) if cap.col != -1 else cb[0]
-    return (max(x0, cb[0]), top, max(cb[2], x_hi if cap.col == -1 else cb[2]), cb[1])
+    if cb[1] - top < 4:  # nothing between: keep the caption itself so the row still has a usable box
+        return cb
+    return (max(cb[0], x_lo), top, min(cb[2], x_hi), cb[1])
 
 
 # ------------------------------------------------------------------------------------------------ equations

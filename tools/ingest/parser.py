@@ -27,7 +27,6 @@ from tools.ingest.layout import (
     dominant_font,
     extract_fragments,
     find_gutter,
-    join_lines,
     mark_furniture,
     to_box,
 )
@@ -285,13 +284,13 @@ class PyMuPDFParser:
                 for k, t in enumerate(tables):
                     if k not in emitted and el._inside(ln.bbox, t.bbox):
                         emitted.add(k)
-                        units.append(Unit(el.table_markdown(t), t.bbox, is_table=True))
+                        units.append(Unit(el.table_plain_text(t), t.bbox, is_table=True))
                         break
                 continue
             units.append(Unit(ln.text, ln.bbox))
         for k, t in enumerate(tables):
             if k not in emitted:
-                units.append(Unit(el.table_markdown(t), t.bbox, is_table=True))
+                units.append(Unit(el.table_plain_text(t), t.bbox, is_table=True))
         return units
 
 
@@ -305,4 +304,4 @@ def _image_coverage(page: pymupdf.Page) -> float:
     return min(1.0, covered / area)
 
 
-__all__ = ["PDFParser", "PyMuPDFParser", "make_parser", "open_pdf", "ocr_available", "join_lines"]
+__all__ = ["PDFParser", "PyMuPDFParser", "make_parser", "open_pdf", "ocr_available"]

@@ -276,10 +276,10 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
         nonlocal dense, embeddings
         if dense is None:
             if embeddings is None:
-                from agents.embeddings import get_embeddings
+                from agents.embeddings import LocalEmbeddings
 
-                embeddings = get_embeddings(cfg.embedding.model)
-                embeddings.batch_size = cfg.embedding.batch_size
+                # own wrapper (the model weights are shared via the loader cache) so batch_size stays local
+                embeddings = LocalEmbeddings(cfg.embedding.model, batch_size=cfg.embedding.batch_size)
             dense = DenseIndexer(paths, cfg, embeddings)
         return dense
 

@@ -1,0 +1,397 @@
+"""``python -m graphs.trace``: inspect the run trees a run wrote under ``traces/`` (like LangSmith's run view).
+
+Examples:
+  python -m graphs.trace                        # list the run folders under runs/
+  python -m graphs.trace --last                 # list the items of the newest run
+  python -m graphs.trace runs/20261122-002021-mixed --item mixed-000      # print one item's run tree
+  python -m graphs.trace --last --item mixed-000 --io                      # ... with inputs/outputs previews
+  python -m graphs.trace --last --html traces.html                         # self-contained HTML viewer (all items)
+  python -m graphs.trace runs/X/traces/mixed-000.json                      # a single trace file
+
+The tree shows, per node: name, run_type (chain / llm / tool / retriever), latency, prompt→completion tokens
+and a red ✗ with the error when the node failed. The HTML viewer (``graphs/trace_html.py``) works offline.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from graphs.tracing import safe_name
+
+ERROR_MARK = "✗"
+OK_MARK = "✓"
+RUN_TYPE_STYLE = {"chain": "cyan", "llm": "magenta", "chat_model": "magenta", "tool": "yellow",
+                  "retriever": "green", "prompt": "blue", "parser": "blue", "embedding": "green"}
+
+
+class TraceError(RuntimeError):
+    """A run folder or trace file cannot be found or read; the message says what to pass instead."""
+
+
+# -- loading ------------------------------------------------------------------------------------------------
+@dataclass
+class TraceItem:
+    """One item of a run: its results.jsonl row (if any) and the path of its run tree (if any)."""
+
+    id: str
+    row: dict[str, Any] = field(default_factory=dict)
+    trace_path: Path | None = None
+    _tree: dict[str, Any] | None = None
+
+    @property
+    def error(self) -> str | None:
+        return self.row.get("error") or (self.tree or {}).get("error")
+
+    @property
+    def tree(self) -> dict[str, Any] | None:
+        if self._tree is None and self.trace_path is not None and self.trace_path.is_file():
+            self._tree = load_trace(self.trace_path)
+        return self._tree
+
+
+def load_trace(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise TraceError(f"{path}: cannot read trace ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(data, dict) or "run_type" not in data:
+        raise TraceError(f"{path}: not a run tree (expected a JSON object with run_type, name, child_runs)")
+    return data
+
+
+def is_run_dir(path: Path) -> bool:
+    return path.is_dir() and any((path / n).exists() for n in ("config.yaml", "results.jsonl", "run.json", "traces"))
+
+
+def run_info(run_dir: Path) -> dict[str, Any]:
+    """run.json merged with the headline fields of metrics.json (either may be missing)."""
+    info: dict[str, Any] = {"run_id": run_dir.name}
+    for name in ("metrics.json", "run.json"):
+        path = run_dir / name
+        if path.is_file():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            info.update({k: v for k, v in data.items() if k in ("run_id", "task", "config", "model", "status",
+                                                                 "n_items", "n_ok", "n_errors", "started",
+                                                                 "finished")})
+    return info
+
+
+def list_runs(runs_dir: Path) -> list[Path]:
+    """Run folders under ``runs_dir``, oldest first (by run.json ``started``, else folder name / mtime)."""
+    if not runs_dir.is_dir():
+        return []
+
+    def key(p: Path) -> tuple[str, float]:
+        started = ""
+        try:
+            started = json.loads((p / "run.json").read_text(encoding="utf-8")).get("started", "") or ""
+        except (OSError, json.JSONDecodeError, AttributeError):
+            pass
+        return (started, p.stat().st_mtime)
+
+    return sorted((p for p in runs_dir.iterdir() if is_run_dir(p)), key=key)
+
+
+def latest_run(runs_dir: Path) -> Path:
+    runs = list_runs(runs_dir)
+    if not runs:
+        raise TraceError(f"No run folders under {runs_dir}. Run a task first (python -m graphs.run --task mixed) "
+                         f"or pass --runs-dir / a RUN_DIR.")
+    return runs[-1]
+
+
+def load_items(run_dir: Path) -> list[TraceItem]:
+    """Items in results.jsonl order, then any trace file without a result line (items still in flight)."""
+    items: dict[str, TraceItem] = {}
+    for row in read_rows(run_dir / "results.jsonl"):
+        rid = str(row.get("id"))
+        rel = row.get("trace")
+        path = run_dir / rel if rel else run_dir / "traces" / f"{safe_name(rid)}.json"
+        items[rid] = TraceItem(id=rid, row=row, trace_path=path if path.is_file() else None)
+    known = {it.trace_path.resolve() for it in items.values() if it.trace_path}
+    traces = run_dir / "traces"
+    if traces.is_dir():
+        for path in sorted(traces.glob("*.json")):
+            if path.resolve() not in known:
+                items.setdefault(path.stem, TraceItem(id=path.stem, trace_path=path))
+    return list(items.values())
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Complete lines of results.jsonl, read-only (a run still in progress may have a torn last line)."""
+    rows: list[dict[str, Any]] = []
+    if not path.is_file():
+        return rows
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            if isinstance(row, dict):
+                rows.append(row)
+    return rows
+
+
+def find_item(items: list[TraceItem], item_id: str) -> TraceItem:
+    for it in items:
+        if item_id in (it.id, safe_name(it.id)) or (it.trace_path is not None and it.trace_path.stem == item_id):
+            return it
+    shown = ", ".join(it.id for it in items[:12]) + (" ..." if len(items) > 12 else "")
+    raise TraceError(f"No item {item_id!r} in this run. Items: {shown or '(none)'}")
+
+
+# -- tree helpers (shared with the HTML renderer) -------------------------------------------------------------
+def parse_time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def latency_s(node: dict[str, Any]) -> float | None:
+    start, end = parse_time(node.get("start_time")), parse_time(node.get("end_time"))
+    if start is None or end is None:
+        return None
+    return max(0.0, (end - start).total_seconds())
+
+
+def tokens_of(node: dict[str, Any]) -> tuple[int, int]:
+    return int(node.get("prompt_tokens") or 0), int(node.get("completion_tokens") or 0)
+
+
+def walk(node: dict[str, Any], depth: int = 0):
+    """(depth, node) for every node, depth first, children in start order."""
+    yield depth, node
+    for child in node.get("child_runs") or []:
+        yield from walk(child, depth + 1)
+
+
+def count_nodes(tree: dict[str, Any]) -> tuple[int, int, int]:
+    """(nodes, llm calls, nodes with an error)."""
+    n = llm = err = 0
+    for _, node in walk(tree):
+        n += 1
+        llm += node.get("run_type") in ("llm", "chat_model")
+        err += bool(node.get("error"))
+    return n, llm, err
+
+
+def fmt_latency(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds:.2f} s"
+
+
+def first_line(text: str | None, limit: int = 160) -> str:
+    if not text:
+        return ""
+    line = str(text).strip().splitlines()[-1] if "Traceback" in str(text) else str(text).strip().splitlines()[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# -- terminal ---------------------------------------------------------------------------------------------
+def _preview(value: Any, limit: int = 240) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def node_label(node: dict[str, Any]):
+    from rich.text import Text
+
+    rt = node.get("run_type", "?")
+    label = Text()
+    if node.get("error"):
+        label.append(f"{ERROR_MARK} ", style="bold red")
+    label.append(str(node.get("name", "?")), style="bold red" if node.get("error") else "bold")
+    label.append(f"  {rt}", style=RUN_TYPE_STYLE.get(rt, "white"))
+    label.append(f"  {fmt_latency(latency_s(node))}", style="dim")
+    p, c = tokens_of(node)
+    if p or c:
+        label.append(f"  {p}→{c} tok", style="dim")
+    if node.get("error"):
+        label.append(f"  {first_line(node['error'])}", style="red")
+    return label
+
+
+def build_rich_tree(tree: dict[str, Any], *, max_depth: int | None = None, show_io: bool = False):
+    from rich.tree import Tree
+
+    def add(parent, node, depth):
+        branch = parent.add(node_label(node))
+        if show_io:
+            if node.get("inputs"):
+                branch.add(f"[dim]in:[/dim]  {_escape(_preview(node['inputs']))}")
+            if node.get("outputs"):
+                branch.add(f"[dim]out:[/dim] {_escape(_preview(node['outputs']))}")
+        if max_depth is not None and depth >= max_depth:
+            if node.get("child_runs"):
+                branch.add(f"[dim]… {len(node['child_runs'])} child runs (raise --depth)[/dim]")
+            return
+        for child in node.get("child_runs") or []:
+            add(branch, child, depth + 1)
+
+    root = Tree(node_label(tree))
+    if show_io:
+        if tree.get("inputs"):
+            root.add(f"[dim]in:[/dim]  {_escape(_preview(tree['inputs']))}")
+        if tree.get("outputs"):
+            root.add(f"[dim]out:[/dim] {_escape(_preview(tree['outputs']))}")
+    for child in tree.get("child_runs") or []:
+        add(root, child, 1)
+    return root
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+    return escape(text)
+
+
+def print_runs(console, runs_dir: Path) -> None:
+    from rich.table import Table
+
+    runs = list_runs(runs_dir)
+    if not runs:
+        console.print(f"No run folders under {runs_dir}. Pass RUN_DIR or --runs-dir.")
+        return
+    table = Table(title=f"Runs under {runs_dir}", title_justify="left")
+    for col in ("run", "task", "model", "status", "items", "errors"):
+        table.add_column(col, justify="right" if col in ("items", "errors") else "left")
+    for path in runs:
+        info = run_info(path)
+        errs = info.get("n_errors")
+        table.add_row(path.name, str(info.get("task", "")), str(info.get("model", "")), str(info.get("status", "")),
+                      str(info.get("n_items", "")), f"[red]{errs}[/red]" if errs else str(errs if errs is not None else ""))
+    console.print(table)
+    console.print(f"[dim]Show one: python -m graphs.trace {runs[-1]}  (or --last)[/dim]")
+
+
+def print_items(console, run_dir: Path, items: list[TraceItem]) -> None:
+    from rich.table import Table
+
+    info = run_info(run_dir)
+    table = Table(title=f"{run_dir.name} · task {info.get('task', '?')} · model {info.get('model', '?')}",
+                  title_justify="left")
+    for col in ("", "item", "tags", "latency", "tokens", "nodes", "llm", "error"):
+        table.add_column(col, justify="right" if col in ("latency", "tokens", "nodes", "llm") else "left",
+                         overflow="fold")
+    for it in items:
+        tree = it.tree
+        n, llm, _ = count_nodes(tree) if tree else (0, 0, 0)
+        lat = it.row.get("latency_s", latency_s(tree) if tree else None)
+        tok = it.row.get("tokens") or ({"prompt": tree.get("prompt_tokens", 0),
+                                         "completion": tree.get("completion_tokens", 0)} if tree else {})
+        mark = f"[bold red]{ERROR_MARK}[/bold red]" if it.error else f"[green]{OK_MARK}[/green]"
+        table.add_row(mark, it.id, ",".join(it.row.get("tags", [])), fmt_latency(lat),
+                      f"{tok.get('prompt', 0)}→{tok.get('completion', 0)}" if tok else "",
+                      str(n) if tree else "[dim]no trace[/dim]", str(llm) if tree else "",
+                      f"[red]{_escape(first_line(it.error, 90))}[/red]" if it.error else "")
+    console.print(table)
+    if items:
+        console.print(f"[dim]Tree of one item: python -m graphs.trace {run_dir} --item {items[0].id}   "
+                      f"HTML: --html trace.html[/dim]")
+
+
+def print_item(console, item: TraceItem, *, max_depth: int | None = None, show_io: bool = False) -> None:
+    tree = item.tree
+    if tree is None:
+        console.print(f"[yellow]Item {item.id} has no trace file[/yellow]"
+                      + (f" — error: [red]{_escape(item.error)}[/red]" if item.error else
+                         " (tracing was off for this run?)"))
+        return
+    console.print(build_rich_tree(tree, max_depth=max_depth, show_io=show_io))
+    n, llm, err = count_nodes(tree)
+    p, c = tokens_of(tree)
+    console.print(f"[dim]{n} nodes, {llm} LLM calls, {p}→{c} tokens, {fmt_latency(latency_s(tree))}"
+                  + (f", [red]{err} with errors[/red]" if err else "") + "[/dim]")
+    if item.row.get("error") and not tree.get("error"):
+        console.print(f"[red]{ERROR_MARK} item error: {_escape(item.row['error'])}[/red]")
+
+
+# -- CLI --------------------------------------------------------------------------------------------------
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m graphs.trace", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run_dir", nargs="?", type=Path, help="a run folder (runs/<run_id>) or a trace .json file")
+    p.add_argument("--last", action="store_true", help="use the newest run folder under --runs-dir")
+    p.add_argument("--runs-dir", type=Path, help="where run folders live (default: EVIDEX_RUNS_DIR or runs/)")
+    p.add_argument("--item", help="print the run tree of this item id")
+    p.add_argument("--html", type=Path, metavar="OUT.html", help="write a self-contained HTML viewer "
+                   "(all items, or only --item)")
+    p.add_argument("--depth", type=int, help="print at most this many levels below the root")
+    p.add_argument("--io", action="store_true", help="show one-line previews of inputs and outputs")
+    return p.parse_args(argv)
+
+
+def _default_runs_dir() -> Path:
+    try:
+        from tools.settings import get_settings
+        return Path(get_settings().runs_dir)
+    except Exception:  # noqa: BLE001 - a broken .env must not stop the viewer
+        return Path("runs")
+
+
+def main(argv: list[str] | None = None, console=None) -> int:
+    from rich.console import Console
+
+    args = parse_args(argv)
+    console = console or Console()
+    try:
+        return _main(args, console)
+    except TraceError as exc:
+        console.print(f"[red]error:[/red] {_escape(str(exc))}")
+        return 2
+
+
+def _main(args: argparse.Namespace, console) -> int:
+    from graphs.trace_html import write_trace_html
+
+    runs_dir = args.runs_dir or _default_runs_dir()
+    if args.run_dir is not None and args.run_dir.is_file():  # a single trace file
+        item = TraceItem(id=args.run_dir.stem, trace_path=args.run_dir)
+        load_trace(args.run_dir)
+        print_item(console, item, max_depth=args.depth, show_io=args.io)
+        if args.html:
+            out = write_trace_html(args.html, [item], info={"run_id": args.run_dir.stem})
+            console.print(f"wrote {out}")
+        return 0
+    if args.run_dir is not None:
+        if not is_run_dir(args.run_dir):
+            raise TraceError(f"{args.run_dir} is not a run folder (no config.yaml, results.jsonl or traces/).")
+        run_dir = args.run_dir
+    elif args.last:
+        run_dir = latest_run(runs_dir)
+    else:
+        if args.item or args.html:
+            raise TraceError("--item/--html need a RUN_DIR or --last")
+        print_runs(console, runs_dir)
+        return 0
+    items = load_items(run_dir)
+    if args.item:
+        item = find_item(items, args.item)
+        print_item(console, item, max_depth=args.depth, show_io=args.io)
+        selected = [item]
+    else:
+        print_items(console, run_dir, items)
+        selected = items
+    if args.html:
+        out = write_trace_html(args.html, selected, info=run_info(run_dir))
+        console.print(f"wrote {out} ({len(selected)} item{'s' if len(selected) != 1 else ''})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

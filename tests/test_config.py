@@ -1,0 +1,324 @@
+"""Graph configs (graphs.config) and the CLI's config handling (graphs.run): every task has a config, YAML
+``extends:`` composes, ``--set`` overrides are typed, and every error names the file/key and what is allowed."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import yaml
+
+from graphs.config import (ConfigError, GraphConfig, apply_overrides, config_for_task, dump_config, load_config,
+                           task_table, validate)
+from graphs.run import main
+
+TASKS = ["assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection", "wrong_claim", "wrong_evidence"]
+
+
+def write(path, text: str):
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------------ shipped configs
+def test_every_task_has_a_config():
+    table = task_table()
+    assert sorted(table) == TASKS
+    for task, (path, desc) in table.items():
+        cfg = config_for_task(task)
+        assert isinstance(cfg, GraphConfig)
+        assert cfg.task == task and cfg.name == task
+        assert path.is_file() and desc, task
+        assert cfg.model.spec == "local" and cfg.dataset.shuffle is True and cfg.dataset.seed == 13
+
+
+def test_task_configs_switch_steps_and_graphs():
+    graphs = {t: config_for_task(t).graph for t in TASKS}
+    assert graphs == {**{t: "explainer" for t in TASKS}, "selection": "selection", "assignment": "assignment"}
+    gather = {t for t in TASKS if config_for_task(t).steps.gather}
+    assert gather == {"missing_evidence", "mixed"}
+    assert config_for_task("selection").steps.judge is False
+    r4c = config_for_task("r4c")
+    # r4c extends _base and overrides a nested section without dropping its siblings
+    assert r4c.judge.strategy == "llm" and r4c.retrieval.kb == "ibe/R4C/full_data_noid.json"
+    assert r4c.prompts.evidence_chars == 420 and r4c.prompts.context_chars == 240
+    assert r4c.retrieval.mode == "hybrid" and r4c.retrieval.k == 6
+    assert config_for_task("mixed").judge.strategy == "cascade"
+    assert config_for_task("mixed").prompts.evidence_chars == 360
+
+
+def test_load_config_by_name_and_path():
+    by_name = load_config("civic/mixed")
+    table = task_table()
+    by_path = load_config(str(table["mixed"][0]))
+    assert by_name == by_path == config_for_task("mixed")
+
+
+def test_dump_config_round_trips():
+    cfg = config_for_task("assignment", ["retrieval.k=9", "judge.llm_stance=false"])
+    again = validate(yaml.safe_load(dump_config(cfg)), "dumped")
+    assert again == cfg and again.retrieval.k == 9 and again.judge.llm_stance is False
+
+
+# ------------------------------------------------------------------------------------------------ overrides
+def test_overrides_are_typed():
+    cfg = config_for_task("mixed", ["retrieval.k=8", "judge.llm_stance=false", "dataset.seed=7",
+                                    "model.spec=scripted:/tmp/replies.json", "judge.candidate_ratio=0.5",
+                                    "dataset.limit=3", "metrics.ragas_llm=null"])
+    assert cfg.retrieval.k == 8 and isinstance(cfg.retrieval.k, int)
+    assert cfg.judge.llm_stance is False
+    assert cfg.dataset.seed == 7 and cfg.dataset.limit == 3
+    assert cfg.model.spec == "scripted:/tmp/replies.json"
+    assert cfg.judge.candidate_ratio == 0.5
+    assert cfg.metrics.ragas_llm is None
+    # untouched siblings survive
+    assert cfg.retrieval.mode == "hybrid" and cfg.judge.keep_rank == 30
+
+
+def test_apply_overrides_does_not_mutate_its_input():
+    base = {"retrieval": {"k": 6, "mode": "hybrid"}}
+    out = apply_overrides(base, ["retrieval.k=3", "new.section.key=x"])
+    assert base == {"retrieval": {"k": 6, "mode": "hybrid"}}
+    assert out == {"retrieval": {"k": 3, "mode": "hybrid"}, "new": {"section": {"key": "x"}}}
+
+
+def test_set_without_equals_sign():
+    with pytest.raises(ConfigError) as info:
+        config_for_task("mixed", ["retrieval.k"])
+    msg = str(info.value)
+    assert "'retrieval.k'" in msg and "expected key.path=value" in msg and "--set" in msg
+
+
+def test_set_into_a_value_is_rejected():
+    with pytest.raises(ConfigError, match=r"'k' is not a section"):
+        config_for_task("mixed", ["retrieval.k.deep=1"])
+
+
+def test_bad_value_names_key_and_allowed_values():
+    with pytest.raises(ConfigError) as info:
+        config_for_task("mixed", ["retrieval.mode=fuzzy"])
+    msg = str(info.value)
+    assert "mixed.yaml" in msg
+    assert "retrieval.mode" in msg and "'fuzzy'" in msg
+    assert "'dense', 'bm25' or 'hybrid'" in msg
+    with pytest.raises(ConfigError) as info:
+        config_for_task("mixed", ["retrieval.k=0"])
+    assert "retrieval.k" in str(info.value) and "greater than or equal to 1" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        config_for_task("mixed", ["judge.strategy=vote"])
+    assert "judge.strategy" in str(info.value) and "'cascade' or 'llm'" in str(info.value)
+
+
+def test_unknown_override_key_lists_allowed_keys():
+    with pytest.raises(ConfigError) as info:
+        config_for_task("mixed", ["retrieval.fuzz=1"])
+    msg = str(info.value)
+    assert "retrieval.fuzz" in msg and "unknown key" in msg
+    assert "allowed here: kb, mode, k, depth, embedding_model" in msg
+
+
+# ------------------------------------------------------------------------------------------------ YAML files
+def test_malformed_yaml_names_file_and_line(tmp_path):
+    bad = write(tmp_path / "bad.yaml", """
+        extends: _base
+        name: bad
+        task: mixed
+        retrieval:
+          k: 6
+         mode: dense
+        """)
+    with pytest.raises(ConfigError) as info:
+        load_config(str(bad))
+    msg = str(info.value)
+    assert str(bad) in msg and "malformed YAML" in msg
+    assert "line 6" in msg, msg  # the mis-indented `mode:` line
+
+
+def test_malformed_yaml_unclosed_bracket_line(tmp_path):
+    bad = write(tmp_path / "bracket.yaml", """
+        name: bracket
+        task: mixed
+        steps: {judge: true, gather: false
+        """)
+    with pytest.raises(ConfigError) as info:
+        load_config(str(bad))
+    assert str(bad) in str(info.value) and "line " in str(info.value)
+
+
+def test_top_level_must_be_a_mapping(tmp_path):
+    bad = write(tmp_path / "list.yaml", "- a\n- b\n")
+    with pytest.raises(ConfigError, match=r"list.yaml: the top level must be a mapping of keys, got list"):
+        load_config(str(bad))
+
+
+def test_unknown_key_in_file_names_key_file_and_allowed(tmp_path, monkeypatch):
+    from graphs import config as config_mod
+
+    cfg = write(tmp_path / "typo.yaml", f"""
+        extends: {config_mod.CONFIG_DIR / '_base.yaml'}
+        name: typo
+        task: mixed
+        retreival:
+          k: 4
+        judge:
+          keep_rnak: 10
+        """)
+    with pytest.raises(ConfigError) as info:
+        load_config(str(cfg))
+    msg = str(info.value)
+    assert msg.startswith(f"{cfg}: invalid config")
+    assert "retreival: Extra inputs are not permitted" in msg
+    assert "allowed here: name, description, task, graph, model, retrieval, steps, judge, prompts" in msg
+    assert "judge.keep_rnak" in msg and "allowed here: strategy, keep_rank, candidate_ratio, llm_stance" in msg
+
+
+def test_missing_required_and_unknown_task_in_file(tmp_path):
+    cfg = write(tmp_path / "notask.yaml", "name: x\ntask: guessing\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(str(cfg))
+    msg = str(info.value)
+    assert "task" in msg and "'guessing'" in msg and "'baseline'" in msg and "'wrong_claim'" in msg
+
+
+def test_extends_merges_relative_to_the_file(tmp_path):
+    write(tmp_path / "parent.yaml", """
+        name: parent
+        task: baseline
+        retrieval: {k: 9, mode: bm25}
+        prompts: {evidence_chars: 500}
+        """)
+    child = write(tmp_path / "child.yaml", """
+        extends: parent
+        name: child
+        retrieval: {k: 3}
+        """)
+    cfg = load_config(str(child))
+    assert cfg.name == "child" and cfg.task == "baseline"
+    assert cfg.retrieval.k == 3 and cfg.retrieval.mode == "bm25"  # deep merge keeps the parent's siblings
+    assert cfg.prompts.evidence_chars == 500
+
+
+def test_extends_cycle(tmp_path):
+    a = write(tmp_path / "a.yaml", "extends: b\nname: a\ntask: baseline\n")
+    write(tmp_path / "b.yaml", "extends: a.yaml\nname: b\ntask: baseline\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(str(a))
+    msg = str(info.value)
+    assert "circular `extends:`" in msg
+    assert "a.yaml -> " in msg and "b.yaml -> " in msg
+
+
+def test_extends_itself(tmp_path):
+    me = write(tmp_path / "me.yaml", "extends: me\nname: me\ntask: baseline\n")
+    with pytest.raises(ConfigError, match="circular `extends:`"):
+        load_config(str(me))
+
+
+def test_extends_missing_parent(tmp_path):
+    orphan = write(tmp_path / "orphan.yaml", "extends: no_such_parent\nname: o\ntask: baseline\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(str(orphan))
+    assert "'no_such_parent' not found" in str(info.value) and "civic/mixed" in str(info.value)
+
+
+def test_extends_must_be_a_string(tmp_path):
+    bad = write(tmp_path / "num.yaml", "extends: [a, b]\nname: n\ntask: baseline\n")
+    with pytest.raises(ConfigError, match=r"`extends` must be a config name or path"):
+        load_config(str(bad))
+
+
+def test_unknown_config_name_lists_known():
+    with pytest.raises(ConfigError) as info:
+        load_config("civic/nope")
+    assert "'civic/nope' not found" in str(info.value) and "civic/baseline" in str(info.value)
+
+
+def test_unknown_task_lists_tasks():
+    with pytest.raises(ConfigError) as info:
+        config_for_task("nope")
+    assert "Unknown task 'nope'" in str(info.value)
+    assert ", ".join(TASKS) in str(info.value)
+
+
+# ------------------------------------------------------------------------------------------------ CLI
+def test_cli_list_prints_all_tasks(capsys):
+    assert main(["--list"]) == 0
+    out = capsys.readouterr().out
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert [ln.split()[0] for ln in lines] == TASKS
+    table = task_table()
+    for ln in lines:
+        task = ln.split()[0]
+        assert table[task][1][:40] in ln  # one-line description
+    assert "[civic/mixed.yaml]" in out and "[r4c.yaml]" in out
+
+
+def test_cli_unknown_task_exits_2_and_lists_tasks(capsys):
+    assert main(["--task", "nope", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "config error" in err and "Unknown task 'nope'" in err
+    for task in TASKS:
+        assert task in err
+
+
+def test_cli_set_without_equals_exits_2(capsys):
+    assert main(["--task", "mixed", "--set", "retrieval.k", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "config error" in err and "expected key.path=value" in err
+
+
+def test_cli_bad_value_exits_2(capsys):
+    assert main(["--task", "mixed", "--set", "retrieval.mode=fuzzy", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "retrieval.mode" in err and "'dense', 'bm25' or 'hybrid'" in err
+
+
+def test_cli_malformed_config_file_exits_2(tmp_path, capsys):
+    bad = write(tmp_path / "broken.yaml", "name: x\ntask: [mixed\n")
+    assert main(["--config", str(bad), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "malformed YAML" in err and "line " in err
+
+
+def test_cli_needs_a_task(capsys):
+    assert main([]) == 2
+    assert "give --task T" in capsys.readouterr().err
+
+
+def test_cli_resume_refuses_overrides(tmp_path, capsys):
+    assert main(["--resume", str(tmp_path), "--task", "mixed"]) == 2
+    assert "--resume continues a run with its saved config.yaml" in capsys.readouterr().err
+
+
+def test_cli_resume_of_a_non_run_folder_exits_1(tmp_path, capsys):
+    assert main(["--resume", str(tmp_path), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "is not a run folder (no config.yaml)" in err
+
+
+def test_cli_interrupt_exits_130(monkeypatch, capsys):
+    import graphs.runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(graphs.runner, "run_task", interrupted)
+    assert main(["--task", "baseline", "--no-progress"]) == 130
+    assert "finished items are saved" in capsys.readouterr().err
+
+
+def test_cli_passes_limit_llm_and_sets_to_the_config(monkeypatch, tmp_path):
+    import graphs.runner
+
+    seen = {}
+
+    def fake_run(cfg, **kwargs):
+        seen["cfg"], seen["kwargs"] = cfg, kwargs
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(graphs.runner, "run_task", fake_run)
+    assert main(["--task", "selection", "--limit", "4", "--llm", "scripted:x.json", "--concurrency", "2",
+                 "--set", "retrieval.k=5", "--out", str(tmp_path), "--no-progress"]) == 130
+    cfg = seen["cfg"]
+    assert cfg.task == "selection" and cfg.dataset.limit == 4 and cfg.model.spec == "scripted:x.json"
+    assert cfg.run.concurrency == 2 and cfg.retrieval.k == 5
+    assert seen["kwargs"]["out_dir"] == tmp_path and seen["kwargs"]["progress"] is False

@@ -1,0 +1,57 @@
+"""Dataset file resolution: EVIDEX_DATA_DIR, the download cache, a real HTTP download, and clear errors."""
+from __future__ import annotations
+
+import http.server
+import threading
+from functools import partial
+
+import pytest
+
+import tools.datasets as datasets
+from tools.datasets import DataNotFoundError, resolve_data_file
+from tools.settings import Settings
+
+
+def test_data_dir_wins(tmp_path):
+    f = tmp_path / "ibe" / "CIVIC" / "mixed.json"
+    f.parent.mkdir(parents=True)
+    f.write_text("[]")
+    assert resolve_data_file("ibe/CIVIC/mixed.json", Settings(data_dir=tmp_path, cache_dir=tmp_path / "c")) == f
+
+
+def test_offline_error_says_how_to_point_data_dir(tmp_path):
+    s = Settings(data_dir=tmp_path, cache_dir=tmp_path / "c", offline=True)
+    with pytest.raises(DataNotFoundError, match="EVIDEX_DATA_DIR"):
+        resolve_data_file("ibe/CIVIC/mixed.json", s)
+
+
+def test_unknown_file_has_no_source(tmp_path):
+    with pytest.raises(DataNotFoundError, match="no public source"):
+        resolve_data_file("nope/file.json", Settings(cache_dir=tmp_path))
+
+
+def test_downloads_into_cache_over_http(tmp_path, monkeypatch):
+    served = tmp_path / "srv"
+    served.mkdir()
+    (served / "mixed.json").write_text('[{"claim": "x"}]')
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/mixed.json"
+        monkeypatch.setitem(datasets.SOURCES, "ibe/CIVIC/mixed.json", url)
+        s = Settings(cache_dir=tmp_path / "cache", data_dir=None)
+        path = resolve_data_file("ibe/CIVIC/mixed.json", s)
+        assert path == s.downloads_dir / "ibe/CIVIC/mixed.json"
+        assert path.read_text() == '[{"claim": "x"}]'
+        # second call: served from the cache even when the server is gone
+        server.shutdown()
+        assert resolve_data_file("ibe/CIVIC/mixed.json", s) == path
+    finally:
+        server.server_close()
+
+
+def test_failed_download_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setitem(datasets.SOURCES, "ibe/CIVIC/mixed.json", "http://127.0.0.1:9/none.json")
+    with pytest.raises(DataNotFoundError, match="downloading .* failed"):
+        resolve_data_file("ibe/CIVIC/mixed.json", Settings(cache_dir=tmp_path, data_dir=None))
