@@ -70,6 +70,41 @@ SQL = [
 ]
 
 
+class Clock:
+    """Wall time plus CPU time of this process and its finished children (the parser workers), so results
+    can be normalised when other jobs share the machine: cores_equiv_pages_per_s = pages / (cpu_s / cores)."""
+
+    def __enter__(self):
+        import resource
+
+        self._r = resource
+        self.t0 = time.perf_counter()
+        self.c0 = self._cpu()
+        self.load0 = os.getloadavg()[0]
+        return self
+
+    def _cpu(self) -> float:
+        s = self._r.getrusage(self._r.RUSAGE_SELF)
+        c = self._r.getrusage(self._r.RUSAGE_CHILDREN)
+        return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+    def __exit__(self, *exc):
+        self.wall = time.perf_counter() - self.t0
+        self.cpu = self._cpu() - self.c0
+        self.load1 = os.getloadavg()[0]
+
+    def stats(self, pages: int) -> dict:
+        cores = os.cpu_count() or 1
+        return {
+            "wall_s": round(self.wall, 2),
+            "cpu_s": round(self.cpu, 2),
+            "cpu_share": round(self.cpu / max(self.wall * cores, 1e-9), 2),  # 1.0 = we had every core
+            "pages_per_s": round(pages / self.wall, 2),
+            "cores_equiv_pages_per_s": round(pages / max(self.cpu / cores, 1e-9), 2),
+            "load_avg_1m": [round(self.load0, 2), round(self.load1, 2)],
+        }
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     if not values:
@@ -103,35 +138,36 @@ def parse_only(files: list[Path], workers: int) -> dict:
 
     cfg = load_ingest_config()
     jobs = [(str(f), sha256_file(f)) for f in files]
-    t0 = time.perf_counter()
     pages = failed = 0
-    cpu = 0.0
-    for _, ok, payload in _parse_stream(jobs, cfg, workers):
-        if ok:
-            pages += len(payload.pages)
-            cpu += payload.parse_seconds
-        else:
-            failed += 1
-    wall = time.perf_counter() - t0
-    return {"pages": pages, "wall_s": round(wall, 2), "pages_per_s": round(pages / wall, 2), "parse_cpu_s": round(cpu, 2), "failed": failed}
+    per_file = 0.0
+    with Clock() as clock:
+        for _, ok, payload in _parse_stream(jobs, cfg, workers):
+            if ok:
+                pages += len(payload.pages)
+                per_file += payload.parse_seconds
+            else:
+                failed += 1
+    return {"pages": pages, **clock.stats(pages), "sum_parse_s": round(per_file, 2), "failed": failed}
 
 
-def full_ingest(files: list[Path], manifest: list[dict], db: str, workers: int) -> tuple[dict, object]:
-    from tools.ingest import ingest
+def full_ingest(files: list[Path], manifest: list[dict], db: str, workers: int, threads: int | None) -> tuple[dict, object]:
+    from tools.ingest import ingest, load_ingest_config
+
+    cfg = load_ingest_config()
+    if threads is not None:
+        cfg = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(update={"threads": threads})})
 
     meta_dir = Path(tempfile.mkdtemp(prefix="evidex-bench-meta-"))
     for e in manifest:
         if e["airqa"]:
             name = Path(e["file"]).stem
             (meta_dir / f"{name}.json").write_text(json.dumps({"conference_year": e["airqa"][0]["conference_year"]}))
-    t0 = time.perf_counter()
-    report = ingest(files, db, metadata_dir=meta_dir, from_scratch=True, workers=workers, progress=True)
-    wall = time.perf_counter() - t0
+    with Clock() as clock:
+        report = ingest(files, db, config=cfg, metadata_dir=meta_dir, from_scratch=True, workers=workers, progress=True)
     pages = sum(f.pages for f in report.files)
     return {
         "pages": pages,
-        "wall_s": round(wall, 2),
-        "pages_per_s": round(pages / wall, 2),
+        **clock.stats(pages),
         "seconds": report.seconds,
         "ingested": report.count("ingested"),
         "failed": [{"file": Path(f.path).name, "kind": f.error_kind, "error": f.error} for f in report.failed],
@@ -238,9 +274,11 @@ def print_summary(result: dict, console: Console) -> None:
     t.add_column("target", justify="right")
     po, fi = result.get("parse_only", {}), result.get("full_ingest", {})
     if po:
-        t.add_row("parse-only pages/s", str(po["pages_per_s"]), f">= {TARGETS['parse_pages_per_s']}")
+        t.add_row("parse-only pages/s (wall)", str(po["pages_per_s"]), f">= {TARGETS['parse_pages_per_s']}")
+        t.add_row("  same, per 2 free cores (CPU time)", str(po["cores_equiv_pages_per_s"]), f"cpu share {po['cpu_share']}")
     if fi:
-        t.add_row("ingest pages/s (parse+DuckDB+MiniLM+BM25)", str(fi["pages_per_s"]), f">= {TARGETS['ingest_pages_per_s']}")
+        t.add_row("ingest pages/s (parse+DuckDB+MiniLM+BM25, wall)", str(fi["pages_per_s"]), f">= {TARGETS['ingest_pages_per_s']}")
+        t.add_row("  same, per 2 free cores (CPU time)", str(fi["cores_equiv_pages_per_s"]), f"cpu share {fi['cpu_share']}")
         t.add_row("files ingested / failed", f"{fi['ingested']} / {len(fi['failed'])}", "58 / 0")
     cov = result.get("store", {})
     if cov:
@@ -271,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", default="bench_corpus", help="store name (rebuilt from scratch)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--queries", type=int, default=60, help="queries per latency measurement")
+    p.add_argument("--embed-threads", type=int, default=None, help="torch threads while embedding (default: config)")
     p.add_argument("--latency-only", action="store_true", help="skip parsing/ingestion; measure the existing store")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON)
     a = p.parse_args(argv)
@@ -287,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[bold]1/4 parse only[/bold]")
         result["parse_only"] = parse_only(files, a.workers)
         console.print("[bold]2/4 full ingest[/bold]")
-        result["full_ingest"], report = full_ingest(files, manifest, a.db, a.workers)
+        result["full_ingest"], report = full_ingest(files, manifest, a.db, a.workers, a.embed_threads)
+        result["full_ingest"]["embed_threads"] = a.embed_threads
         console.print("[bold]3/4 coverage[/bold]")
         result["store"] = coverage(a.db, manifest, report)
     console.print("[bold]4/4 latency[/bold]")

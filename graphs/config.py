@@ -226,25 +226,34 @@ def load_config(name_or_path: str, overrides: list[str] | None = None) -> GraphC
 
 def config_for_task(task: str, overrides: list[str] | None = None) -> GraphConfig:
     """The config whose ``task:`` is this task (``configs/civic/<task>.yaml`` or ``configs/<task>.yaml``)."""
-    table = task_table()
+    table, broken = _scan_configs()
     if task not in table:
+        for path, error in broken.items():
+            if path.stem == task:  # the task's own config is the one that failed: say why
+                raise error
         raise ConfigError(f"Unknown task {task!r}. Known tasks: {', '.join(sorted(table))} (see --list).")
     return load_config(str(table[task][0]), overrides)
 
 
 def task_table() -> dict[str, tuple[Path, str]]:
     """task name -> (config path, one-line description) for every runnable config."""
+    return _scan_configs()[0]
+
+
+def _scan_configs() -> tuple[dict[str, tuple[Path, str]], dict[Path, ConfigError]]:
     table: dict[str, tuple[Path, str]] = {}
+    broken: dict[Path, ConfigError] = {}
     for name in list_config_names():
         path = CONFIG_DIR / f"{name}.yaml"
         try:
             raw = load_raw(path)
-        except ConfigError:
+        except ConfigError as exc:
+            broken[path] = exc
             continue
         task = raw.get("task")
         if isinstance(task, str) and task not in table and raw.get("name") == task:
             table[task] = (path, str(raw.get("description", "")).strip())
-    return table
+    return table, broken
 
 
 def dump_config(cfg: GraphConfig) -> str:

@@ -139,7 +139,8 @@ def make_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState], list[str
 
 def no_evidence_explanation(state: ClaimGraphState, claim: Claim) -> str:
     """Nothing was kept: say so deterministically rather than ask a model to write from nothing."""
-    reasons = [f"[{d.id}] {d.reason.rstrip('.')}" for d in state.decisions if d.source == "given"][:4]
+    # ids without brackets: these items are discarded, so they must not read as citations
+    reasons = [f"item {d.id}: {d.reason.rstrip('.')}" for d in state.decisions if d.source == "given"][:4]
     text = f"None of the evidence supports the claim that {claim.text.rstrip('.')}."
     if reasons:
         text += " The given items were judged irrelevant: " + "; ".join(reasons) + "."

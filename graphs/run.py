@@ -24,7 +24,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", help="task to run (see --list)")
     p.add_argument("--config", help="config name (civic/mixed) or YAML path; default: the task's config")
-    p.add_argument("--limit", type=int, help="run only the first N items")
+    p.add_argument("--limit", type=int, help="run only the first N items of the task file (wrong_claim adds N controls)")
     p.add_argument("--llm", help="model spec: local | openai:<model> | provider:model | scripted:<file>")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set retrieval.k=8 (repeatable)")

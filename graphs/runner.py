@@ -52,7 +52,7 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     """Complete lines of results.jsonl; a torn last line (killed mid-write) is dropped from the file."""
     if not path.is_file():
         return []
-    rows, good_bytes = [], 0
+    rows, good_bytes, newline_missing = [], 0, False
     with open(path, "rb") as fh:
         for raw in fh:
             try:
@@ -60,9 +60,13 @@ def read_results(path: Path) -> list[dict[str, Any]]:
             except json.JSONDecodeError:
                 break
             good_bytes += len(raw)
+            newline_missing = not raw.endswith(b"\n")
     if good_bytes != path.stat().st_size:
         with open(path, "r+b") as fh:
             fh.truncate(good_bytes)
+    if newline_missing:  # killed right before the newline: keep the row, restore the newline for the next append
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
     return rows
 
 

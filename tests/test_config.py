@@ -322,3 +322,32 @@ def test_cli_passes_limit_llm_and_sets_to_the_config(monkeypatch, tmp_path):
     assert cfg.task == "selection" and cfg.dataset.limit == 4 and cfg.model.spec == "scripted:x.json"
     assert cfg.run.concurrency == 2 and cfg.retrieval.k == 5
     assert seen["kwargs"]["out_dir"] == tmp_path and seen["kwargs"]["progress"] is False
+
+
+def test_broken_task_config_is_reported_not_hidden(tmp_path, monkeypatch):
+    import shutil
+
+    from graphs import config as config_mod
+
+    configs = tmp_path / "configs"
+    shutil.copytree(config_mod.CONFIG_DIR, configs)
+    mixed = configs / "civic" / "mixed.yaml"
+    mixed.write_text("extends: ../_base\nname: mixed\ntask: mixed\nsteps: {judge: true, gather: true\n")
+    monkeypatch.setattr(config_mod, "CONFIG_DIR", configs)
+    assert sorted(task_table()) == [t for t in TASKS if t != "mixed"]  # what happens today
+    with pytest.raises(ConfigError) as info:
+        config_for_task("mixed")
+    assert str(mixed) in str(info.value) and "line " in str(info.value)
+
+
+def test_config_dir_copy_loads_like_the_original(tmp_path, monkeypatch):
+    """Control for the test above: an intact copy of configs/ gives the same eight tasks."""
+    import shutil
+
+    from graphs import config as config_mod
+
+    configs = tmp_path / "configs"
+    shutil.copytree(config_mod.CONFIG_DIR, configs)
+    monkeypatch.setattr(config_mod, "CONFIG_DIR", configs)
+    assert sorted(task_table()) == TASKS
+    assert config_for_task("mixed").steps.gather is True

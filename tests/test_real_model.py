@@ -11,9 +11,6 @@ import re
 
 import pytest
 
-pytestmark = pytest.mark.real_model
-
-
 @pytest.mark.real_model
 def test_mixed_item_on_the_local_model(tmp_path, kit, embedder, kb_index):
     if os.environ.get("EVIDEX_SKIP_REAL_MODEL") == "1":

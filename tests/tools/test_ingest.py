@@ -320,3 +320,16 @@ def test_small_real_papers(corpus_store, manifest):
     assert n_refs >= 20
     title = q(store, "SELECT title FROM metadata WHERE CAST(paper_id AS VARCHAR) = ?", [geval])[0][0]
     assert title.lower() == "g-eval: nlg evaluation using gpt-4 with better human alignment"  # the PDF prints G-EVAL
+
+
+def test_two_files_with_the_same_paper_id(tmp_path, fake_embeddings):
+    src = tmp_path / "in"
+    src.mkdir()
+    make_paper_pdf(src / "a.pdf", "Same Title Twice", seed=1)
+    make_paper_pdf(src / "b.pdf", "Same Title Twice", seed=2)  # different bytes, same title/venue
+    report = ingest([src], store_dir=tmp_path / "store", embeddings=fake_embeddings, progress=False)
+    assert report.count("ingested") == 1
+    assert [f.error_kind for f in report.failed] == ["duplicate_paper"]
+    assert "metadata JSON" in report.failed[0].error
+    again = ingest([src], store_dir=tmp_path / "store", embeddings=fake_embeddings, progress=False)
+    assert again.count("skipped") == 1 and again.count("ingested") == 0  # no flip-flop between the two

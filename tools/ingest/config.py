@@ -43,6 +43,9 @@ class ParserConfig(_Strict):
 class EmbeddingConfig(_Strict):
     model: str = "all-MiniLM-L6-v2"
     batch_size: int = Field(64, ge=1, le=1024)
+    threads: int | None = Field(
+        None, ge=1, le=256, description="torch threads while embedding (null = torch default); 1 is faster on a busy machine"
+    )
 
 
 class SummaryConfig(_Strict):

@@ -41,5 +41,9 @@ class ScannedPDFError(PDFError):
     kind = "scanned_no_ocr"
 
 
+class DuplicatePaperError(IngestError):
+    """Another file already holds this paper id (same title and conference_year)."""
+
+
 class StoreConfigMismatch(IngestError):
     """The store was built with different parsing/indexing settings than the ones requested."""

@@ -9,12 +9,14 @@ Robustness contract:
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import json
 import logging
 import multiprocessing
 import os
+import sys
 import time
 import traceback
 from collections.abc import Iterable
@@ -27,7 +29,7 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field
 
 from tools.ingest.config import IngestConfig, load_ingest_config
-from tools.ingest.errors import IngestConfigError, IngestError, PDFError, StoreConfigMismatch
+from tools.ingest.errors import DuplicatePaperError, IngestConfigError, IngestError, PDFError, StoreConfigMismatch
 from tools.ingest.indexer import DenseIndexer, rebuild_bm25, remove_store, wipe_dense, write_manifest
 from tools.ingest.metadata import MetadataLookup, apply_metadata_json
 from tools.ingest.parser import make_parser
@@ -184,6 +186,20 @@ def _check_store_config(con, config: IngestConfig, paths: StorePaths) -> None:
         con.execute("INSERT OR REPLACE INTO evidex.info VALUES (?, ?)", [key, value])
 
 
+@contextlib.contextmanager
+def _torch_threads(n: int | None):
+    torch = sys.modules.get("torch")
+    if n is None or torch is None:
+        yield
+        return
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
 def _clear_chroma_cache() -> None:
     try:
         from chromadb.api.client import SharedSystemClient
@@ -287,7 +303,8 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
         t = time.perf_counter()
         d = get_dense()
         d.delete_paper(pid)  # vectors of an older version of this paper
-        d.index_paper(con, pid)
+        with _torch_threads(cfg.embedding.threads):
+            d.index_paper(con, pid)
         con.execute("UPDATE evidex.files SET dense_indexed = true WHERE paper_id = ?", [pid])
         seconds["dense"] += time.perf_counter() - t
 
@@ -316,6 +333,9 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
                 if not skip_dense:
                     for old_pid in replaced:
                         get_dense().delete_paper(old_pid)
+            except DuplicatePaperError as exc:
+                results.append(FileResult(path=path, status="failed", error_kind="duplicate_paper", error=str(exc)))
+                continue
             except IngestError as exc:
                 results.append(FileResult(path=path, status="failed", error_kind="metadata", error=str(exc)))
                 continue
@@ -352,6 +372,15 @@ def _commit(con, paper: ParsedPaper, cfg: IngestConfig, lookup: MetadataLookup, 
     paper.metadata = meta
     if summariser is not None and cache is not None:
         summarise_paper(paper, summariser, cache, list(cfg.summaries.views), cfg.summaries.max_words)
+    clash = con.execute(
+        "SELECT pdf_path FROM evidex.files WHERE CAST(paper_id AS VARCHAR) = ? AND pdf_path <> ?", [meta.paper_id, paper.path]
+    ).fetchone()
+    if clash is not None:
+        raise DuplicatePaperError(
+            f"{paper.path}: paper id {meta.paper_id} (title {meta.title!r}, {meta.conference_year}) is already used by "
+            f"{clash[0]}. If these are different papers, give this one a metadata JSON with its own uuid or "
+            "conference_year; if it is a new version, replace the old file at the same path."
+        )
     # the same path with new content replaces the old version of the paper
     replaced: list[str] = []
     for (old_pid,) in con.execute(
