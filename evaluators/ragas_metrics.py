@@ -7,6 +7,8 @@ it into NaN, which we keep as NaN and count with :func:`count_nan`.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import logging
 import math
 import os
@@ -54,8 +56,10 @@ def _specs() -> dict[str, _MetricSpec]:
         from ragas.metrics import Faithfulness, ResponseRelevancy
     return {
         "faithfulness": _MetricSpec(Faithfulness, "faithfulness", needs_contexts=True, needs_embeddings=False),
-        "response_relevancy": _MetricSpec(ResponseRelevancy, "answer_relevancy", needs_contexts=False,
-                                          needs_embeddings=True),
+        # strictness=1: one generated question per call. llama.cpp's server (the local judge) accepts only n=1,
+        # and ragas asks for n=strictness completions in one request.
+        "response_relevancy": _MetricSpec(partial(ResponseRelevancy, strictness=1), "answer_relevancy",
+                                          needs_contexts=False, needs_embeddings=True),
     }
 
 

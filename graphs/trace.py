@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +26,8 @@ from graphs.tracing import safe_name
 
 ERROR_MARK = "✗"
 OK_MARK = "✓"
+_EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit|Warning)\b")
+_EXC_REPR = re.compile(r"^([A-Za-z_][\w.]*)\((['\"])(.*)\2\)$")
 RUN_TYPE_STYLE = {"chain": "cyan", "llm": "magenta", "chat_model": "magenta", "tool": "yellow",
                   "retriever": "green", "prompt": "blue", "parser": "blue", "embedding": "green"}
 
@@ -196,9 +199,21 @@ def fmt_latency(seconds: float | None) -> str:
 
 
 def first_line(text: str | None, limit: int = 160) -> str:
-    if not text:
+    """The line that names the error: the first line, or for a bare traceback the final ``Type: message``."""
+    text = str(text or "")
+    cut = text.find("Traceback (most recent call last)")
+    if cut > 0:  # LangChain stores repr(exc) + traceback
+        text = text[:cut]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
         return ""
-    line = str(text).strip().splitlines()[-1] if "Traceback" in str(text) else str(text).strip().splitlines()[0]
+    line = lines[0]
+    if line.startswith("Traceback"):
+        named = [ln for ln in lines if _EXC_LINE.match(ln)]
+        line = named[-1] if named else lines[-1]
+    m = _EXC_REPR.match(line)
+    if m:  # RuntimeError('boom') -> RuntimeError: boom
+        line = f"{m.group(1)}: {m.group(3)}"
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 

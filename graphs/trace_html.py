@@ -157,6 +157,16 @@ def io_panel(title: str, value: Any, run_type: str) -> str:
     return f'<details class="io"><summary>{esc(title)}</summary>{body}</details>'
 
 
+def error_html_block(err: str) -> str:
+    """The error message in red; a Python traceback after it goes into a collapsed panel."""
+    text = str(err)
+    cut = text.find("Traceback (most recent call last)")
+    head, tb = (text[:cut].rstrip(), text[cut:]) if cut > 0 else (text, "")
+    tb_html = (f'<details class="io tb"><summary>traceback</summary><pre class="error">{esc(tb.strip())}</pre>'
+               f'</details>') if tb else ""
+    return f'<div class="errbox"><pre class="error">{esc(head)}</pre>{tb_html}</div>'
+
+
 # -- tree ---------------------------------------------------------------------------------------------------
 class _Ctx:
     def __init__(self, item_index: int, root: dict[str, Any]):
@@ -202,7 +212,7 @@ def _node_html(node: dict[str, Any], ctx: _Ctx, depth: int) -> str:
             "start_time": node.get("start_time"), "end_time": node.get("end_time"),
             "tags": node.get("tags"), "metadata": (node.get("extra") or {}).get("metadata"),
             "tokens": {"prompt": p, "completion": c, "total": p + c}}
-    error_html = f'<pre class="error">{esc(err)}</pre>' if err else ""
+    error_html = error_html_block(err) if err else ""
     io = (io_panel("Inputs", node.get("inputs"), rt) + io_panel("Outputs", node.get("outputs"), rt)
           + f'<details class="io meta"><summary>Metadata</summary>{pretty_json(meta)}</details>')
     kids = "".join(_node_html(ch, ctx, depth + 1) for ch in children)
@@ -230,7 +240,7 @@ def _item_html(index: int, item, open_: bool) -> str:
             f'<span class="spacer"></span><span class="item-stats">{esc(stats)}</span></summary>')
     body = ""
     if err:
-        body += f'<pre class="error item-error">{ERROR_MARK} {esc(err)}</pre>'
+        body += error_html_block(f"{ERROR_MARK} {err}")
     if row.get("metrics"):
         shown = {k: v for k, v in row["metrics"].items() if isinstance(v, (int, float))}
         cells = "".join(f'<span class="metric"><span class="k">{esc(k)}</span> {v:.3g}</span>'
@@ -322,14 +332,16 @@ details>summary::-webkit-details-marker{display:none}
 .row:hover{background:#f1f3f7}
 .node.err>.nd>.row{background:var(--errbg)}
 .node.hit>.nd>.row{background:var(--hit)}
-.name{font-weight:600;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;max-width:360px}
+.name{font-weight:600;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;max-width:360px;flex:0 0 auto}
 .node.err>.nd>.row .name{color:var(--err)}
-.err-brief{color:var(--err);font-size:12px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;max-width:340px}
+.err-brief{color:var(--err);font-size:12px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;flex:1 1 0;min-width:0}
+.err-brief+.spacer{display:none}
 .badge{font-size:11px;border-radius:4px;padding:0 5px;color:#fff;background:#6b7280;text-transform:uppercase;letter-spacing:.03em}
 .badge.rt-chain{background:var(--chain)}.badge.rt-llm,.badge.rt-chat_model{background:var(--llm)}
 .badge.rt-tool{background:var(--tool)}.badge.rt-retriever{background:var(--retriever)}
 .lat{width:72px;text-align:right;font-variant-numeric:tabular-nums;color:#374151;font-size:12px}
 .tok{width:92px;text-align:right;font-variant-numeric:tabular-nums;color:var(--muted);font-size:12px}
+.lat,.tok,.tl,.tb{flex:none}
 .tl{width:200px;height:10px;background:#eceef2;border-radius:3px;flex:none;overflow:hidden}
 .tl-bar{display:block;height:100%;background:var(--chain);border-radius:3px;min-width:2px}
 .rt-llm>.nd>.row .tl-bar,.rt-chat_model>.nd>.row .tl-bar{background:var(--llm)}
@@ -339,7 +351,8 @@ details>summary::-webkit-details-marker{display:none}
 .tb-bar{display:block;height:100%;background:#f59e0b}
 .body{padding:2px 0 4px 18px}
 .ios{display:flex;flex-wrap:wrap;gap:4px 10px;margin:2px 0}
-.ios>.io{flex:1 1 100%}
+.ios>.io{flex:0 0 auto}
+.ios>.io[open]{flex:1 1 100%}
 .io>summary{display:inline-block;font-size:12px;color:#2563eb;padding:1px 6px;border:1px solid #d5dcf5;border-radius:4px;background:#f5f7ff}
 .io[open]>summary{background:#e0e7ff}
 .io.hit-io>summary{background:var(--hit)}
@@ -354,6 +367,8 @@ pre.error{background:var(--errbg);color:var(--err);border:1px solid #f1b0b0;bord
 .msg.system{border-left-color:#6b7280}.msg.human{border-left-color:#2563eb}.msg.ai{border-left-color:var(--llm)}.msg.tool{border-left-color:var(--tool)}
 .msg-extra{padding:0 8px 4px 8px;font-size:12px}
 .raw>summary{font-size:12px;color:var(--muted)}
+.errbox{display:flow-root;margin:2px 0 4px 0}
+.errbox>.tb{display:block;margin:0 0 4px 0}
 .hidden{display:none!important}
 .none{color:var(--muted)}
 """
@@ -366,7 +381,7 @@ _JS = r"""
   function own(n,sel){var d=n.firstElementChild;return d?d.querySelectorAll(':scope > .body > '+sel):[];}
   function text(n){
     var t=cache.get(n); if(t!==undefined) return t;
-    t=n.dataset.key||''; var ios=own(n,'.ios > .io'), err=own(n,'pre.error');
+    t=n.dataset.key||''; var ios=own(n,'.ios > .io'), err=own(n,'.errbox');
     for(var i=0;i<ios.length;i++) t+=' '+ios[i].textContent.toLowerCase();
     for(var j=0;j<err.length;j++) t+=' '+err[j].textContent.toLowerCase();
     cache.set(n,t); return t;
@@ -381,10 +396,10 @@ _JS = r"""
     stats.total++; if(active&&self) stats.shown++;
     n.classList.toggle('hidden',!vis);
     n.classList.toggle('hit',!!q&&self);
-    var ios=own(n,'.ios > .io');
+    var ios=own(n,'.ios > .io'), byName=!!q&&(n.dataset.key||'').indexOf(q)>=0;
     for(var k=0;k<ios.length;k++){
       var inIo=!!q&&self&&ios[k].textContent.toLowerCase().indexOf(q)>=0;
-      ios[k].classList.toggle('hit-io',inIo); if(inIo) ios[k].open=true;
+      ios[k].classList.toggle('hit-io',inIo); if(inIo&&!byName) ios[k].open=true;
     }
     if(active&&(childHit||self)) n.firstElementChild.open=true;
     return vis;
@@ -416,6 +431,9 @@ _JS = r"""
   document.getElementById('collapse').addEventListener('click',function(){
     document.querySelectorAll('details.nd, details.io').forEach(function(d){d.open=false;});});
   function openHash(){var id=location.hash.slice(1); var el=id&&document.getElementById(id); if(el&&el.tagName==='DETAILS') el.open=true;}
+  var params=new URLSearchParams(location.search);
+  if(params.get('q')) search.value=params.get('q');
+  if(params.get('errors')==='1') errorsOnly.checked=true;
   window.addEventListener('hashchange',openHash); openHash(); apply();
 })();
 """

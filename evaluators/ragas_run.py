@@ -1,0 +1,67 @@
+"""Score a finished run's explanations with RAGAS after the fact (the judge can be slow on a local model).
+
+    python -m evaluators.ragas_run runs/<run_id> [--llm local|openai:gpt-4o-mini] [--limit N]
+
+For every item: user_input = the claim, response = the explanation, contexts = the kept evidence texts.
+Writes ``ragas.jsonl`` (per item) and adds ``ragas_*`` summaries (mean, 95% CI, n, NaN count) to
+``metrics.json``. NaN (the judge's output could not be parsed, or a timeout) is kept and counted.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from pathlib import Path
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+
+
+def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600) -> dict:
+    from evaluators.ragas_metrics import RagasSample, count_nan, ragas_scores
+    from evaluators.stats import summarize
+    from graphs.runner import read_results
+
+    rows = [r for r in read_results(run_dir / "results.jsonl") if r.get("prediction")][: limit or None]
+    out_rows = []
+    for r in rows:
+        pred, claims = r["prediction"], r["input"]["claims"]
+        samples = [RagasSample(user_input=claims[k]["text"], response=text,
+                               retrieved_contexts=list(pred.get("evidence_texts", {}).values()))
+                   for k, text in pred["explanations"].items() if k in claims and text]
+        scores = ragas_scores(samples, llm, timeout=timeout) if samples else []
+        merged = {m: sum(s[m] for s in scores) / len(scores) for m in (scores[0] if scores else {})}
+        out_rows.append({"id": r["id"], **merged})
+        print(r["id"], {k: round(v, 3) for k, v in merged.items()}, flush=True)
+    with open(run_dir / "ragas.jsonl", "w", encoding="utf-8") as fh:
+        for row in out_rows:
+            fh.write(json.dumps(row) + "\n")
+    metrics_path = run_dir / "metrics.json"
+    summary = json.loads(metrics_path.read_text()) if metrics_path.is_file() else {"metrics": {}}
+    names = sorted({k for row in out_rows for k in row if k != "id"})
+    nan_counts = count_nan([{k: v for k, v in row.items() if k != "id"} for row in out_rows])
+    for name in names:
+        values = [row.get(name, math.nan) for row in out_rows]
+        summary["metrics"][f"ragas_{name}"] = summarize(values).model_dump() | {"n_nan": nan_counts.get(name, 0)}
+    metrics_path.write_text(json.dumps(summary, indent=2, default=str))
+    return {n: summary["metrics"][f"ragas_{n}"] for n in names}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m evaluators.ragas_run", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("--llm", default="local", help="judge model spec (default: local)")
+    p.add_argument("--limit", type=int)
+    p.add_argument("--timeout", type=int, default=600, help="seconds per judge call")
+    args = p.parse_args(argv)
+    from agents.models import make_chat_model
+
+    llm = make_chat_model(args.llm, temperature=0.0, max_tokens=1024)
+    for name, s in score_run(args.run_dir, llm, args.limit, args.timeout).items():
+        print(f"ragas_{name}: mean {s['mean']:.3f} [{s['ci_low']:.3f}, {s['ci_high']:.3f}] n={s['n']} NaN={s['n_nan']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
