@@ -267,6 +267,46 @@ def latency(db: str, n: int) -> dict:
     return out
 
 
+def embedding_probe(db: str, sample: int = 256) -> dict:
+    """MiniLM throughput on real chunks of the store with 1 and 2 torch threads, and the dense workload size,
+    to tell the embedding cost apart from machine contention."""
+    import torch
+
+    from agents.embeddings import LocalEmbeddings
+    from tools.ingest.chunking import TokenCounter
+    from tools.ingest.indexer import cell_query
+    from tools.ingest.config import load_ingest_config
+    from tools.sql import run_sql  # noqa: F401  (ensures the store exists)
+    from tools.store import close_readonly, connect_readonly, store_paths
+
+    close_readonly()
+    con = connect_readonly(store_paths(db).db)
+    cfg = load_ingest_config()
+    counter = TokenCounter(cfg.embedding.model)
+    total_cells = total_tokens = 0
+    for item in cfg.index:
+        if item.dense:
+            texts = [str(r[1]) for r in con.cursor().execute(cell_query(item.table, item.column, False)).fetchall()]
+            total_cells += len(texts)
+            total_tokens += sum(min(n, 254) + 2 for n in counter.counts(texts))  # MiniLM reads at most 256
+    chunks = [str(r[0]) for r in con.cursor().execute(
+        f"SELECT text_content FROM chunks USING SAMPLE {sample} ROWS (reservoir, 7)").fetchall()]
+    chunk_tokens = sum(n + 2 for n in counter.counts(chunks))
+    emb = LocalEmbeddings(cfg.embedding.model, batch_size=cfg.embedding.batch_size)
+    emb.encode(chunks[:8])
+    out = {"dense_cells": total_cells, "dense_tokens": total_tokens, "sample_chunks": len(chunks)}
+    old = torch.get_num_threads()
+    for n in (1, 2):
+        torch.set_num_threads(n)
+        t = time.perf_counter()
+        emb.encode(chunks)
+        dt = time.perf_counter() - t
+        out[f"threads_{n}"] = {"chunks_per_s": round(len(chunks) / dt, 1), "tokens_per_s": round(chunk_tokens / dt)}
+    torch.set_num_threads(old)
+    out["load_avg_1m"] = round(os.getloadavg()[0], 2)
+    return out
+
+
 def print_summary(result: dict, console: Console) -> None:
     t = Table(title="Ingestion benchmark (58-paper corpus)")
     t.add_column("metric")
@@ -293,6 +333,11 @@ def print_summary(result: dict, console: Console) -> None:
         t.add_row("AirQA UUID = manifest (parsed title)", f"{u['match']} / {u['total']}", "39 / 39")
         for k, v in cov["sizes"].items():
             t.add_row(k.replace("_bytes", " MB"), f"{v / 1e6:.1f}", "")
+    probe = result.get("embedding_probe")
+    if probe:
+        for n in (1, 2):
+            t.add_row(f"MiniLM chunks/s, {n} thread(s) (probe)", str(probe[f"threads_{n}"]["chunks_per_s"]), "")
+        t.add_row("dense cells / tokens to embed", f"{probe['dense_cells']} / {probe['dense_tokens']}", "")
     for k, v in result.get("latency", {}).items():
         target = ""
         if k == "hybrid":
@@ -311,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=60, help="queries per latency measurement")
     p.add_argument("--embed-threads", type=int, default=None, help="torch threads while embedding (default: config)")
     p.add_argument("--latency-only", action="store_true", help="skip parsing/ingestion; measure the existing store")
+    p.add_argument("--embed-probe", action="store_true", help="also time MiniLM on sampled chunks (1 vs 2 threads)")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON)
     a = p.parse_args(argv)
     console = Console()
@@ -332,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
         result["store"] = coverage(a.db, manifest, report)
     console.print("[bold]4/4 latency[/bold]")
     result["latency"] = latency(a.db, a.queries)
+    if a.embed_probe:
+        result["embedding_probe"] = embedding_probe(a.db)
     try:
         result["load_avg_end"] = os.getloadavg()
     except OSError:
@@ -339,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     a.json.parent.mkdir(parents=True, exist_ok=True)
     if a.latency_only and a.json.exists():
         old = json.loads(a.json.read_text())
-        old.update({k: v for k, v in result.items() if k in ("latency", "load_avg_start", "load_avg_end")})
+        old.update({k: v for k, v in result.items() if k in ("latency", "embedding_probe", "load_avg_start", "load_avg_end")})
         result = old
     a.json.write_text(json.dumps(result, indent=1, default=str))
     print_summary(result, console)

@@ -77,3 +77,14 @@ def write_markdown_report(path: Path, summary: dict[str, Any], rows: list[dict[s
         shown = ", ".join(f"{k.removesuffix('_micro')}={m[k.removesuffix('_micro')]:.2f}" for k in keys)
         lines.append(f"| {r['id']} | {r.get('latency_s', '')} | {shown} | {r.get('error') or ''} |")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m evaluators.report RUN_A [RUN_B ...] [--html OUT]``: compare runs (see evaluators/compare.py)."""
+    from evaluators.compare import main as compare_main
+
+    return compare_main(argv, prog="python -m evaluators.report")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

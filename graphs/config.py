@@ -94,6 +94,8 @@ class RunConfig(_Strict):
 
 class TracingConfig(_Strict):
     enabled: bool = True
+    phoenix_endpoint: str | None = Field(None, description="Phoenix OTLP/HTTP collector, e.g. "
+                                         "http://127.0.0.1:6006/v1/traces (needs pip install -e .[phoenix]); unset = off.")
 
 
 class GraphConfig(_Strict):

@@ -181,6 +181,9 @@ def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | No
     writer = _ResultWriter(results_path)
     if pending:
         graph = build_graph(cfg, llm=llm, embedder=embedder, index=index)
+        from graphs.phoenix import maybe_enable_phoenix
+
+        maybe_enable_phoenix(cfg)
         ragas_llm = _ragas_llm(cfg, graph_llm=llm) if cfg.metrics.ragas else None
         bar = tqdm(total=len(items), initial=len(done), desc=cfg.name, unit="item", disable=not progress,
                    dynamic_ncols=True)
@@ -244,6 +247,9 @@ def finalize_run(run_dir: Path, cfg: GraphConfig) -> dict[str, Any]:
     summary = summarize_run(rows, run_id=run_dir.name, task=cfg.task, config_name=cfg.name, model=cfg.model.spec)
     (run_dir / "metrics.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
     write_markdown_report(run_dir / "report.md", summary, rows)
+    from evaluators.report_html import write_html_report
+
+    write_html_report(run_dir, summary=summary, rows=rows)
     return summary
 
 

@@ -243,7 +243,7 @@ def _item_html(index: int, item, open_: bool) -> str:
         body += error_html_block(f"{ERROR_MARK} {err}")
     if row.get("metrics"):
         shown = {k: v for k, v in row["metrics"].items() if isinstance(v, (int, float))}
-        cells = "".join(f'<span class="metric"><span class="k">{esc(k)}</span> {v:.3g}</span>'
+        cells = "".join(f'<span class="metric"><span class="k">{esc(k)}</span> {"n/a" if v != v else f"{v:.3g}"}</span>'
                         for k, v in list(shown.items())[:24])
         body += f'<div class="metrics">{cells}</div>'
     if tree is not None:

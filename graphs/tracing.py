@@ -39,6 +39,20 @@ def _usage(outputs: dict | None) -> tuple[int, int]:
     return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
 
 
+def _plain(value: Any) -> Any:
+    """pydantic models (graph state, predictions) as nested JSON rather than repr strings."""
+    if hasattr(value, "model_dump"):
+        try:
+            return value.model_dump(mode="json")
+        except Exception:  # noqa: BLE001 - fall back to the default serialisation
+            return value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
 def run_to_dict(run: Run) -> dict[str, Any]:
     children = [run_to_dict(c) for c in sorted(run.child_runs, key=lambda r: r.start_time)]
     if run.run_type == "llm":
@@ -53,8 +67,8 @@ def run_to_dict(run: Run) -> dict[str, Any]:
         "dotted_order": run.dotted_order,
         "run_type": run.run_type,
         "name": run.name,
-        "inputs": run.inputs,
-        "outputs": run.outputs,
+        "inputs": _plain(run.inputs),
+        "outputs": _plain(run.outputs),
         "error": run.error,
         "start_time": run.start_time.isoformat() if run.start_time else None,
         "end_time": run.end_time.isoformat() if run.end_time else None,

@@ -112,6 +112,20 @@ def test_report_recomputes_missing_metrics_json(runs, tmp_path):
         write_html_report(tmp_path / "missing")
 
 
+def test_report_from_finalize_run_data(runs, tmp_path):
+    """What graphs.runner.finalize_run passes: the summary and rows it already has (no re-reading)."""
+    from evaluators.report_html import read_rows, write_html_report
+
+    copy = tmp_path / "run"
+    shutil.copytree(runs[0], copy)
+    summary = json.loads((copy / "metrics.json").read_text())
+    rows = read_rows(copy / "results.jsonl")
+    (copy / "metrics.json").unlink()
+    (copy / "results.jsonl").unlink()
+    text = write_html_report(copy, summary=summary, rows=rows).read_text(encoding="utf-8")
+    assert "mixed-005" in text and "recovery_f1_micro" in text and not (copy / "report.html.tmp").exists()
+
+
 def test_report_with_no_scored_items(tmp_path):
     from evaluators.report_html import write_html_report
 

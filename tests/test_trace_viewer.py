@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -43,7 +44,7 @@ def run_dir(tmp_path_factory, kit) -> Path:
     from agents.scripted import ScriptedChatModel
     from graphs import build_graph, config_for_task
     from graphs.config import dump_config
-    from graphs.runner import _ResultWriter, _write_status, finalize_run, run_one
+    from graphs.runner import finalize_run, run_one
 
     bad_claim = "KRAS G12C predicts response to sotorasib"
 
@@ -62,13 +63,13 @@ def run_dir(tmp_path_factory, kit) -> Path:
     path = root / "20261122-120000-baseline"
     path.mkdir()
     (path / "config.yaml").write_text(dump_config(cfg), encoding="utf-8")
-    _write_status(path, run_id=path.name, task="baseline", config=cfg.name, status="running", n_items=2,
-                  started="2026-11-22T12:00:00+00:00", model="scripted")
-    writer = _ResultWriter(path / "results.jsonl")
-    for item in (_item(GOOD, "BRAF V600E predicts response to vemurafenib"), _item(BAD, bad_claim)):
-        writer.append(run_one(graph, item, cfg, path, emb))
+    status = {"run_id": path.name, "task": "baseline", "config": cfg.name, "status": "complete", "n_items": 2,
+              "started": "2026-11-22T12:00:00+00:00", "model": "scripted"}
+    (path / "run.json").write_text(json.dumps(status))
+    rows = [run_one(graph, item, cfg, path, emb)
+            for item in (_item(GOOD, "BRAF V600E predicts response to vemurafenib"), _item(BAD, bad_claim))]
+    (path / "results.jsonl").write_text("".join(json.dumps(r, default=str) + "\n" for r in rows), encoding="utf-8")
     finalize_run(path, cfg)
-    _write_status(path, status="complete")
     return path
 
 
@@ -192,6 +193,6 @@ def test_module_entry_point(run_dir, tmp_path):
     out = tmp_path / "cli.html"
     proc = subprocess.run([sys.executable, "-m", "graphs.trace", str(run_dir), "--item", BAD, "--html", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env={**__import__("os").environ, "COLUMNS": "200"})
+                          env={**os.environ, "COLUMNS": "200"})
     assert proc.returncode == 0, proc.stderr
     assert "✗" in proc.stdout and "write" in proc.stdout and out.is_file()

@@ -333,3 +333,31 @@ def test_two_files_with_the_same_paper_id(tmp_path, fake_embeddings):
     assert "metadata JSON" in report.failed[0].error
     again = ingest([src], store_dir=tmp_path / "store", embeddings=fake_embeddings, progress=False)
     assert again.count("skipped") == 1 and again.count("ingested") == 0  # no flip-flop between the two
+
+
+class _StubParser:
+    """A plug-in parser: returns one page of fixed text for any PDF."""
+
+    name = "stub"
+
+    def __init__(self, config, embedding_model):
+        self.config = config
+
+    def parse(self, path, sha256):
+        from tools.ingest.records import ChunkRecord, PageRecord, PaperMetadata, ParsedPaper
+
+        return ParsedPaper(
+            path=str(Path(path).resolve()), sha256=sha256, parser=self.name,
+            metadata=PaperMetadata(title=f"Stub parse of {Path(path).stem}", num_pages=1),
+            pages=[PageRecord(page_number=1, width=612, height=792, content="stub page text")],
+            chunks=[ChunkRecord(page_number=1, ordinal=1, text="stub page text", token_count=3, box=(0, 0, 612, 792))],
+        )
+
+
+def test_plugin_parser_by_import_path(tmp_path, fake_embeddings, synthetic_dir):
+    cfg = config_from_dict({"parser": {"name": f"{__name__}:_StubParser"}, "index": [{"table": "chunks", "column": "text_content"}]})
+    report = ingest([synthetic_dir], store_dir=tmp_path / "s", config=cfg, embeddings=fake_embeddings, progress=False)
+    assert not report.failed and report.count("ingested") == 2
+    assert q(tmp_path / "s", "SELECT count(*) FROM chunks WHERE text_content = 'stub page text'")[0][0] == 2
+    with pytest.raises(IngestConfigError, match="package.module:factory"):
+        config_from_dict({"parser": {"name": "mineru"}})

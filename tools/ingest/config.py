@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -25,7 +26,11 @@ class _Strict(BaseModel):
 
 
 class ParserConfig(_Strict):
-    name: Literal["pymupdf"] = Field("pymupdf", description="parser implementation (see tools.ingest.parser)")
+    name: str = Field(
+        "pymupdf",
+        description="'pymupdf' (built in) or 'package.module:factory', a callable (ParserConfig, embedding_model) "
+        "-> PDFParser, to plug in a heavier parser (MinerU, Docling, GROBID, ...)",
+    )
     chunk_tokens: int = Field(200, ge=32, le=2048, description="max embedding-model tokens per chunk")
     chunk_overlap_lines: int = Field(0, ge=0, le=20, description="lines repeated at the start of the next chunk")
     tables: Literal["fast", "layout", "off"] = Field(
@@ -38,6 +43,14 @@ class ParserConfig(_Strict):
     ocr_dpi: int = Field(300, ge=72, le=600)
     max_cell_chars: int = Field(16000, ge=1000, description="longer strings are cut (NeuSym-RAG uses 16000)")
     min_image_points: int = Field(48, ge=8, description="uncaptioned images smaller than this (w or h) are ignored")
+
+
+    @field_validator("name")
+    @classmethod
+    def _parser_name(cls, v: str) -> str:
+        if v != "pymupdf" and not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", v):
+            raise ValueError(f"{v!r} is not a parser (allowed: 'pymupdf' or 'package.module:factory')")
+        return v
 
 
 class EmbeddingConfig(_Strict):

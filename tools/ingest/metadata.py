@@ -52,6 +52,9 @@ def parse_title_authors(pages: list[PageLayout], body_size: float, pdf_title: st
     first = pages[0]
     title_lines = _title_lines(first, body_size)
     title = join_lines([ln.text for ln in title_lines]) if title_lines else ""
+    words = re.findall(r"[^\W\d_]+", title)
+    if len(title.split()) < 2 or sum(len(w) for w in words) < 8:  # OCR noise or a lone big letter is no title
+        title, title_lines = "", []
     if not title and _usable_pdf_title(pdf_title):
         title = pdf_title.strip()
     for ln in title_lines:

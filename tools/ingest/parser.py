@@ -6,6 +6,7 @@ built from plain config (``make_parser``) inside the worker.
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 import time
@@ -18,7 +19,7 @@ import pymupdf
 from tools.ingest import elements as el
 from tools.ingest.chunking import TokenCounter, Unit, chunk_page
 from tools.ingest.config import ParserConfig
-from tools.ingest.errors import CorruptPDFError, EmptyPDFError, EncryptedPDFError, NotAPDFError, ScannedPDFError
+from tools.ingest.errors import CorruptPDFError, IngestConfigError, EmptyPDFError, EncryptedPDFError, NotAPDFError, ScannedPDFError
 from tools.ingest.layout import (
     TEXT_FLAGS,
     PageLayout,
@@ -66,9 +67,18 @@ class PDFParser(Protocol):
 
 
 def make_parser(config: ParserConfig, embedding_model: str) -> PDFParser:
+    """The built-in parser, or a plug-in named 'package.module:factory' in the config."""
     if config.name == "pymupdf":
         return PyMuPDFParser(config, embedding_model)
-    raise ValueError(f"Unknown parser {config.name!r} (allowed: pymupdf)")
+    module_name, _, attr = config.name.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise IngestConfigError(f"parser.name {config.name!r}: cannot import it ({exc}).") from exc
+    parser = factory(config, embedding_model)
+    if not isinstance(parser, PDFParser):
+        raise IngestConfigError(f"parser.name {config.name!r} did not return a PDFParser (needs .name and .parse(path, sha256)).")
+    return parser
 
 
 @lru_cache(maxsize=1)
