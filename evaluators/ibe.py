@@ -86,7 +86,13 @@ def _load_json(relpath: str) -> list[dict]:
 
 
 def load_kb(relpath: str = CIVIC_KB_FILE) -> list[Evidence]:
-    return _evidence(_load_json(relpath))
+    """A knowledge base file: a JSON list of ``{evidence_id, description}`` objects."""
+    rows = _load_json(relpath)
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and {"evidence_id", "description"} <= r.keys()
+                                             for r in rows):
+        raise ValueError(f"{relpath} is not a knowledge base: expected a JSON list of "
+                         "{\"evidence_id\", \"description\"} objects (set retrieval.kb to such a file).")
+    return _evidence(rows)
 
 
 def load_task(task: str, *, limit: int | None = None, shuffle: bool = True, seed: int = 13,

@@ -39,7 +39,7 @@ def test_task_configs_switch_steps_and_graphs():
     assert config_for_task("selection").steps.judge is False
     r4c = config_for_task("r4c")
     # r4c extends _base and overrides a nested section without dropping its siblings
-    assert r4c.judge.strategy == "llm" and r4c.retrieval.kb == "ibe/R4C/full_data_noid.json"
+    assert r4c.judge.strategy == "llm" and not r4c.steps.gather  # paragraphs are judged by the model, no KB
     assert r4c.prompts.evidence_chars == 420 and r4c.prompts.context_chars == 240
     assert r4c.retrieval.mode == "hybrid" and r4c.retrieval.k == 6
     assert config_for_task("mixed").judge.strategy == "cascade"
