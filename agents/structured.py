@@ -38,17 +38,33 @@ def parse_json_reply(text: str, schema: type[T]) -> T:
     return schema.model_validate(json.loads(body[start: end + 1]))
 
 
-def call_structured(llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], *, name: str) -> T:
-    kwargs = _call_kwargs(llm, schema)
-    reply = llm.invoke(messages, config={"run_name": name}, **kwargs)
+class _CutOff(ValueError):
+    """The reply hit the token limit before the JSON closed."""
+
+
+def _invoke(llm: BaseChatModel, messages: list[BaseMessage], name: str, kwargs: dict) -> str:
     try:
-        return parse_json_reply(str(reply.content), schema)
+        return str(llm.invoke(messages, config={"run_name": name}, **kwargs).content)
+    except Exception as exc:  # openai raises LengthFinishReasonError instead of returning a truncated reply
+        if type(exc).__name__ == "LengthFinishReasonError":
+            raise _CutOff("the reply was cut off at the token limit; answer more briefly") from exc
+        raise
+
+
+def call_structured(llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], *, name: str,
+                    max_tokens: int | None = None) -> T:
+    kwargs = _call_kwargs(llm, schema)
+    if max_tokens and is_openai_compatible(llm):
+        kwargs["max_tokens"] = max_tokens
+    raw = ""
+    try:
+        raw = _invoke(llm, messages, name, kwargs)
+        return parse_json_reply(raw, schema)
     except (ValueError, ValidationError) as first:
-        repair = messages + [AIMessage(content=str(reply.content)),
-                             HumanMessage(content=render("repair_json", error=_short(first)))]
-        reply = llm.invoke(repair, config={"run_name": f"{name}:repair"}, **kwargs)
+        repair = messages + ([AIMessage(content=raw)] if raw else []) + [
+            HumanMessage(content=render("repair_json", error=_short(first)))]
         try:
-            return parse_json_reply(str(reply.content), schema)
+            return parse_json_reply(_invoke(llm, repair, f"{name}:repair", kwargs), schema)
         except (ValueError, ValidationError) as second:
             raise StructuredOutputError(
                 f"{name}: the model's reply did not match {schema.__name__} after one repair: {_short(second)}"

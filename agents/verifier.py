@@ -5,11 +5,15 @@ A sentence passes when it cites at least one id, every id it cites is kept evide
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from pydantic import BaseModel, Field
 
 from agents.writer import _CITATION, parse_citations
 from evaluators.explainers import split_sentences
+
+_CITED_END = re.compile(r"(?<=\]\.)\s+")
 
 
 class SentenceCheck(BaseModel):
@@ -27,7 +31,10 @@ class Verification(BaseModel):
 
 def verify_explanation(text: str, kept: dict[str, str], embedder, *, min_support: float = 0.3,
                        min_sentences: int = 2, max_sentences: int = 6) -> Verification:
-    sentences = split_sentences(text)
+    # Our writer ends every sentence with its citation ("... [12, 14]."): split there first, so a period inside
+    # a sentence does not create an uncited fragment; other texts fall back to the generic splitter.
+    sentences = [x.strip() for x in _CITED_END.split(text.strip()) if x.strip()] if _CITED_END.search(text) \
+        else split_sentences(text)
     problems: list[str] = []
     if not sentences:
         return Verification(ok=False, problems=["The explanation is empty."])

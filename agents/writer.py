@@ -28,7 +28,7 @@ def parse_citations(text: str) -> list[str]:
     return list(seen)
 
 
-def explanation_schema(ids: list[str], sentence_chars: int = 320) -> type[BaseModel]:
+def explanation_schema(ids: list[str], sentence_chars: int = 240) -> type[BaseModel]:
     """3-5 sentences, each citing 1+ ids from the evidence shown: a small model cannot cite an unknown id."""
     sentence = create_model("CitedSentence", text=(str, Field(min_length=10, max_length=sentence_chars)),
                             ids=(list[Literal[tuple(ids)]], Field(min_length=1, max_length=4)))  # type: ignore[misc]
@@ -48,7 +48,8 @@ def write_explanation(llm: BaseChatModel, claims: dict[str, Claim], evidence: li
                       name: str = "write_explanation") -> str:
     task = render("write_explanation", stance_hint=stance_hint).strip()
     msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars)
-    return render_explanation(call_structured(llm, explanation_schema([e.id for e in evidence]), msgs, name=name))
+    return render_explanation(call_structured(llm, explanation_schema([e.id for e in evidence]), msgs, name=name,
+                                              max_tokens=max_tokens))
 
 
 def revise_explanation(llm: BaseChatModel, claims: dict[str, Claim], evidence: list[Evidence], draft: str,
@@ -56,4 +57,5 @@ def revise_explanation(llm: BaseChatModel, claims: dict[str, Claim], evidence: l
                        name: str = "revise_explanation") -> str:
     task = render("revise_explanation", draft=draft, problems="\n".join(f"- {p}" for p in problems))
     msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars)
-    return render_explanation(call_structured(llm, explanation_schema([e.id for e in evidence]), msgs, name=name))
+    return render_explanation(call_structured(llm, explanation_schema([e.id for e in evidence]), msgs, name=name,
+                                              max_tokens=max_tokens))

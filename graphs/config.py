@@ -55,6 +55,8 @@ class JudgeConfig(_Strict):
     candidate_ratio: float = Field(0.7, gt=0.0, le=1.0,
                                    description="Retrieved candidates scoring below this share of the best are not added.")
     llm_stance: bool = Field(True, description="Ask the model supports/contradicts + reason for kept items.")
+    stance_batch: bool = Field(False, description="All kept items in one stance call (faster; small models "
+                                                  "tend to repeat one label on long lists).")
 
 
 class StepsConfig(_Strict):
@@ -69,8 +71,8 @@ class StepsConfig(_Strict):
 class PromptConfig(_Strict):
     evidence_chars: int = Field(360, ge=80, le=4000, description="Evidence text shown to the model, in characters.")
     context_chars: int = Field(240, ge=0, le=4000)
-    reason_chars: int = Field(70, ge=20, le=400)
-    explanation_tokens: int = Field(230, ge=32, le=2048)
+    reason_chars: int = Field(56, ge=20, le=400)
+    explanation_tokens: int = Field(480, ge=32, le=4096)
 
 
 class DatasetConfig(_Strict):

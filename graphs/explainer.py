@@ -1,6 +1,9 @@
 """The claim-explainer graph (baseline, missing_evidence, wrong_evidence, mixed, r4c, wrong_claim).
 
-    judge_given -> [gather] -> [write -> verify -> (revise -> verify)] -> finalize
+    judge_given -> [gather] -> [stance] -> [write -> verify -> (revise -> verify)] -> finalize
+
+With the cascade judge, judge_given and gather are model-free gates and ``stance`` labels the kept items in one
+model call whose prompt prefix the writer then reuses.
 
 Which steps run is set by ``steps:`` in the task's YAML, not by separate graphs.
 """
@@ -9,8 +12,8 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from graphs.deps import GraphDeps
-from graphs.nodes import (finalize, keep_all_given, make_gather, make_judge_given, make_revise, make_verify,
-                          make_write, needs_revision)
+from graphs.nodes import (finalize, keep_all_given, make_gather, make_judge_given, make_revise, make_stance,
+                          make_verify, make_write, needs_revision)
 from graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
 
 
@@ -44,6 +47,10 @@ def build_explainer(deps: GraphDeps):
         g.add_node("gather", make_gather(deps))
         g.add_edge("judge_given", "gather")
         last = "gather"
+    if steps.judge and deps.config.judge.strategy == "cascade" and deps.config.judge.llm_stance:
+        g.add_node("stance", make_stance(deps))
+        g.add_edge(last, "stance")
+        last = "stance"
     add_writing(g, deps, last, lambda s: list(s.input.claims))
     g.add_edge("finalize", END)
     return g.compile(name=deps.config.name)

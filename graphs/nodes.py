@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agents.evidence_judge import judge_evidence
+from agents.evidence_judge import judge_evidence, judge_stances
 from agents.verifier import verify_explanation
 from agents.writer import parse_citations, revise_explanation, write_explanation
 from evaluators.ibe import Claim, ClaimPrediction, Evidence, EvidenceDecision
@@ -26,25 +26,28 @@ def _texts(state: ClaimGraphState) -> dict[str, str]:
     return {**state.retrieved, **{e.id: e.text for e in state.input.evidence}}
 
 
-def _stance(deps: GraphDeps, state: ClaimGraphState, items: list[Evidence], name: str) -> dict[str, tuple[str, str]]:
-    """supports/contradicts + reason for items already known to be on topic."""
+def _cascade(items: list[Evidence], gates, source: str) -> list[EvidenceDecision]:
+    """Decisions from the relevance gate. Kept items get a provisional "supports" that the stance node refines."""
+    return [EvidenceDecision(id=e.id, source=source, label="supports" if g.passed else "irrelevant", reason=g.reason,
+                             kept=g.passed, score=g.score) for e, g in zip(items, gates)]
+
+
+def make_stance(deps: GraphDeps) -> Node:
+    """The model labels every kept item supports/contradicts with a reason (cascade strategy)."""
     p = deps.config.prompts
-    if not deps.config.judge.llm_stance:
-        return {e.id: ("supports", "kept by the relevance gate (model stance off)") for e in items}
-    judged = judge_evidence(deps.llm, state.input.claims, items, evidence_chars=p.evidence_chars,
-                            context_chars=p.context_chars, reason_chars=p.reason_chars, stance_only=True, name=name)
-    return {j.id: (j.label, j.reason) for j in judged}
 
-
-def _cascade(deps: GraphDeps, state: ClaimGraphState, items: list[Evidence], gates, source: str,
-             name: str) -> list[EvidenceDecision]:
-    stance = _stance(deps, state, [e for e, g in zip(items, gates) if g.passed], name)
-    decisions = []
-    for e, g in zip(items, gates):
-        label, reason = stance.get(e.id, ("irrelevant", g.reason))
-        decisions.append(EvidenceDecision(id=e.id, source=source, label=label, reason=reason, kept=g.passed,
-                                          score=g.score))
-    return decisions
+    def stance(state: ClaimGraphState) -> dict:
+        kept = _kept_evidence(state, None)
+        if deps.config.judge.stance_batch:
+            judged = judge_stances(deps.llm, state.input.claims, kept, evidence_chars=p.evidence_chars,
+                                   context_chars=p.context_chars, reason_chars=p.reason_chars)
+        else:
+            judged = judge_evidence(deps.llm, state.input.claims, kept, evidence_chars=p.evidence_chars,
+                                    context_chars=p.context_chars, reason_chars=p.reason_chars, stance_only=True,
+                                    name="judge_stance")
+        by_id = {d.id: d for d in state.decisions if d.kept}
+        return {"decisions": [by_id[j.id].model_copy(update={"label": j.label, "reason": j.reason}) for j in judged]}
+    return stance
 
 
 def make_judge_given(deps: GraphDeps) -> Node:
@@ -56,7 +59,7 @@ def make_judge_given(deps: GraphDeps) -> Node:
             from agents.relevance_gate import gate_given
 
             gates = gate_given(deps.index, state.input.claims["claim"], evidence, j.keep_rank)
-            return {"decisions": _cascade(deps, state, evidence, gates, "given", "judge_given")}
+            return {"decisions": _cascade(evidence, gates, "given")}
         judged = judge_evidence(deps.llm, state.input.claims, evidence, evidence_chars=p.evidence_chars,
                                 context_chars=p.context_chars, reason_chars=p.reason_chars, name="judge_given")
         return {"decisions": [EvidenceDecision(id=x.id, source="given", label=x.label, reason=x.reason,
@@ -84,8 +87,7 @@ def make_gather(deps: GraphDeps) -> Node:
                                  mode=cfg.retrieval.mode)
         candidates = [Evidence(id=h.id, text=h.text) for h in hits]
         if cfg.judge.strategy == "cascade":
-            decisions = _cascade(deps, state, candidates, gate_candidates(hits, cfg.judge.candidate_ratio),
-                                 "retrieved", "judge_candidates")
+            decisions = _cascade(candidates, gate_candidates(hits, cfg.judge.candidate_ratio), "retrieved")
         else:
             judged = judge_evidence(deps.llm, state.input.claims, candidates, evidence_chars=p.evidence_chars,
                                     context_chars=p.context_chars, reason_chars=p.reason_chars,

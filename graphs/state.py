@@ -1,12 +1,20 @@
 """Typed graph state shared by the claim graphs (pydantic; list fields have reducers)."""
 from __future__ import annotations
 
-import operator
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from evaluators.ibe import ClaimInput, ClaimPrediction, EvidenceDecision, Label
+
+
+def merge_decisions(old: list[EvidenceDecision], new: list[EvidenceDecision]) -> list[EvidenceDecision]:
+    """Reducer: append new decisions; a decision for an item already judged (same source and id) replaces it
+    in place, so a later node can refine a label without re-listing everything."""
+    merged = {(d.source, d.id): d for d in old}
+    for d in new:
+        merged[(d.source, d.id)] = d
+    return list(merged.values())
 
 
 class ClaimGraphInput(BaseModel):
@@ -20,7 +28,7 @@ class ClaimGraphOutput(BaseModel):
 
 
 class ClaimGraphState(ClaimGraphInput):
-    decisions: Annotated[list[EvidenceDecision], operator.add] = Field(default_factory=list)
+    decisions: Annotated[list[EvidenceDecision], merge_decisions] = Field(default_factory=list)
     queries: list[str] = Field(default_factory=list)
     retrieved: dict[str, str] = Field(default_factory=dict)  # id -> text of KB candidates shown to the judge
     selected_claim: Label | None = None

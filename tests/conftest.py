@@ -14,8 +14,8 @@
   ===========  ==========================================================  ========================================
   role         TASK line                                                   reply
   ===========  ==========================================================  ========================================
-  judge        ``TASK: Judge evidence [ID]``                               ``{"label": ..., "reason": ...}``
-  stance       ``TASK: Evidence [ID] is about the same subject``           ``{"label": "supports", "reason": ...}``
+  judge        ``TASK: Judge evidence [ID]``                               ``{"evidence_finding": ..., "label": ...}``
+  stance       ``TASK: Evidence [ID] is about the same subject``           ``{"evidence_finding": ..., "label": "supports"}``
   writer       ``TASK: Explain the CLAIM``                                 3 sentences citing EVIDENCE ids
   revise       ``TASK: Rewrite the draft``                                 same as writer
   selection    ``TASK: The EVIDENCE was collected for exactly one``        ``{"reason": ..., "answer": "A"}``
@@ -241,9 +241,9 @@ class Responder:
         shown = evidence_lines(call.prompt)
         if call.role == "judge":
             jid = judged_id(call.prompt)
-            return {"label": self.judge_label(jid), "reason": f"scripted judgement of item {jid}"}
+            return {"evidence_finding": f"scripted judgement of item {jid}", "label": self.judge_label(jid)}
         if call.role == "stance":
-            return {"label": self.stance, "reason": f"scripted stance of item {judged_id(call.prompt)}"}
+            return {"evidence_finding": f"scripted stance of item {judged_id(call.prompt)}", "label": self.stance}
         if call.role in ("writer", "revise"):
             ids = list(shown)
             assert ids, "writer prompt without evidence"

@@ -171,7 +171,7 @@ def test_studio_factory_builds_from_config(tmp_path, monkeypatch):
     from graphs import studio
 
     replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps([{"label": "supports", "reason": "r1"}, {"label": "supports", "reason": "r2"},
+    replies.write_text(json.dumps([{"evidence_finding": "r1", "label": "supports"}, {"evidence_finding": "r2", "label": "supports"},
                                    {"sentences": [{"text": "Vemurafenib improves response", "ids": ["E1"]},
                                                   {"text": "Survival is longer with vemurafenib", "ids": ["E2"]},
                                                   {"text": "Both trials studied BRAF V600E melanoma", "ids": ["E1"]}]}]))

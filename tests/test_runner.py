@@ -232,7 +232,7 @@ def test_trace_and_tokens_are_recorded(tmp_path, kit, embedder, kb_index):
     assert {r["trace_id"] for r in runs} == {tree["id"]}
     nodes = {r["name"] for r in runs}
     assert {"judge_given", "write", "verify", "finalize"} <= nodes
-    assert any(r["name"].startswith("judge_given[") for r in llm_runs)
+    assert any(r["name"].startswith("judge_stance[") for r in llm_runs)
     for r in runs:
         assert r["start_time"] <= r["end_time"]
     # tokens: the scripted model reports whitespace-split word counts; the root sums its llm runs
@@ -299,8 +299,8 @@ def test_cli_end_to_end_with_scripted_file(tmp_path, kit, embedder, kb_index, us
         assert pred["kept_ids"] == kept[item.input.id]
         assert set(pred["discarded_ids"]) == {e.id for e in item.input.evidence} - set(kept[item.input.id])
         assert set(pred["cited_ids"]["claim"]) <= set(pred["kept_ids"])
-        assert all(d["reason"] == "kept by the relevance gate (model stance off)"
-                   for d in pred["decisions"] if d["kept"])
+        assert all(d["reason"].startswith("on topic: ranks ") and d["label"] == "supports"
+                   for d in pred["decisions"] if d["kept"])  # model stance off: the gate's reason stays
         assert "discard_f1" in row["metrics"] and "citation_validity" in row["metrics"]
         assert row["metrics"]["citation_validity"] == 1.0
     metrics = json.loads((run_dir / "metrics.json").read_text())
