@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from evaluators.report_html import read_rows  # read-only: safe on a run in progress
 from graphs.tracing import safe_name
 
 ERROR_MARK = "✗"
@@ -126,22 +127,6 @@ def load_items(run_dir: Path) -> list[TraceItem]:
             if path.resolve() not in known:
                 items.setdefault(path.stem, TraceItem(id=path.stem, trace_path=path))
     return list(items.values())
-
-
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """Complete lines of results.jsonl, read-only (a run still in progress may have a torn last line)."""
-    rows: list[dict[str, Any]] = []
-    if not path.is_file():
-        return rows
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                break
-            if isinstance(row, dict):
-                rows.append(row)
-    return rows
 
 
 def find_item(items: list[TraceItem], item_id: str) -> TraceItem:
