@@ -52,7 +52,7 @@ def print_rows(rows: list[dict], title: str) -> None:
         table.add_column(c, justify="left" if c == "task" else "right")
     for r in rows:
         table.add_row(*[str(r.get(c, "")) for c in cols])
-    Console().print(table)
+    Console(width=max(160, Console().width)).print(table)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -72,7 +72,7 @@ class PromptConfig(_Strict):
     evidence_chars: int = Field(360, ge=80, le=4000, description="Evidence text shown to the model, in characters.")
     context_chars: int = Field(240, ge=0, le=4000)
     reason_chars: int = Field(56, ge=20, le=400)
-    explanation_tokens: int = Field(480, ge=32, le=4096)
+    explanation_tokens: int = Field(640, ge=32, le=4096)
 
 
 class DatasetConfig(_Strict):
