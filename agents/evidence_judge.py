@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, Field, create_model
 
 from agents.claim_prompt import messages
 from agents.prompts import render
-from agents.structured import call_structured
+from agents.structured import call_structured, per_id_items, per_id_schema
 from evaluators.ibe import Claim, Evidence, JudgeLabel
 
 
@@ -59,12 +59,11 @@ def judge_stances(llm: BaseChatModel, claims: dict[str, Claim], evidence: list[E
         return []
     item = create_model("ItemStance", evidence_finding=(str, Field(max_length=reason_chars)),
                         label=(Literal["supports", "contradicts"], ...))
-    fields = {f"e{i}": (item, Field(alias=e.id)) for i, e in enumerate(evidence)}
-    schema = create_model("EvidenceStances", __config__=ConfigDict(populate_by_name=True), **fields)
+    ids = [e.id for e in evidence]
+    schema = per_id_schema("EvidenceStances", item, ids)
     task = render("judge_stances", ids=", ".join(f"[{e.id}]" for e in evidence), reason_words=max(5, reason_chars // 7))
     msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars)
     # ~45 tokens per item (label, reason, JSON punctuation) plus slack, so long lists are not cut off
     result = call_structured(llm, schema, msgs, name=name, max_tokens=64 + 48 * len(evidence))
-    return [Judgement(id=e.id, label=getattr(result, f"e{i}").label,
-                      reason=getattr(result, f"e{i}").evidence_finding.strip() or getattr(result, f"e{i}").label)
-            for i, e in enumerate(evidence)]
+    return [Judgement(id=eid, label=x.label, reason=x.evidence_finding.strip() or x.label)
+            for eid, x in per_id_items(result, ids)]

@@ -235,9 +235,11 @@ def gather_candidates(
     k: int = 10,
     mode: SearchMode = "hybrid",
     exclude: Iterable[str] = (),
+    plan: list[WeightedQuery] | None = None,
 ) -> list[SearchHit]:
-    """Top-k KB items likely to be missing evidence for the claim; given (and ``exclude``) ids never return."""
-    plan = plan_queries(claim, evidence, kept_ids=kept_ids, index=index, mode=mode)
+    """Top-k KB items likely to be missing evidence for the claim; given (and ``exclude``) ids never return.
+    ``plan``: the :func:`plan_queries` result for the same arguments, when the caller already has it."""
+    plan = plan if plan is not None else plan_queries(claim, evidence, kept_ids=kept_ids, index=index, mode=mode)
     scores = score_plan(index, plan, mode)
     skip = {e.id for e in evidence} | set(exclude)
     dense = bm25 = None

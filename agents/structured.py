@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from agents.models import is_openai_compatible
 from agents.prompts import render
@@ -69,6 +69,18 @@ def call_structured(llm: BaseChatModel, schema: type[T], messages: list[BaseMess
             raise StructuredOutputError(
                 f"{name}: the model's reply did not match {schema.__name__} after one repair: {_short(second)}"
             ) from second
+
+
+def per_id_schema(name: str, item: type[BaseModel], ids: list[str]) -> type[BaseModel]:
+    """A JSON object with one required key per evidence id, in order: a small model must answer for every
+    item exactly once and cannot invent ids. Keys are the ids (aliases); fields are ``e0, e1, ...``."""
+    fields = {f"e{i}": (item, Field(alias=eid)) for i, eid in enumerate(ids)}
+    return create_model(name, __config__=ConfigDict(populate_by_name=True), **fields)
+
+
+def per_id_items(result: BaseModel, ids: list[str]) -> list[tuple[str, BaseModel]]:
+    """(id, item) pairs of a :func:`per_id_schema` result, in the ids' order."""
+    return [(eid, getattr(result, f"e{i}")) for i, eid in enumerate(ids)]
 
 
 def _short(exc: Exception, limit: int = 300) -> str:

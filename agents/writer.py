@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-
 from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel

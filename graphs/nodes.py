@@ -32,6 +32,16 @@ def _cascade(items: list[Evidence], gates, source: str) -> list[EvidenceDecision
                              kept=g.passed, score=g.score) for e, g in zip(items, gates)]
 
 
+def _model_judged(deps: GraphDeps, state: ClaimGraphState, items: list[Evidence], source: str, name: str,
+                  scores: dict[str, float] | None = None) -> list[EvidenceDecision]:
+    """Decisions from the model alone (``judge.strategy: llm``): kept when it says supports or contradicts."""
+    p = deps.config.prompts
+    judged = judge_evidence(deps.llm, state.input.claims, items, evidence_chars=p.evidence_chars,
+                            context_chars=p.context_chars, reason_chars=p.reason_chars, name=name)
+    return [EvidenceDecision(id=x.id, source=source, label=x.label, reason=x.reason, kept=x.label in KEEP,
+                             score=(scores or {}).get(x.id)) for x in judged]
+
+
 def make_stance(deps: GraphDeps) -> Node:
     """The model labels every kept item supports/contradicts with a reason (cascade strategy)."""
     p = deps.config.prompts
@@ -51,7 +61,7 @@ def make_stance(deps: GraphDeps) -> Node:
 
 
 def make_judge_given(deps: GraphDeps) -> Node:
-    p, j = deps.config.prompts, deps.config.judge
+    j = deps.config.judge
 
     def judge_given(state: ClaimGraphState) -> dict:
         evidence = state.input.evidence
@@ -60,10 +70,7 @@ def make_judge_given(deps: GraphDeps) -> Node:
 
             gates = gate_given(deps.index, state.input.claims["claim"], evidence, j.keep_rank)
             return {"decisions": _cascade(evidence, gates, "given")}
-        judged = judge_evidence(deps.llm, state.input.claims, evidence, evidence_chars=p.evidence_chars,
-                                context_chars=p.context_chars, reason_chars=p.reason_chars, name="judge_given")
-        return {"decisions": [EvidenceDecision(id=x.id, source="given", label=x.label, reason=x.reason,
-                                               kept=x.label in KEEP) for x in judged]}
+        return {"decisions": _model_judged(deps, state, evidence, "given", "judge_given")}
     return judge_given
 
 
@@ -74,7 +81,7 @@ def keep_all_given(state: ClaimGraphState) -> dict:
 
 
 def make_gather(deps: GraphDeps) -> Node:
-    cfg, p = deps.config, deps.config.prompts
+    cfg = deps.config
 
     def gather(state: ClaimGraphState) -> dict:
         from agents.query_planner import gather_candidates, plan_queries
@@ -82,19 +89,15 @@ def make_gather(deps: GraphDeps) -> Node:
 
         claim = state.input.claims["claim"]
         kept = {d.id for d in state.decisions if d.kept} if state.decisions else None
-        queries = plan_queries(claim, state.input.evidence, kept_ids=kept, index=deps.index)
+        queries = plan_queries(claim, state.input.evidence, kept_ids=kept, index=deps.index, mode=cfg.retrieval.mode)
         hits = gather_candidates(deps.index, claim, state.input.evidence, kept_ids=kept, k=cfg.retrieval.k,
-                                 mode=cfg.retrieval.mode)
+                                 mode=cfg.retrieval.mode, plan=queries)
         candidates = [Evidence(id=h.id, text=h.text) for h in hits]
         if cfg.judge.strategy == "cascade":
             decisions = _cascade(candidates, gate_candidates(hits, cfg.judge.candidate_ratio), "retrieved")
         else:
-            judged = judge_evidence(deps.llm, state.input.claims, candidates, evidence_chars=p.evidence_chars,
-                                    context_chars=p.context_chars, reason_chars=p.reason_chars,
-                                    name="judge_candidates")
-            scores = {h.id: h.score for h in hits}
-            decisions = [EvidenceDecision(id=x.id, source="retrieved", label=x.label, reason=x.reason,
-                                          kept=x.label in KEEP, score=scores[x.id]) for x in judged]
+            decisions = _model_judged(deps, state, candidates, "retrieved", "judge_candidates",
+                                      scores={h.id: h.score for h in hits})
         return {"decisions": decisions, "queries": [f"{q.facet}: {q.text[:160]}" for q in queries if q.weight > 0],
                 "retrieved": {c.id: c.text for c in candidates}}
     return gather
