@@ -59,6 +59,9 @@ class EmbeddingConfig(_Strict):
     threads: int | None = Field(
         None, ge=1, le=256, description="torch threads while embedding (null = torch default); 1 is faster on a busy machine"
     )
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto", description="auto = bf16 autocast on CPUs with native bf16 (2.4x faster, same neighbours), else fp32"
+    )
 
 
 class SummaryConfig(_Strict):

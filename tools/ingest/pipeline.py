@@ -295,7 +295,7 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
                 from agents.embeddings import LocalEmbeddings
 
                 # own wrapper (the model weights are shared via the loader cache) so batch_size stays local
-                embeddings = LocalEmbeddings(cfg.embedding.model, batch_size=cfg.embedding.batch_size)
+                embeddings = LocalEmbeddings(cfg.embedding.model, batch_size=cfg.embedding.batch_size, precision=cfg.embedding.precision)
             dense = DenseIndexer(paths, cfg, embeddings)
         return dense
 
