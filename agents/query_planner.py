@@ -197,6 +197,32 @@ def relevance_ranks(index: KnowledgeBaseIndex, claim: Claim, evidence: list[Evid
     return ranks
 
 
+def neighbour_rank(index: KnowledgeBaseIndex, doc_id: str, targets: Iterable[str]) -> int | None:
+    """Best rank (1 = nearest) of any ``targets`` doc among ``doc_id``'s neighbours in the KB (dense + BM25 of its
+    own text, CombSUM); ``None`` when there is no target in the KB.
+
+    Evidence collected for one claim tends to be each other's nearest neighbours; a same-gene item of a
+    neighbouring claim sits closer to its own claim's items than to this claim's."""
+    pos = index.position.get(doc_id)
+    target_pos = [index.position[t] for t in targets if t in index.position and t != doc_id]
+    if pos is None or not target_pos:
+        return None
+    vec = index.doc_vector(doc_id)
+    scores = combsum([index.dense_scores(vec), index.bm25_scores(index.docs[pos].text)])
+    scores[pos] = -np.inf  # not its own neighbour
+    return min(int((scores > scores[t]).sum()) + 1 for t in target_pos)
+
+
+def facet_coverage(claim: Claim, facet: str, text: str) -> float | None:
+    """Share of the claim's ``facet`` words (e.g. ``therapy``) that occur in ``text``; ``None`` when the claim
+    has no such facet."""
+    values = [q.text for q in facet_queries(claim) if q.facet == facet]
+    words = set(analyze(" ".join(values)))
+    if not words:
+        return None
+    return len(words & set(analyze(text))) / len(words)
+
+
 def _dense_rank(index: KnowledgeBaseIndex, facets: list[WeightedQuery], text: str) -> int:
     """Rank an out-of-KB text among the KB docs by dense similarity to the claim (1 = more similar than all)."""
     claim = next((q.text for q in facets if q.facet == "claim"), " ".join(q.text for q in facets))

@@ -43,13 +43,17 @@ def row_from_metrics(summary: dict) -> dict:
     return row
 
 
+def _shown(value) -> bool:
+    return value is not None and value == value and value != 0  # not missing, NaN or zero
+
+
 def print_rows(rows: list[dict], title: str) -> None:
     cols = ["task", "n", "errors"] + [c for c in list(COLUMNS) + ["latency median s", "latency mean s",
                                                                     "prompt tok/item", "completion tok/item"]
-                                      if any(c in r for r in rows)]
+                                      if any(_shown(r.get(c)) for r in rows)]  # decision-only runs: no text columns
     table = Table(title=title)
     for c in cols:
-        table.add_column(c, justify="left" if c == "task" else "right")
+        table.add_column(c, justify="left" if c == "task" else "right", no_wrap=c == "task")
     for r in rows:
         table.add_row(*[str(r.get(c, "")) for c in cols])
     Console(width=max(160, Console().width)).print(table)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -54,6 +54,13 @@ class JudgeConfig(_Strict):
     keep_rank: int = Field(30, ge=1, description="Given items ranking worse than this among the KB are discarded.")
     candidate_ratio: float = Field(0.7, gt=0.0, le=1.0,
                                    description="Retrieved candidates scoring below this share of the best are not added.")
+    candidate_neighbour_rank: int | None = Field(
+        8, ge=1, description="A retrieved candidate is added only if a kept given item is among its N nearest KB "
+                             "neighbours (null = off; skipped when nothing is kept).")
+    candidate_facets: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
+        default_factory=lambda: {"therapy": 0.5},
+        description="Claim facets a retrieved candidate must name, with the share of the facet's words required "
+                    "(facets: profile, disease, therapy, or a lower-cased context key).")
     llm_stance: bool = Field(True, description="Ask the model supports/contradicts + reason for kept items.")
     stance_batch: bool = Field(False, description="All kept items in one stance call (faster; small models "
                                                   "tend to repeat one label on long lists).")

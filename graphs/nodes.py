@@ -94,7 +94,10 @@ def make_gather(deps: GraphDeps) -> Node:
                                  mode=cfg.retrieval.mode, plan=queries)
         candidates = [Evidence(id=h.id, text=h.text) for h in hits]
         if cfg.judge.strategy == "cascade":
-            decisions = _cascade(candidates, gate_candidates(hits, cfg.judge.candidate_ratio), "retrieved")
+            j = cfg.judge
+            gates = gate_candidates(hits, j.candidate_ratio, index=deps.index, claim=claim, kept_ids=kept,
+                                    max_neighbour_rank=j.candidate_neighbour_rank, required_facets=j.candidate_facets)
+            decisions = _cascade(candidates, gates, "retrieved")
         else:
             decisions = _model_judged(deps, state, candidates, "retrieved", "judge_candidates",
                                       scores={h.id: h.score for h in hits})

@@ -230,3 +230,36 @@ def test_recall_at_10_on_first_30_items():
     for task, floor in MEASURED_RECALL_AT_10.items():
         got = result["tasks"][task]["hybrid"]["recall@10"]
         assert got >= floor - 0.02, f"{task}: recall@10 {got:.3f} < {floor - 0.02:.3f}"
+
+
+# -- candidate gate: neighbours and required facets ------------------------------------------------------------
+def test_neighbour_rank_and_facet_coverage(index):
+    from agents.query_planner import facet_coverage, neighbour_rank
+
+    # doc 4 (ALK/crizotinib lung) is nearer to doc 7 (ALK/crizotinib lung) than to doc 8 (HER2 breast)
+    near, far = neighbour_rank(index, "4", {"7"}), neighbour_rank(index, "4", {"8"})
+    assert near == 1 and far > near
+    assert neighbour_rank(index, "4", {"4"}) is None and neighbour_rank(index, "4", {"not-in-kb"}) is None
+    assert neighbour_rank(index, "4", {"7", "8"}) == near  # the best of the targets
+    assert facet_coverage(CLAIM, "therapy", DOCS[3].text) == 1.0
+    assert facet_coverage(CLAIM, "therapy", DOCS[4].text) == 0.0
+    assert facet_coverage(Claim(text="x", context={}), "therapy", DOCS[3].text) is None
+
+
+def test_gate_candidates_checks_score_neighbours_and_facets(index):
+    from agents.relevance_gate import gate_candidates
+    from tools.kb_index import SearchHit
+
+    hits = [SearchHit(id="4", text=DOCS[3].text, score=1.0), SearchHit(id="8", text=DOCS[7].text, score=0.9),
+            SearchHit(id="3", text=DOCS[2].text, score=0.2)]
+    plain = gate_candidates(hits, 0.7)
+    assert [g.passed for g in plain] == [True, True, False] and "20% of the best" in plain[2].reason
+    checked = gate_candidates(hits, 0.7, index=index, claim=CLAIM, kept_ids={"7"}, max_neighbour_rank=1,
+                              required_facets={"therapy": 0.5})
+    assert [g.passed for g in checked] == [True, False, False]
+    assert "0% of the claim's therapy" in checked[1].reason
+    no_facets = gate_candidates(hits, 0.7, index=index, claim=CLAIM, kept_ids={"7"}, max_neighbour_rank=1)
+    assert not no_facets[1].passed and "nearest KB neighbours" in no_facets[1].reason
+    # nothing kept: the neighbour check cannot apply, only the score and facet checks do
+    assert [g.passed for g in gate_candidates(hits, 0.7, index=index, claim=CLAIM, kept_ids=set(),
+                                              max_neighbour_rank=1)] == [True, True, False]
