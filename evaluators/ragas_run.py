@@ -5,6 +5,8 @@
 For every item: user_input = the claim, response = the explanation, contexts = the kept evidence texts.
 Writes ``ragas.jsonl`` (per item) and adds ``ragas_*`` summaries (mean, 95% CI, n, NaN count) to
 ``metrics.json``. NaN (the judge's output could not be parsed, or a timeout) is kept and counted.
+Each item is appended to ``ragas.jsonl`` as soon as it is scored: an interrupted run resumes where it stopped
+(``--restart`` scores everything again).
 """
 from __future__ import annotations
 
@@ -17,25 +19,34 @@ from pathlib import Path
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 
-def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600) -> dict:
+def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600, restart: bool = False) -> dict:
     from evaluators.ragas_metrics import RagasSample, count_nan, ragas_scores
     from evaluators.stats import summarize
     from graphs.runner import read_results
 
     rows = [r for r in read_results(run_dir / "results.jsonl") if r.get("prediction")][: limit or None]
-    out_rows = []
+    out_path = run_dir / "ragas.jsonl"
+    if restart:
+        out_path.unlink(missing_ok=True)
+    done = {row["id"]: row for row in read_results(out_path)} if out_path.is_file() else {}
+    wanted = {r["id"] for r in rows}
+    out_rows = [row for i, row in done.items() if i in wanted]
     for r in rows:
+        if r["id"] in done:
+            continue
         pred, claims = r["prediction"], r["input"]["claims"]
         samples = [RagasSample(user_input=claims[k]["text"], response=text,
                                retrieved_contexts=list(pred.get("evidence_texts", {}).values()))
                    for k, text in pred["explanations"].items() if k in claims and text]
         scores = ragas_scores(samples, llm, timeout=timeout) if samples else []
         merged = {m: sum(s[m] for s in scores) / len(scores) for m in (scores[0] if scores else {})}
-        out_rows.append({"id": r["id"], **merged})
-        print(r["id"], {k: round(v, 3) for k, v in merged.items()}, flush=True)
-    with open(run_dir / "ragas.jsonl", "w", encoding="utf-8") as fh:
-        for row in out_rows:
+        row = {"id": r["id"], **merged}
+        with open(out_path, "a", encoding="utf-8") as fh:  # one line per item: a kill loses at most this one
             fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        out_rows.append(row)
+        print(r["id"], {k: round(v, 3) for k, v in merged.items()}, flush=True)
     metrics_path = run_dir / "metrics.json"
     summary = json.loads(metrics_path.read_text()) if metrics_path.is_file() else {"metrics": {}}
     names = sorted({k for row in out_rows for k in row if k != "id"})
@@ -54,11 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--llm", default="local", help="judge model spec (default: local)")
     p.add_argument("--limit", type=int)
     p.add_argument("--timeout", type=int, default=600, help="seconds per judge call")
+    p.add_argument("--restart", action="store_true", help="discard ragas.jsonl and score every item again")
     args = p.parse_args(argv)
     from agents.models import make_chat_model
 
     llm = make_chat_model(args.llm, temperature=0.0, max_tokens=1024)
-    for name, s in score_run(args.run_dir, llm, args.limit, args.timeout).items():
+    for name, s in score_run(args.run_dir, llm, args.limit, args.timeout, args.restart).items():
         print(f"ragas_{name}: mean {s['mean']:.3f} [{s['ci_low']:.3f}, {s['ci_high']:.3f}] n={s['n']} NaN={s['n_nan']}")
     return 0
 

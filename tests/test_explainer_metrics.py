@@ -392,3 +392,32 @@ def test_ragas_rejects_unknown_metric(bow):
     with pytest.raises(ValueError, match="Unknown RAGAS metric"):
         ragas_scores([SAMPLE], RoutingJudge(), bow, metrics=("bleu",))
     assert ragas_scores([], RoutingJudge(), bow) == []
+
+
+def test_ragas_run_resumes_after_interruption(tmp_path, monkeypatch):
+    """`python -m evaluators.ragas_run` appends each item as it is scored; a rerun scores only the rest."""
+    import evaluators.ragas_metrics as rm
+    from evaluators.ragas_run import score_run
+
+    rows = [{"id": f"mixed-{i:03d}", "input": {"claims": {"claim": {"text": SAMPLE.user_input}}},
+             "prediction": {"explanations": {"claim": SAMPLE.response},
+                            "evidence_texts": {"1": SAMPLE.retrieved_contexts[0]}}} for i in range(3)]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "metrics.json").write_text(json.dumps({"metrics": {}}))
+    real, calls = rm.ragas_scores, []
+
+    def flaky(samples, llm, **kw):
+        calls.append(len(samples))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # Ctrl-C while the second item is being judged
+        return real(samples, llm, metrics=("faithfulness",), **kw)
+
+    monkeypatch.setattr(rm, "ragas_scores", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        score_run(tmp_path, RoutingJudge())
+    assert [json.loads(x)["id"] for x in (tmp_path / "ragas.jsonl").read_text().splitlines()] == ["mixed-000"]
+    summary = score_run(tmp_path, RoutingJudge())
+    assert len(calls) == 4  # items 1 and 2 only on the rerun
+    assert summary["faithfulness"]["mean"] == 1.0 and summary["faithfulness"]["n"] == 3
+    assert json.loads((tmp_path / "metrics.json").read_text())["metrics"]["ragas_faithfulness"]["n"] == 3
+    assert score_run(tmp_path, RoutingJudge(), restart=True)["faithfulness"]["n"] == 3 and len(calls) == 7
