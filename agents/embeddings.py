@@ -80,7 +80,13 @@ class LocalEmbeddings(Embeddings):
         self.precision = resolve_precision(precision)
 
     @property
-    def model(self):
+    def model(self) -> str:
+        """The model name, as LangChain's OpenAIEmbeddings has it (RAGAS logs ``embeddings.model`` as a string)."""
+        return self.model_name
+
+    @property
+    def encoder(self):
+        """The loaded sentence-transformers model."""
         with _LOCK:  # first load is not thread-safe
             return _load(self.model_name)
 
@@ -88,7 +94,7 @@ class LocalEmbeddings(Embeddings):
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._autocast():
-            vecs = self.model.encode(
+            vecs = self.encoder.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
             )
         return np.asarray(vecs, dtype=np.float32)
@@ -102,7 +108,7 @@ class LocalEmbeddings(Embeddings):
 
     @property
     def dimension(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        return int(self.encoder.get_sentence_embedding_dimension())
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.encode(texts).tolist()

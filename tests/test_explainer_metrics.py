@@ -421,3 +421,10 @@ def test_ragas_run_resumes_after_interruption(tmp_path, monkeypatch):
     assert summary["faithfulness"]["mean"] == 1.0 and summary["faithfulness"]["n"] == 3
     assert json.loads((tmp_path / "metrics.json").read_text())["metrics"]["ragas_faithfulness"]["n"] == 3
     assert score_run(tmp_path, RoutingJudge(), restart=True)["faithfulness"]["n"] == 3 and len(calls) == 7
+
+
+def test_ragas_relevancy_with_the_real_local_embeddings(embedder):
+    """RAGAS logs `embeddings.model` and requires a string: LocalEmbeddings.model is the name, not the encoder."""
+    assert embedder.model == "all-MiniLM-L6-v2"
+    scores = ragas_scores([SAMPLE], RoutingJudge(question=SAMPLE.user_input), embedder, metrics=("response_relevancy",))
+    assert scores[0]["response_relevancy"] > 0.99  # the judge's question is the user input itself
