@@ -22,15 +22,16 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600, restart: bool = False) -> dict:
     from evaluators.ragas_metrics import RagasSample, count_nan, ragas_scores
     from evaluators.stats import summarize
-    from graphs.runner import read_results
+    from graphs.runner import ResultWriter, read_results
 
     rows = [r for r in read_results(run_dir / "results.jsonl") if r.get("prediction")][: limit or None]
     out_path = run_dir / "ragas.jsonl"
     if restart:
         out_path.unlink(missing_ok=True)
-    done = {row["id"]: row for row in read_results(out_path)} if out_path.is_file() else {}
+    done = {row["id"]: row for row in read_results(out_path)}
     wanted = {r["id"] for r in rows}
     out_rows = [row for i, row in done.items() if i in wanted]
+    writer = ResultWriter(out_path)  # one fsynced line per item: a kill loses at most the item being scored
     for r in rows:
         if r["id"] in done:
             continue
@@ -41,10 +42,7 @@ def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600, 
         scores = ragas_scores(samples, llm, timeout=timeout) if samples else []
         merged = {m: sum(s[m] for s in scores) / len(scores) for m in (scores[0] if scores else {})}
         row = {"id": r["id"], **merged}
-        with open(out_path, "a", encoding="utf-8") as fh:  # one line per item: a kill loses at most this one
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        writer.append(row)
         out_rows.append(row)
         print(r["id"], {k: round(v, 3) for k, v in merged.items()}, flush=True)
     metrics_path = run_dir / "metrics.json"

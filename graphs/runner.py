@@ -70,7 +70,9 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-class _ResultWriter:
+class ResultWriter:
+    """Appends one JSON line per finished item and fsyncs it (read back with :func:`read_results`)."""
+
     def __init__(self, path: Path):
         self.path = path
         self._lock = threading.Lock()
@@ -178,7 +180,7 @@ def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | No
     _write_status(run_dir, run_id=run_dir.name, task=cfg.task, config=cfg.name, status="running",
                   n_items=len(items), started=_now(), model=cfg.model.spec)
     embedder = embedder or get_embeddings(cfg.retrieval.embedding_model)
-    writer = _ResultWriter(results_path)
+    writer = ResultWriter(results_path)
     if pending:
         graph = build_graph(cfg, llm=llm, embedder=embedder, index=index)
         from graphs.phoenix import maybe_enable_phoenix

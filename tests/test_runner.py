@@ -123,12 +123,12 @@ def test_read_results_truncates_only_the_torn_tail(tmp_path):
 
 
 def test_row_without_trailing_newline_survives_the_next_append(tmp_path):
-    from graphs.runner import _ResultWriter
+    from graphs.runner import ResultWriter
 
     path = tmp_path / "results.jsonl"
     path.write_text('{"id": "a"}\n{"id": "b"}', encoding="utf-8")  # killed just before the final "\n"
     assert [r["id"] for r in read_results(path)] == ["a", "b"]  # resume counts b as done ...
-    _ResultWriter(path).append({"id": "c"})  # ... and appends the next item
+    ResultWriter(path).append({"id": "c"})  # ... and appends the next item
     assert [r["id"] for r in read_results(path)] == ["a", "b", "c"]
 
 
