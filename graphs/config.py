@@ -61,9 +61,24 @@ class JudgeConfig(_Strict):
         default_factory=lambda: {"therapy": 0.5},
         description="Claim facets a retrieved candidate must name, with the share of the facet's words required "
                     "(facets: profile, disease, therapy, or a lower-cased context key).")
+    candidate_max_overlap: float | None = Field(
+        0.5, gt=0.0, le=1.0, description="A retrieved candidate sharing at least this share of its word 5-grams "
+                                         "with a kept given item is a near-copy and is not added (null = off).")
+    candidate_rescue_neighbour_rank: int | None = Field(
+        4, ge=1, description="A candidate below candidate_ratio is still added when it ranks for the claim's subject "
+                             "no worse than the worst kept given item and a kept item is among its N nearest KB "
+                             "neighbours (null = off).")
     llm_stance: bool = Field(True, description="Ask the model supports/contradicts + reason for kept items.")
     stance_batch: bool = Field(False, description="All kept items in one stance call (faster; small models "
                                                   "tend to repeat one label on long lists).")
+
+    def candidate_checks(self):
+        """The ``candidate_*`` thresholds as the candidate gate takes them."""
+        from agents.candidate_gate import CandidateChecks
+
+        return CandidateChecks(ratio=self.candidate_ratio, neighbour_rank=self.candidate_neighbour_rank,
+                               facets=self.candidate_facets, max_overlap=self.candidate_max_overlap,
+                               rescue_neighbour_rank=self.candidate_rescue_neighbour_rank)
 
 
 class StepsConfig(_Strict):

@@ -85,7 +85,7 @@ def make_gather(deps: GraphDeps) -> Node:
 
     def gather(state: ClaimGraphState) -> dict:
         from agents.query_planner import gather_candidates, plan_queries
-        from agents.relevance_gate import gate_candidates
+        from agents.candidate_gate import gate_candidates
 
         claim = state.input.claims["claim"]
         kept = {d.id for d in state.decisions if d.kept} if state.decisions else None
@@ -94,9 +94,9 @@ def make_gather(deps: GraphDeps) -> Node:
                                  mode=cfg.retrieval.mode, plan=queries)
         candidates = [Evidence(id=h.id, text=h.text) for h in hits]
         if cfg.judge.strategy == "cascade":
-            j = cfg.judge
-            gates = gate_candidates(hits, j.candidate_ratio, index=deps.index, claim=claim, kept_ids=kept,
-                                    max_neighbour_rank=j.candidate_neighbour_rank, required_facets=j.candidate_facets)
+            kept_texts = None if kept is None else {e.id: e.text for e in state.input.evidence if e.id in kept}
+            gates = gate_candidates(hits, cfg.judge.candidate_checks(), index=deps.index, claim=claim,
+                                    kept=kept_texts)
             decisions = _cascade(candidates, gates, "retrieved")
         else:
             decisions = _model_judged(deps, state, candidates, "retrieved", "judge_candidates",
