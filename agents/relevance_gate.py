@@ -34,6 +34,25 @@ def gate_given(index, claim: Claim, evidence: list[Evidence], keep_rank: int) ->
     return out
 
 
+def gate_top_given(embeddings, claim: Claim, evidence: list[Evidence], keep_top: int) -> list[GateResult]:
+    """Keep the ``keep_top`` given items that best match the claim, ranked among the given items themselves
+    (dense + BM25): for evidence outside any knowledge base, where a KB rank cannot be had."""
+    from tools.kb_index import rank_texts
+
+    scores = rank_texts(claim.text, [e.text for e in evidence], embeddings)
+    order = sorted(range(len(evidence)), key=lambda i: -scores[i])
+    rank_of = {evidence[i].id: r for r, i in enumerate(order, start=1)}
+    n = len(evidence)
+    out = []
+    for e, score in zip(evidence, scores):
+        r = rank_of[e.id]
+        passed = r <= keep_top
+        reason = (f"among the {keep_top} items closest to the claim (ranks {r}/{n})" if passed else
+                  f"ranks {r}/{n} among the given items for the claim (keeps the top {keep_top})")
+        out.append(GateResult(id=e.id, passed=passed, reason=reason, score=round(float(score), 4)))
+    return out
+
+
 def select_by_relevance(index, claims: dict[str, Claim], evidence: list[Evidence]) -> tuple[str, str]:
     """Selection without a model: the claim for which the evidence ranks better (mean log-rank) in the KB."""
     import math

@@ -26,7 +26,9 @@ COLUMNS = {
     "discard F1": "discard_f1_micro", "false discard": "false_discard_rate", "selection": "selection_accuracy",
     "assign item": "assignment_item_accuracy", "assign pair": "assignment_pair_accuracy",
     "wrong_claim": "wrong_claim_accuracy", "expl sim": "explanation_similarity",
-    "faithful": "ragas_faithfulness", "cites ok": "citation_validity",
+    "expl complete": "explanation_completeness", "golden facts": "golden_fact_coverage",
+    "golden ceiling": "golden_fact_coverage_ceiling", "faithful": "ragas_faithfulness",
+    "cites ok": "citation_validity",
 }
 
 

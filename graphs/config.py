@@ -47,11 +47,14 @@ class RetrievalConfig(_Strict):
 class JudgeConfig(_Strict):
     """How evidence is judged. ``cascade`` (default): a model-free relevance gate decides keep/discard (how
     an item ranks among all KB items for the claim's subject), then the model labels supports/contradicts and
-    gives the reason for kept items. ``llm``: the model alone labels every item (for strong models, or when
-    the evidence is not in the KB, e.g. R4C paragraphs)."""
+    gives the reason for kept items. ``given_rank``: the same cascade for evidence that is not in a KB (R4C
+    paragraphs): the ``keep_top`` items closest to the claim among the given items are kept. ``llm``: the model
+    alone labels every item (for strong models)."""
 
-    strategy: Literal["cascade", "llm"] = "cascade"
+    strategy: Literal["cascade", "given_rank", "llm"] = "cascade"
     keep_rank: int = Field(30, ge=1, description="Given items ranking worse than this among the KB are discarded.")
+    keep_top: int = Field(3, ge=1, description="given_rank: keep this many given items, the ones closest to the "
+                                              "claim among the given items themselves.")
     candidate_ratio: float = Field(0.7, gt=0.0, le=1.0,
                                    description="Retrieved candidates scoring below this share of the best are not added.")
     candidate_neighbour_rank: int | None = Field(

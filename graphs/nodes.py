@@ -70,6 +70,11 @@ def make_judge_given(deps: GraphDeps) -> Node:
 
             gates = gate_given(deps.index, state.input.claims["claim"], evidence, j.keep_rank)
             return {"decisions": _cascade(evidence, gates, "given")}
+        if j.strategy == "given_rank":
+            from agents.relevance_gate import gate_top_given
+
+            gates = gate_top_given(deps.embedder, state.input.claims["claim"], evidence, j.keep_top)
+            return {"decisions": _cascade(evidence, gates, "given")}
         return {"decisions": _model_judged(deps, state, evidence, "given", "judge_given")}
     return judge_given
 
@@ -93,7 +98,7 @@ def make_gather(deps: GraphDeps) -> Node:
         hits = gather_candidates(deps.index, claim, state.input.evidence, kept_ids=kept, k=cfg.retrieval.k,
                                  mode=cfg.retrieval.mode, plan=queries)
         candidates = [Evidence(id=h.id, text=h.text) for h in hits]
-        if cfg.judge.strategy == "cascade":
+        if cfg.judge.strategy != "llm":  # cascade and given_rank: the model-free candidate gate
             kept_texts = None if kept is None else {e.id: e.text for e in state.input.evidence if e.id in kept}
             gates = gate_candidates(hits, cfg.judge.candidate_checks(), index=deps.index, claim=claim,
                                     kept=kept_texts)

@@ -39,7 +39,7 @@ def test_task_configs_switch_steps_and_graphs():
     assert config_for_task("selection").steps.judge is False
     r4c = config_for_task("r4c")
     # r4c extends _base and overrides a nested section without dropping its siblings
-    assert r4c.judge.strategy == "llm" and not r4c.steps.gather  # paragraphs are judged by the model, no KB
+    assert r4c.judge.strategy == "given_rank" and r4c.judge.keep_top == 3 and not r4c.steps.gather  # no KB
     assert r4c.prompts.evidence_chars == 420 and r4c.prompts.context_chars == 240
     assert r4c.retrieval.mode == "hybrid" and r4c.retrieval.k == 6
     assert config_for_task("mixed").judge.strategy == "cascade"
@@ -105,7 +105,7 @@ def test_bad_value_names_key_and_allowed_values():
     assert "retrieval.k" in str(info.value) and "greater than or equal to 1" in str(info.value)
     with pytest.raises(ConfigError) as info:
         config_for_task("mixed", ["judge.strategy=vote"])
-    assert "judge.strategy" in str(info.value) and "'cascade' or 'llm'" in str(info.value)
+    assert "judge.strategy" in str(info.value) and "'cascade', 'given_rank' or 'llm'" in str(info.value)
 
 
 def test_unknown_override_key_lists_allowed_keys():
@@ -168,7 +168,7 @@ def test_unknown_key_in_file_names_key_file_and_allowed(tmp_path, monkeypatch):
     assert msg.startswith(f"{cfg}: invalid config")
     assert "retreival: Extra inputs are not permitted" in msg
     assert "allowed here: name, description, task, graph, model, retrieval, steps, judge, prompts" in msg
-    assert "judge.keep_rnak" in msg and "allowed here: strategy, keep_rank, candidate_ratio, candidate_neighbour_rank, candidate_facets, candidate_max_overlap, candidate_rescue_neighbour_rank, llm_stance" in msg
+    assert "judge.keep_rnak" in msg and "allowed here: strategy, keep_rank, keep_top, candidate_ratio, candidate_neighbour_rank, candidate_facets, candidate_max_overlap, candidate_rescue_neighbour_rank, llm_stance" in msg
 
 
 def test_missing_required_and_unknown_task_in_file(tmp_path):

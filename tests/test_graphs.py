@@ -135,12 +135,12 @@ def test_task_runs_and_prediction_is_consistent(task, overrides, kit, embedder, 
                 assert isinstance(pred.supported, bool)
             else:
                 assert pred.supported is None
-        if task == "r4c":  # LLM judge: every paragraph labelled "supports" -> all kept
-            assert pred.kept_ids == given and len(given) == 10
+        if task == "r4c":  # given_rank: the 3 paragraphs closest to the claim are kept, the rest discarded
+            assert len(pred.kept_ids) == 3 and len(given) == 10 and set(pred.kept_ids) <= set(given)
     if task == "wrong_claim":
         assert [it.input.id for it in items] == ["wrong_claim-000", "wrong_claim-control-000"]
     # the scripted model saw exactly the roles this task's graph should use
-    expected_roles = {"selection": {"writer"}, "assignment": {"writer"}, "r4c": {"judge", "writer"},
+    expected_roles = {"selection": {"writer"}, "assignment": {"writer"},
                       "selection-llm": {"selection", "writer"}, "assignment-llm": {"assignment", "writer"}}
     assert set(responder.roles()) == expected_roles.get(task + ("-llm" if llm_decides else ""),
                                                         {"stance", "writer"})
@@ -162,7 +162,7 @@ def test_r4c_llm_judge_discards_irrelevant_paragraphs(kit, embedder):
     from agents.scripted import ScriptedChatModel
 
     kit.require_task_data("r4c")
-    cfg = config_for_task("r4c", ["dataset.limit=1"])
+    cfg = config_for_task("r4c", ["dataset.limit=1", "judge.strategy=llm"])
     keep = {"2", "5", "7"}
     responder = kit.Responder(judge_label=lambda i: "supports" if i in keep else "irrelevant")
     # index=object(): R4C paragraphs are not in a KB, so the r4c graph must not touch the index at all
@@ -176,6 +176,28 @@ def test_r4c_llm_judge_discards_irrelevant_paragraphs(kit, embedder):
     writer = [c for c in responder.calls if c.role == "writer"]
     assert len(writer) == 1 and sorted(writer[0].ids) == sorted(keep)  # the writer sees only kept paragraphs
     assert responder.roles().count("judge") == 10
+
+
+def test_r4c_given_rank_keeps_the_paragraphs_closest_to_the_claim(kit, embedder):
+    """judge.strategy=given_rank: the paragraphs are ranked among themselves (no KB, no model), the top
+    keep_top are kept, and the model only gives their stance before writing."""
+    from agents.scripted import ScriptedChatModel
+    from tools.kb_index import rank_texts
+
+    kit.require_task_data("r4c")
+    cfg = config_for_task("r4c", ["dataset.limit=1", "judge.strategy=given_rank", "judge.keep_top=2"])
+    responder = kit.Responder()
+    graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=object())
+    item = load_task("r4c", limit=1, seed=cfg.dataset.seed)[0]
+    pred = graph.invoke({"input": item.input})["prediction"]
+    scores = rank_texts(item.input.claims["claim"].text, [e.text for e in item.input.evidence], embedder)
+    best = [e.id for _, e in sorted(zip(scores, item.input.evidence), key=lambda x: -x[0])[:2]]
+    assert sorted(pred.kept_ids) == sorted(best) and len(pred.discarded_ids) == len(item.input.evidence) - 2
+    discarded = [d for d in pred.decisions if not d.kept]
+    assert all("keeps the top 2" in d.reason for d in discarded)
+    assert "judge" not in responder.roles()  # no per-paragraph model calls
+    assert responder.roles().count("stance") == 2 and responder.roles()[-1] == "writer"
+    assert set(pred.cited_ids["claim"]) <= set(best)
 
 
 def test_no_evidence_kept_explains_without_calling_writer(kit, embedder, kb_index):

@@ -337,3 +337,13 @@ def test_gate_candidates_rejects_near_copies_of_kept_items():
     assert "repeats kept item [11773]" in gates[0].reason and "adds nothing new" in gates[0].reason
     assert all(g.passed for g in gate_candidates([twin, other], CandidateChecks(), kept=kept))
     assert all(g.passed for g in gate_candidates([twin, other], CandidateChecks(max_overlap=0.5), kept={}))
+
+
+def test_rank_texts_ranks_a_few_texts_without_an_index(emb):
+    from tools.kb_index import rank_texts
+
+    texts = [DOCS[7].text, DOCS[3].text, "", DOCS[4].text]  # an empty text must not break BM25
+    scores = rank_texts("crizotinib in ALK-positive lung adenocarcinoma", texts, emb)
+    assert scores.shape == (4,) and int(scores.argmax()) == 1
+    assert rank_texts("anything", [], emb).shape == (0,)
+    assert rank_texts("zzz qqq", texts[:2], emb).shape == (2,)  # no query term in any text: dense only

@@ -181,6 +181,23 @@ def combsum(vectors: Sequence[np.ndarray], weights: Sequence[float] | None = Non
     return total
 
 
+def rank_texts(query: str, texts: Sequence[str], embeddings, analyzer: str = DEFAULT_ANALYZER) -> np.ndarray:
+    """Fused relevance (CombSUM of dense cosine and BM25) of each of a few ``texts`` to ``query``, computed among
+    the texts themselves: for evidence that is not in any knowledge base (e.g. R4C's ten paragraphs)."""
+    import bm25s
+
+    if not texts:
+        return np.zeros(0)
+    analyze_fn = ANALYZERS[analyzer]
+    dense = np.asarray(embeddings.embed_documents(list(texts))) @ np.asarray(embeddings.embed_query(query))
+    corpus = [analyze_fn(t) or ["\u2205"] for t in texts]  # bm25s rejects an empty document
+    bm25 = bm25s.BM25()
+    bm25.index(corpus, show_progress=False)
+    terms = [t for t in analyze_fn(query) if any(t in doc for doc in corpus)]
+    sparse = bm25.get_scores(terms) if terms else np.zeros(len(texts))
+    return combsum([dense, np.asarray(sparse, dtype=np.float64)])
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Index
 # ---------------------------------------------------------------------------------------------------------------
