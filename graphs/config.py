@@ -75,6 +75,11 @@ class JudgeConfig(_Strict):
     stance_batch: bool = Field(False, description="All kept items in one stance call (faster; small models "
                                                   "tend to repeat one label on long lists).")
 
+    @property
+    def gated(self) -> bool:
+        """A model-free gate decides keep/discard (``cascade``, ``given_rank``); the model gives the stance."""
+        return self.strategy != "llm"
+
     def candidate_checks(self):
         """The ``candidate_*`` thresholds as the candidate gate takes them."""
         from agents.candidate_gate import CandidateChecks

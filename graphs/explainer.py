@@ -47,7 +47,7 @@ def build_explainer(deps: GraphDeps):
         g.add_node("gather", make_gather(deps))
         g.add_edge("judge_given", "gather")
         last = "gather"
-    if steps.judge and deps.config.judge.strategy in ("cascade", "given_rank") and deps.config.judge.llm_stance:
+    if steps.judge and deps.config.judge.gated and deps.config.judge.llm_stance:
         g.add_node("stance", make_stance(deps))
         g.add_edge(last, "stance")
         last = "stance"

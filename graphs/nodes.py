@@ -98,7 +98,7 @@ def make_gather(deps: GraphDeps) -> Node:
         hits = gather_candidates(deps.index, claim, state.input.evidence, kept_ids=kept, k=cfg.retrieval.k,
                                  mode=cfg.retrieval.mode, plan=queries)
         candidates = [Evidence(id=h.id, text=h.text) for h in hits]
-        if cfg.judge.strategy != "llm":  # cascade and given_rank: the model-free candidate gate
+        if cfg.judge.gated:
             kept_texts = None if kept is None else {e.id: e.text for e in state.input.evidence if e.id in kept}
             gates = gate_candidates(hits, cfg.judge.candidate_checks(), index=deps.index, claim=claim,
                                     kept=kept_texts)
