@@ -23,12 +23,12 @@ the weighted centroid of the feedback embeddings. Weights were tuned on items 30
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 import numpy as np
 from pydantic import BaseModel
 
+from agents.variants import PROFILE_KEY, variant_classes
 from evaluators.ibe import Claim, Evidence
 from tools.kb_index import KnowledgeBaseIndex, SearchHit, SearchMode, analyze, combsum, znorm
 
@@ -61,36 +61,6 @@ class WeightedQuery(BaseModel):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Variant classes from HGVS-style names
-# ---------------------------------------------------------------------------------------------------------------
-_NONSENSE = re.compile(r"\b[A-Z]\d+(?:\*|X\b|Ter\b)")
-_MISSENSE = re.compile(r"\b[A-Z]\d+[A-Z]\b")
-_FRAMESHIFT = re.compile(r"\d(?:[A-Z][a-z]{0,2})?fs", re.I)
-_DELETION = re.compile(r"\d(?:_\w+)?del(?!ins)", re.I)
-_DUPLICATION = re.compile(r"\d(?:_\w+)?dup", re.I)
-_INSERTION = re.compile(r"\d(?:_\w+)?(?:delins|ins)", re.I)
-
-
-def variant_classes(text: str) -> list[str]:
-    """Words for the mutation class(es) named by HGVS-style variants in ``text`` (empty if none)."""
-    out: list[str] = []
-    if _NONSENSE.search(text):
-        out += ["nonsense", "stop", "truncating"]
-    elif _MISSENSE.search(text):
-        out += ["missense", "substitution"]
-    frameshift = bool(_FRAMESHIFT.search(text))
-    if frameshift:
-        out += ["frameshift", "truncating"]
-    if _DELETION.search(text):
-        out += ["deletion"] if frameshift else ["deletion", "inframe", "in-frame"]
-    if _DUPLICATION.search(text):
-        out += ["duplication"]
-    if _INSERTION.search(text):
-        out += ["insertion"]
-    return list(dict.fromkeys(out))
-
-
-# ---------------------------------------------------------------------------------------------------------------
 # Planning
 # ---------------------------------------------------------------------------------------------------------------
 def facet_queries(claim: Claim) -> list[WeightedQuery]:
@@ -108,7 +78,7 @@ def facet_queries(claim: Claim) -> list[WeightedQuery]:
             continue
         if weight > 0:
             out.append(WeightedQuery(text=value, weight=weight, facet=facet))
-    profile = claim.context.get("Molecular Profile", "")
+    profile = claim.context.get(PROFILE_KEY, "")
     classes = variant_classes(profile) or variant_classes(claim.text)
     if classes and VARIANT_CLASS_WEIGHT > 0:
         out.append(WeightedQuery(text=" ".join(classes), weight=VARIANT_CLASS_WEIGHT, facet="variant_class"))

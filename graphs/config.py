@@ -71,6 +71,9 @@ class JudgeConfig(_Strict):
         4, ge=1, description="A candidate below candidate_ratio is still added when it ranks for the claim's subject "
                              "no worse than the worst kept given item and a kept item is among its N nearest KB "
                              "neighbours (null = off).")
+    candidate_variant_conflict: bool = Field(
+        True, description="A retrieved candidate that names other variants of the claim's kind (e.g. V600E, "
+                           "or another NTRK1 fusion) but never the claim's own is not added.")
     llm_stance: bool = Field(True, description="Ask the model supports/contradicts + reason for kept items.")
     stance_batch: bool = Field(False, description="All kept items in one stance call (faster; small models "
                                                   "tend to repeat one label on long lists).")
@@ -86,7 +89,8 @@ class JudgeConfig(_Strict):
 
         return CandidateChecks(ratio=self.candidate_ratio, neighbour_rank=self.candidate_neighbour_rank,
                                facets=self.candidate_facets, max_overlap=self.candidate_max_overlap,
-                               rescue_neighbour_rank=self.candidate_rescue_neighbour_rank)
+                               rescue_neighbour_rank=self.candidate_rescue_neighbour_rank,
+                               variant_conflict=self.candidate_variant_conflict)
 
 
 class StepsConfig(_Strict):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.query_planner import WeightedQuery, gather_candidates, plan_queries, variant_classes
+from agents.query_planner import WeightedQuery, gather_candidates, plan_queries
 from evaluators.ibe import Claim, Evidence
 from tools.kb_index import (
     KBDoc,
@@ -79,14 +79,6 @@ def test_analyzer_normalises_hgvs_and_identifiers():
     assert "q195*" in analyze("Q195*")
     assert "therapy" in analyze("therapies")
     assert "the" not in analyze("the and of")
-
-
-def test_variant_classes():
-    assert variant_classes("VHL Q195* (c.583C>T)")[0] == "nonsense"
-    assert variant_classes("VHL R167Q (c.500G>A)")[0] == "missense"
-    assert "deletion" in variant_classes("VHL F76del (c.224_226delTCT)")
-    assert "frameshift" in variant_classes("BRCA2 S1982Rfs*22")
-    assert variant_classes("ALK Fusion") == []
 
 
 # -- fusion math ----------------------------------------------------------------------------------------------
@@ -235,7 +227,7 @@ def test_recall_at_10_on_first_30_items():
 # Recovery through the whole graph with the model-free gate (no LLM), items 0..29, shuffled as in the benchmark:
 # `python -m benchmarks.explainers --tasks missing_evidence,mixed --limit 30 --set judge.llm_stance=false
 # --set steps.write=false`.
-MEASURED_RECOVERY = {"missing_evidence": (0.576, 0.745), "mixed": (0.600, 0.643)}  # micro P, R
+MEASURED_RECOVERY = {"missing_evidence": (0.613, 0.745), "mixed": (0.643, 0.643)}  # micro P, R
 
 
 @pytest.mark.shared_data

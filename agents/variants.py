@@ -1,0 +1,125 @@
+"""Variant names in claim profiles and evidence texts (HGVS-style protein changes, ITDs, gene fusions).
+
+Two uses:
+
+* :func:`variant_classes` — the mutation class a variant name implies (``Q195*`` -> nonsense), a retrieval facet
+  because evidence often says "this nonsense mutation" instead of repeating the variant;
+* :func:`conflicting_variant` — a candidate that names other variants of the claim's kind but never the claim's
+  own is evidence about another variant (CIViC files the coBRIM trial once per arm: "... 344 had V600E" under
+  BRAF V600E and "... 56 had V600K" under V600K). Over the whole CIViC KB (all 66 claims) it flags 1 of the
+  104 items filed under a point-mutation or ITD claim and 38 of the 273 same-gene items filed under other
+  claims; for fusion claims 5 of 138 own items (pan-NTRK trials that name other NTRK1 fusions) and 168 of 379
+  same-gene items of other claims. Given items are not checked: there the own-item losses outweigh the gain.
+"""
+from __future__ import annotations
+
+import re
+from typing import Literal, NamedTuple
+
+PROFILE_KEY = "Molecular Profile"  # the claim-context key that names the variant (CIViC)
+
+# ---------------------------------------------------------------------------------------------------------------
+# Variant classes
+# ---------------------------------------------------------------------------------------------------------------
+_NONSENSE = re.compile(r"\b[A-Z]\d+(?:\*|X\b|Ter\b)")
+_MISSENSE = re.compile(r"\b[A-Z]\d+[A-Z]\b")
+_FRAMESHIFT = re.compile(r"\d(?:[A-Z][a-z]{0,2})?fs", re.I)
+_DELETION = re.compile(r"\d(?:_\w+)?del(?!ins)", re.I)
+_DUPLICATION = re.compile(r"\d(?:_\w+)?dup", re.I)
+_INSERTION = re.compile(r"\d(?:_\w+)?(?:delins|ins)", re.I)
+
+
+def variant_classes(text: str) -> list[str]:
+    """Words for the mutation class(es) named by HGVS-style variants in ``text`` (empty if none)."""
+    out: list[str] = []
+    if _NONSENSE.search(text):
+        out += ["nonsense", "stop", "truncating"]
+    elif _MISSENSE.search(text):
+        out += ["missense", "substitution"]
+    frameshift = bool(_FRAMESHIFT.search(text))
+    if frameshift:
+        out += ["frameshift", "truncating"]
+    if _DELETION.search(text):
+        out += ["deletion"] if frameshift else ["deletion", "inframe", "in-frame"]
+    if _DUPLICATION.search(text):
+        out += ["duplication"]
+    if _INSERTION.search(text):
+        out += ["insertion"]
+    return list(dict.fromkeys(out))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Variant mentions
+# ---------------------------------------------------------------------------------------------------------------
+class Variant(NamedTuple):
+    """``point``: ``site`` = residue + position (``V600``), ``change`` = new residue / ``*`` / ``del`` / ... or
+    ``""`` for a codon (``D835``); ``itd``; ``fusion``: ``site`` / ``change`` = 5' / 3' partner genes."""
+
+    kind: Literal["point", "itd", "fusion"]
+    site: str = ""
+    change: str = ""
+
+    def __str__(self) -> str:
+        return {"point": f"{self.site}{self.change}", "itd": "ITD", "fusion": f"{self.site}::{self.change}"}[self.kind]
+
+
+# p.V600E, V600E, D835, Q195*, Q195X, F76del, S1982fs; not lower-case-led tokens (c.500G>A) or long numbers
+_POINT = re.compile(r"(?<![\w.])(?:p\.)?([A-Z])(\d{1,4})(\*|X\b|del|fs|ins|dup|[A-Z])?(?![a-z0-9])")
+_ITD = re.compile(r"\b(?:ITDs?|internal tandem duplications?)\b", re.I)
+_FUSION = re.compile(r"\b([A-Z][A-Z0-9]{1,9})\s?(?:::|-|/|–)\s?([A-Z][A-Z0-9]{1,9})\b")
+_MIN_PREFIX = 4  # "RUNX1::RUNX1T" in a text still names RUNX1::RUNX1T1
+
+
+def variants_in(text: str) -> list[Variant]:
+    """Every variant named in ``text``, in order of kind (points, ITDs, fusions)."""
+    out = [Variant("point", a + pos, "*" if change == "X" else (change or "")) for a, pos, change in _POINT.findall(text)
+           if change or len(pos) >= 2]  # "V6" is not a variant; "D835" (a codon) is
+    out += [Variant("itd") for _ in _ITD.finditer(text)]
+    out += [Variant("fusion", a, b) for a, b in _FUSION.findall(text) if "ITD" not in (a, b)]  # FLT3-ITD
+    return out
+
+
+def _same_gene(a: str, b: str) -> bool:
+    return a == b or (min(len(a), len(b)) >= _MIN_PREFIX and (a.startswith(b) or b.startswith(a)))
+
+
+def _names(own: Variant, other: Variant) -> bool:
+    """Does the mention ``other`` name the claim's variant ``own``? A claim's codon (``D835``) covers its changes
+    (``D835Y``); a text's codon ("V600 mutant") does not name a specific change (V600K)."""
+    if own.kind != other.kind:
+        return False
+    if own.kind == "point":
+        return own.site == other.site and (not own.change or own.change == other.change)
+    if own.kind == "fusion":
+        return _same_gene(own.site, other.site) and _same_gene(own.change, other.change) or \
+            _same_gene(own.site, other.change) and _same_gene(own.change, other.site)
+    return True
+
+
+def _rivals(own: list[Variant], other: Variant) -> bool:
+    """Is ``other`` a variant of the same kind as the claim's (a competing explanation for the evidence)?"""
+    kinds = {v.kind for v in own}
+    if other.kind == "fusion":  # only fusions that share a partner gene with the claim's fusion
+        return any(v.kind == "fusion" and any(_same_gene(g, h) for g in (v.site, v.change)
+                                              for h in (other.site, other.change)) for v in own)
+    # point mutations and ITDs compete with each other (FLT3 D835 vs FLT3 ITD); a bare codon is too vague
+    return bool(kinds & {"point", "itd"}) and (other.kind == "itd" or bool(other.change))
+
+
+def profile_variants(profile: str) -> list[Variant]:
+    """The specific variants a molecular profile names (``BRAF V600E`` -> V600E); none for ``ALK Fusion``."""
+    gene, _, rest = profile.strip().partition(" ")
+    return variants_in(rest)
+
+
+def conflicting_variant(profile: str, text: str) -> Variant | None:
+    """The first rival variant ``text`` names when it never names the profile's own variant, else ``None``.
+
+    ``None`` too when the profile names no specific variant (``NTRK1 Fusion``, ``MYB Rearrangement``)."""
+    own = profile_variants(profile)
+    if not own:
+        return None
+    mentions = variants_in(text)
+    if any(_names(v, m) for v in own for m in mentions):
+        return None
+    return next((m for m in mentions if _rivals(own, m)), None)

@@ -1,0 +1,112 @@
+"""Variant names: mutation classes, mentions in evidence texts, and the rival-variant check of the candidate gate."""
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from agents.variants import Variant, conflicting_variant, profile_variants, variant_classes, variants_in
+from evaluators.ibe import Claim
+
+
+def test_variant_classes():
+    assert variant_classes("VHL Q195* (c.583C>T)")[0] == "nonsense"
+    assert variant_classes("VHL R167Q (c.500G>A)")[0] == "missense"
+    assert "deletion" in variant_classes("VHL F76del (c.224_226delTCT)")
+    assert "frameshift" in variant_classes("BRCA2 S1982Rfs*22")
+    assert variant_classes("ALK Fusion") == []
+
+
+def test_variants_in_reads_points_itds_and_fusions():
+    text = ("Patients with p.V600E or D835Y, a Q195X stop, F76del, an FLT3-ITD or internal tandem duplications, "
+            "and ETV6::NTRK3 or LMNA-NTRK1 fusions; S100 staining, RT-PCR and c.500G>A are not variants here.")
+    got = variants_in(text)
+    assert [str(v) for v in got if v.kind == "point"] == ["V600E", "D835Y", "Q195*", "F76del", "S100"]
+    assert sum(v.kind == "itd" for v in got) == 2
+    fusions = {str(v) for v in got if v.kind == "fusion"}
+    assert {"ETV6::NTRK3", "LMNA::NTRK1"} <= fusions and "FLT3::ITD" not in fusions
+    assert profile_variants("BRAF V600K") == [Variant("point", "V600", "K")]
+    assert profile_variants("FLT3 D835") == [Variant("point", "D835", "")]
+    assert profile_variants("NTRK3 ETV6::NTRK3") == [Variant("fusion", "ETV6", "NTRK3")]
+    assert profile_variants("ALK Fusion") == [] and profile_variants("MYB Rearrangement") == []
+
+
+@pytest.mark.parametrize("profile, text, rival", [
+    # the coBRIM trial filed once per arm: the V600E arm is not evidence for V600K, and vice versa
+    ("BRAF V600K", "In this Phase III trial (coBRIM) of 495 V600 mutant melanoma patients, 344 had V600E mutation.",
+     "V600E"),
+    ("BRAF V600K", "In this Phase III trial (coBRIM) of 495 V600 mutant melanoma patients, 56 had V600K mutation.",
+     None),
+    ("BRAF V600E", "patients harboring a BRAF V600K mutation ... compared to V600E mutation positive patients", None),
+    ("FLT3 D835", "MV4-11 and MOLM-13 cells, which endogenously express FLT3-ITD, showed growth suppression", "ITD"),
+    ("FLT3 D835", "progression to quizartinib due to a D835I mutation", None),  # a codon covers its changes
+    ("FLT3 ITD", "progression to quizartinib due to a D835I mutation", "D835I"),
+    ("NTRK1 LMNA::NTRK1", "IC50 values for TPM3-NTRK1 (2.5nM) and ETV6-NTRK1", "TPM3::NTRK1"),
+    ("NTRK1 LMNA::NTRK1", "a fusion of LMNA to NTRK1 (LMNA-NTRK1) and a TPM3-NTRK1 control", None),
+    ("RUNX1 RUNX1::RUNX1T1", "now known to result in a RUNX1::RUNX1T fusion", None),  # truncated partner name
+    ("NTRK3 ETV6::NTRK3", "RNA was extracted and RT-PCR confirmed the EML4-NTRK3 fusion", "EML4::NTRK3"),
+    ("NTRK3 ETV6::NTRK3", "RT-PCR of 20 tumours; no fusion transcript was found", None),  # RT-PCR is no rival
+    ("BRAF V600E", "EGFR mutant lung cancer with S100 staining", None),  # a bare codon is too vague to be a rival
+    ("ALK Fusion", "EML4-ALK variant 3 and KIF5B-ALK", None),  # no specific variant in the profile: no check
+])
+def test_conflicting_variant(profile, text, rival):
+    got = conflicting_variant(profile, text)
+    assert (str(got) if got else None) == rival
+
+
+def test_gate_rejects_candidates_about_another_variant():
+    from agents.candidate_gate import CandidateChecks, gate_candidates
+    from tools.kb_index import SearchHit
+
+    claim = Claim(text="BRAF V600K predicts response to vemurafenib and cobimetinib",
+                  context={"Molecular Profile": "BRAF V600K", "Disease": "Melanoma"})
+    hits = [SearchHit(id="6965", text="coBRIM: 56 had V600K mutation and received vemurafenib", score=1.0),
+            SearchHit(id="1421", text="coBRIM: 344 had V600E mutation and received vemurafenib", score=0.95)]
+    gates = gate_candidates(hits, CandidateChecks(variant_conflict=True), claim=claim)
+    assert [g.passed for g in gates] == [True, False]
+    assert "names V600E and never the claim's BRAF V600K" in gates[1].reason
+    assert all(g.passed for g in gate_candidates(hits, CandidateChecks(), claim=claim))  # off by default
+    no_profile = Claim(text=claim.text, context={"Disease": "Melanoma"})
+    assert all(g.passed for g in gate_candidates(hits, CandidateChecks(variant_conflict=True), claim=no_profile))
+
+
+def _civic_dir() -> Path | None:
+    root = os.environ.get("EVIDEX_DATA_DIR")
+    path = Path(root) / "ibe" / "CIVIC" if root else None
+    return path if path and (path / "baseline.json").is_file() and (path / "evidence_kb.json").is_file() else None
+
+
+@pytest.mark.shared_data
+@pytest.mark.skipif(_civic_dir() is None, reason="EVIDEX_DATA_DIR lacks the CIViC files")
+def test_rival_variants_over_the_whole_civic_kb():
+    """Every KB item against every claim of the same gene: items filed under the claim are rarely flagged for it,
+    same-gene items filed under other claims often are (numbers in agents/variants.py)."""
+    civic = _civic_dir()
+    claims = json.loads((civic / "baseline.json").read_text())
+    kb = {str(e["evidence_id"]): e["description"] for e in json.loads((civic / "evidence_kb.json").read_text())}
+    owners: dict[str, set[int]] = defaultdict(set)
+    for n, c in enumerate(claims):
+        for e in c["evidence"]:
+            owners[str(e["evidence_id"])].add(n)
+    flagged = defaultdict(lambda: [0, 0])  # (kind, own?) -> [flagged, all]
+    for n, c in enumerate(claims):
+        profile = c["context"]["Molecular Profile"]
+        own_variants = profile_variants(profile)
+        if not own_variants:
+            continue
+        kind = "fusion" if own_variants[0].kind == "fusion" else "point"
+        gene = profile.split()[0]
+        for eid, text in kb.items():
+            own = n in owners[eid]
+            if not own and all(claims[o]["context"]["Molecular Profile"].split()[0] != gene for o in owners[eid]):
+                continue
+            counts = flagged[(kind, own)]
+            counts[0] += conflicting_variant(profile, text) is not None
+            counts[1] += 1
+    assert flagged[("point", True)] == [1, 104]
+    assert flagged[("point", False)] == [38, 273]
+    assert flagged[("fusion", True)] == [5, 138]
+    assert flagged[("fusion", False)] == [168, 379]
