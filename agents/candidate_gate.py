@@ -64,7 +64,7 @@ def gate_candidates(hits: list[SearchHit], checks: CandidateChecks, *, index=Non
 
 def _content_check(hit: SearchHit, checks: CandidateChecks, index, claim: Claim | None,
                    kept: dict[str, str] | None, max_neighbour_rank: int | None) -> str | None:
-    """Why the candidate fails the facet / neighbour / near-copy checks, or None when it passes."""
+    """Why the candidate fails the variant / facet / neighbour / near-copy checks, or None when it passes."""
     if claim is not None and checks.variant_conflict:
         rival = conflicting_variant(claim.context.get(PROFILE_KEY, ""), hit.text)
         if rival is not None:

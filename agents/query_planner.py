@@ -34,7 +34,7 @@ from tools.kb_index import KnowledgeBaseIndex, SearchHit, SearchMode, analyze, c
 
 # Facet weights (BM25 channel). Keys are context keys as loaded by evaluators.ibe.
 CONTEXT_FACETS: dict[str, tuple[str, float]] = {
-    "Molecular Profile": ("profile", 1.0),
+    PROFILE_KEY: ("profile", 1.0),
     "Disease": ("disease", 0.5),  # broad names ("Cancer", "Lung ... Carcinoma") are shared by many claims
     "Therapies": ("therapy", 1.0),
     "Phenotypes": ("phenotype", 0.0),  # neutral-to-harmful on held-out items

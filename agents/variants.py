@@ -108,8 +108,7 @@ def _rivals(own: list[Variant], other: Variant) -> bool:
 
 def profile_variants(profile: str) -> list[Variant]:
     """The specific variants a molecular profile names (``BRAF V600E`` -> V600E); none for ``ALK Fusion``."""
-    gene, _, rest = profile.strip().partition(" ")
-    return variants_in(rest)
+    return variants_in(profile.strip().partition(" ")[2])  # after the gene symbol
 
 
 def conflicting_variant(profile: str, text: str) -> Variant | None:
