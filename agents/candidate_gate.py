@@ -3,9 +3,10 @@
 Checks, in order (all tuned on held-out CIViC items 30-65 only; numbers are recovery P / R there, k=6):
 
 * **score** — the fused score must be at least ``ratio`` of the best candidate's;
-* **variant** — the candidate must not name rival variants of the claim's kind while never naming the claim's
-  own (``agents.variants.conflicting_variant``; missing_evidence 0.537 -> 0.553 with one hidden item lost,
-  mixed 0.584 -> 0.598);
+* **variant** — the candidate must not be about another variant: naming rival variants of the claim's kind, or
+  calling its variant a class the claim's cannot have, while never naming the claim's own
+  (``agents.variants.rival_variant``; rival names: missing_evidence 0.537 -> 0.553 with one hidden item lost,
+  mixed 0.584 -> 0.598; held-out claims have no point mutations for the class check to act on);
 * **facets** — the candidate names the claim's required facets (e.g. half the therapy's words);
 * **neighbours** — a kept given item is among the candidate's nearest KB neighbours (one claim's evidence
   clusters; a same-gene item of a neighbouring claim sits nearer its own claim's items). With the facet
@@ -25,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from agents.query_planner import facet_coverage, neighbour_rank, relevance_ranks
 from agents.relevance_gate import GateResult
-from agents.variants import PROFILE_KEY, conflicting_variant
+from agents.variants import PROFILE_KEY, rival_variant
 from evaluators.ibe import Claim, Evidence
 from tools.kb_index import SearchHit
 
@@ -66,10 +67,9 @@ def _content_check(hit: SearchHit, checks: CandidateChecks, index, claim: Claim 
                    kept: dict[str, str] | None, max_neighbour_rank: int | None) -> str | None:
     """Why the candidate fails the variant / facet / neighbour / near-copy checks, or None when it passes."""
     if claim is not None and checks.variant_conflict:
-        rival = conflicting_variant(claim.context.get(PROFILE_KEY, ""), hit.text)
+        rival = rival_variant(claim.context.get(PROFILE_KEY, ""), hit.text)
         if rival is not None:
-            return (f"names {rival} and never the claim's {claim.context[PROFILE_KEY].strip()}: "
-                    "evidence about another variant")
+            return f"{rival}: evidence about another variant"
     if claim is not None:
         for facet, share in checks.facets.items():
             cov = facet_coverage(claim, facet, hit.text)

@@ -4,16 +4,25 @@ Two uses:
 
 * :func:`variant_classes` — the mutation class a variant name implies (``Q195*`` -> nonsense), a retrieval facet
   because evidence often says "this nonsense mutation" instead of repeating the variant;
-* :func:`conflicting_variant` — a candidate that names other variants of the claim's kind but never the claim's
-  own is evidence about another variant (CIViC files the coBRIM trial once per arm: "... 344 had V600E" under
-  BRAF V600E and "... 56 had V600K" under V600K). Over the whole CIViC KB (all 66 claims) it flags 1 of the
-  104 items filed under a point-mutation or ITD claim and 38 of the 273 same-gene items filed under other
-  claims; for fusion claims 5 of 138 own items (pan-NTRK trials that name other NTRK1 fusions) and 168 of 379
-  same-gene items of other claims. Given items are not checked: there the own-item losses outweigh the gain.
+* :func:`rival_variant` — a candidate about another variant than the claim's, for the candidate gate and as a
+  retrieval penalty. Two signs, both only when the text never names the claim's own variant:
+
+  - it names other variants of the claim's kind (:func:`conflicting_variant`; CIViC files the coBRIM trial once
+    per arm: "... 344 had V600E" under BRAF V600E and "... 56 had V600K" under V600K);
+  - it describes the variant it reports on with a class the claim's variant cannot have
+    (:func:`conflicting_class`: "This missense mutation was found in ..." for VHL F76del, an in-frame deletion).
+
+  Over the whole CIViC KB (all 66 claims; ``tests/test_variants.py``) it flags 2 of the 104 items filed under a
+  point-mutation or ITD claim and 118 of the 273 same-gene items filed under other claims (rival names alone:
+  1 and 38); for fusion claims 5 of 138 own items (pan-NTRK trials that name other NTRK1 fusions) and 168 of
+  379 same-gene items of other claims. Given items are not checked: there the own-item losses outweigh the gain.
+
+Protein changes may be written with one- or three-letter amino-acid codes (``R167Q``, ``p.Arg167Gln``).
 """
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 PROFILE_KEY = "Molecular Profile"  # the claim-context key that names the variant (CIViC)
@@ -68,15 +77,30 @@ _POINT = re.compile(r"(?<![\w.])(?:p\.)?([A-Z])(\d{1,4})(\*|X\b|del|fs|ins|dup|[
 _ITD = re.compile(r"\b(?:ITDs?|internal tandem duplications?)\b", re.I)
 _FUSION = re.compile(r"\b([A-Z][A-Z0-9]{1,9})\s?(?:::|-|/|–)\s?([A-Z][A-Z0-9]{1,9})\b")
 _MIN_PREFIX = 4  # "RUNX1::RUNX1T" in a text still names RUNX1::RUNX1T1
+_AMINO_ACIDS = dict(Ala="A", Arg="R", Asn="N", Asp="D", Cys="C", Gln="Q", Glu="E", Gly="G", His="H", Ile="I",
+                    Leu="L", Lys="K", Met="M", Phe="F", Pro="P", Ser="S", Thr="T", Trp="W", Tyr="Y", Val="V", Ter="*")
+_THREE_LETTER = re.compile(r"\b(?:p\.)?({aa})(\d{{1,4}})({aa}|\*|del|fs|ins|dup)?\b".format(
+    aa="|".join(_AMINO_ACIDS)))
+
+
+def _one_letter(text: str) -> str:
+    """``p.Arg167Gln`` -> ``R167Q``, ``Gln195Ter`` -> ``Q195*``: one spelling for the variant regexes."""
+    return _THREE_LETTER.sub(lambda m: _AMINO_ACIDS[m[1]] + m[2] + _AMINO_ACIDS.get(m[3] or "", m[3] or ""), text)
 
 
 def variants_in(text: str) -> list[Variant]:
     """Every variant named in ``text``, in order of kind (points, ITDs, fusions)."""
+    return list(_mentions(text))
+
+
+@lru_cache(maxsize=4096)  # retrieval checks every KB text for every claim
+def _mentions(text: str) -> tuple[Variant, ...]:
+    text = _one_letter(text)
     out = [Variant("point", a + pos, "*" if change == "X" else (change or "")) for a, pos, change in _POINT.findall(text)
            if change or len(pos) >= 2]  # "V6" is not a variant; "D835" (a codon) is
     out += [Variant("itd") for _ in _ITD.finditer(text)]
     out += [Variant("fusion", a, b) for a, b in _FUSION.findall(text) if "ITD" not in (a, b)]  # FLT3-ITD
-    return out
+    return tuple(out)
 
 
 def _same_gene(a: str, b: str) -> bool:
@@ -118,7 +142,57 @@ def conflicting_variant(profile: str, text: str) -> Variant | None:
     own = profile_variants(profile)
     if not own:
         return None
-    mentions = variants_in(text)
+    mentions = _mentions(text)
     if any(_names(v, m) for v in own for m in mentions):
         return None
     return next((m for m in mentions if _rivals(own, m)), None)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Variant classes named in prose ("This missense mutation was found in ...")
+# ---------------------------------------------------------------------------------------------------------------
+_CLASS_MENTION = re.compile(
+    r"\b(?:this|the above|the|an?)\s+(?:(?:heterozygous|homozygous|germline|somatic|novel)\s+)?"
+    r"(missense|nonsense|stop-gain(?:ed)?|truncating|frame-?shift|in-?frame)\s+"
+    r"(?:mutation|variant|change|deletion|alteration|substitution)s?\b", re.I)
+# class word in a text -> the claim classes it is compatible with
+_TEXT_CLASSES = {"missense": {"missense"}, "nonsense": {"nonsense"}, "stop": {"nonsense"},
+                 "truncating": {"nonsense", "frameshift"}, "frame": {"frameshift"}, "in": {"in-frame deletion"}}
+_CLASS_NOUN = {"missense": "a missense mutation", "nonsense": "a nonsense mutation", "frameshift": "a frameshift",
+               "in-frame deletion": "an in-frame deletion"}
+
+
+def _point_class(v: Variant) -> str | None:
+    """The class of a specific protein change; ``None`` for codons, ITDs, fusions, insertions, duplications."""
+    if v.kind != "point" or not v.change:
+        return None
+    if len(v.change) == 1 and v.change.isalpha():
+        return "missense"
+    return {"*": "nonsense", "fs": "frameshift", "del": "in-frame deletion"}.get(v.change)
+
+
+def conflicting_class(profile: str, text: str) -> tuple[str, str] | None:
+    """(how ``text`` calls its variant, the claim's variant class) when every class the text gives its variant
+    ("this missense mutation", "a nonsense variant") is one the profile's variant cannot have and the text never
+    names the profile's variant; else ``None`` (also when the profile names no specific protein change)."""
+    own = profile_variants(profile)
+    classes = {c for c in map(_point_class, own) if c}
+    if not classes or any(_names(v, m) for v in own for m in _mentions(text)):
+        return None
+    said = [m[1].lower() for m in _CLASS_MENTION.finditer(text)]
+    compatible = [classes & next(v for k, v in _TEXT_CLASSES.items() if w.startswith(k)) for w in said]
+    if not said or any(compatible):
+        return None
+    return said[0], sorted(classes)[0]
+
+
+def rival_variant(profile: str, text: str) -> str | None:
+    """Why ``text`` is about another variant than the profile's (a phrase for a decision reason), or ``None``."""
+    rival = conflicting_variant(profile, text)
+    if rival is not None:
+        return f"names {rival} and never the claim's {profile.strip()}"
+    klass = conflicting_class(profile, text)
+    if klass is not None:
+        said, own = klass
+        return f"calls the variant it reports on \"{said}\", but the claim's {profile.strip()} is {_CLASS_NOUN[own]}"
+    return None

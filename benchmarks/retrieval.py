@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from agents.embeddings import get_embeddings
-from agents.query_planner import gather_candidates
+from agents.query_planner import RIVAL_VARIANT_PENALTY, gather_candidates
 from evaluators.ibe import ClaimInput, Gold, TaskItem, load_kb, load_task
 from tools.kb_index import KBDoc, KnowledgeBaseIndex
 from tools.settings import get_settings
@@ -48,7 +48,7 @@ def open_civic_index(analyzer: str = "biomed") -> KnowledgeBaseIndex:
     return _INDEXES[analyzer]
 
 
-def _ranked_ids(method: str, item, depth: int) -> list[str]:
+def _ranked_ids(method: str, item, depth: int, rival_penalty: float = RIVAL_VARIANT_PENALTY) -> list[str]:
     inp = item.input
     claim = inp.claims["claim"]
     if method == "bm25_plain":
@@ -59,9 +59,10 @@ def _ranked_ids(method: str, item, depth: int) -> list[str]:
     index = open_civic_index()
     if method == "hybrid_judged":
         kept = {e.id for e in inp.evidence} - set(item.gold.wrong_ids)  # gold: simulates a perfect judge
-        hits = gather_candidates(index, claim, inp.evidence, kept_ids=kept, k=depth, mode="hybrid")
+        hits = gather_candidates(index, claim, inp.evidence, kept_ids=kept, k=depth, mode="hybrid",
+                                 rival_penalty=rival_penalty)
     else:
-        hits = gather_candidates(index, claim, inp.evidence, k=depth, mode=method)
+        hits = gather_candidates(index, claim, inp.evidence, k=depth, mode=method, rival_penalty=rival_penalty)
     return [h.id for h in hits]
 
 
@@ -112,11 +113,13 @@ def simulated_items(task: str, start: int, limit: int, seeds: int = 8) -> list[T
 
 
 def run_retrieval_benchmark(tasks=("missing_evidence", "mixed"), start: int = 0, limit: int = 30,
-                            methods=METHODS, simulated: int = 0) -> dict:
+                            methods=METHODS, simulated: int = 0,
+                            rival_penalty: float = RIVAL_VARIANT_PENALTY) -> dict:
     """Recall of hidden missing evidence for items ``start .. start+limit-1`` of each task.
 
     ``simulated=N`` scores N re-splits of the same claims (:func:`simulated_items`) instead of the files."""
-    result: dict = {"start": start, "limit": limit, "ks": list(KS), "simulated": simulated, "tasks": {}}
+    result: dict = {"start": start, "limit": limit, "ks": list(KS), "simulated": simulated,
+                    "rival_penalty": rival_penalty, "tasks": {}}
     # Build/load indexes and the embedding model first so that ms_per_item is the per-query cost only.
     if "bm25_plain" in methods:
         open_civic_index("simple")
@@ -130,7 +133,7 @@ def run_retrieval_benchmark(tasks=("missing_evidence", "mixed"), start: int = 0,
             for idx in _INDEXES.values():
                 idx.clear_cache()  # every method pays for its own query embeddings
             t0 = time.perf_counter()
-            runs = [(_ranked_ids(method, it, MRR_DEPTH), list(it.gold.missing_ids)) for it in items]
+            runs = [(_ranked_ids(method, it, MRR_DEPTH, rival_penalty), list(it.gold.missing_ids)) for it in items]
             scores = _score(runs)
             scores["ms_per_item"] = round(1000 * (time.perf_counter() - t0) / max(len(items), 1), 1)
             scores["per_item"] = {it.input.id: [r.index(m) + 1 if m in r else None for m in it.gold.missing_ids]
@@ -163,6 +166,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--simulated", type=int, default=0, metavar="SEEDS",
                     help="score SEEDS simulated re-splits of the baseline claims instead of the task files "
                          "(the extra tuning set; use with --start 30 --limit 36)")
+    ap.add_argument("--rival-penalty", type=float, default=RIVAL_VARIANT_PENALTY,
+                    help="score subtracted from KB items about another variant than the claim's (0 = off)")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results")
     ap.add_argument("--torch-threads", type=int, default=1,
                     help="torch CPU threads for query embeddings (0 = leave torch's default). One query at a time "
@@ -172,7 +177,8 @@ def main(argv: list[str] | None = None) -> None:
         import torch
 
         torch.set_num_threads(args.torch_threads)
-    result = run_retrieval_benchmark(tuple(args.tasks), args.start, args.limit, simulated=args.simulated)
+    result = run_retrieval_benchmark(tuple(args.tasks), args.start, args.limit, simulated=args.simulated,
+                                     rival_penalty=args.rival_penalty)
     print_table(result)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1))

@@ -40,7 +40,9 @@ class RetrievalConfig(_Strict):
     kb: str = Field("ibe/CIVIC/evidence_kb.json", description="KB file under EVIDEX_DATA_DIR ({evidence_id, description} list).")
     mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
     k: int = Field(6, ge=1, le=100, description="Candidates judged per item.")
-    depth: int = Field(50, ge=5, le=1000)
+    rival_variant_penalty: float = Field(
+        3.0, ge=0.0, description="Subtracted from the fused score of KB items about another variant than the "
+                                 "claim's (e.g. V600E for a V600K claim); 0 = off.")
     embedding_model: str = "all-MiniLM-L6-v2"
 
 
@@ -72,8 +74,10 @@ class JudgeConfig(_Strict):
                              "no worse than the worst kept given item and a kept item is among its N nearest KB "
                              "neighbours (null = off).")
     candidate_variant_conflict: bool = Field(
-        True, description="A retrieved candidate that names other variants of the claim's kind (e.g. V600E, "
-                           "or another NTRK1 fusion) but never the claim's own is not added.")
+        True, description="A retrieved candidate about another variant is not added: it names other variants of "
+                           "the claim's kind (e.g. V600E, or another NTRK1 fusion) or calls its variant a class "
+                           "the claim's cannot have ('this missense mutation' for F76del), and never names the "
+                           "claim's own.")
     llm_stance: bool = Field(True, description="Ask the model supports/contradicts + reason for kept items.")
     stance_batch: bool = Field(False, description="All kept items in one stance call (faster; small models "
                                                   "tend to repeat one label on long lists).")

@@ -96,7 +96,8 @@ def make_gather(deps: GraphDeps) -> Node:
         kept = {d.id for d in state.decisions if d.kept} if state.decisions else None
         queries = plan_queries(claim, state.input.evidence, kept_ids=kept, index=deps.index, mode=cfg.retrieval.mode)
         hits = gather_candidates(deps.index, claim, state.input.evidence, kept_ids=kept, k=cfg.retrieval.k,
-                                 mode=cfg.retrieval.mode, plan=queries)
+                                 mode=cfg.retrieval.mode, plan=queries,
+                                 rival_penalty=cfg.retrieval.rival_variant_penalty)
         candidates = [Evidence(id=h.id, text=h.text) for h in hits]
         if cfg.judge.gated:
             kept_texts = None if kept is None else {e.id: e.text for e in state.input.evidence if e.id in kept}

@@ -113,7 +113,7 @@ def test_unknown_override_key_lists_allowed_keys():
         config_for_task("mixed", ["retrieval.fuzz=1"])
     msg = str(info.value)
     assert "retrieval.fuzz" in msg and "unknown key" in msg
-    assert "allowed here: kb, mode, k, depth, embedding_model" in msg
+    assert "allowed here: kb, mode, k, rival_variant_penalty, embedding_model" in msg
 
 
 # ------------------------------------------------------------------------------------------------ YAML files

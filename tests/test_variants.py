@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.variants import Variant, conflicting_variant, profile_variants, variant_classes, variants_in
+from agents.variants import (Variant, conflicting_class, conflicting_variant, profile_variants, rival_variant,
+                             variant_classes, variants_in)
 from evaluators.ibe import Claim
 
 
@@ -32,6 +33,38 @@ def test_variants_in_reads_points_itds_and_fusions():
     assert profile_variants("FLT3 D835") == [Variant("point", "D835", "")]
     assert profile_variants("NTRK3 ETV6::NTRK3") == [Variant("fusion", "ETV6", "NTRK3")]
     assert profile_variants("ALK Fusion") == [] and profile_variants("MYB Rearrangement") == []
+
+
+def test_three_letter_amino_acid_codes_are_read():
+    got = variants_in("Arg167Trp and p.Arg167Gln mutations; Gln195Ter; a p.Phe76del; Valine 600 and Met is no variant")
+    assert [str(v) for v in got] == ["R167W", "R167Q", "Q195*", "F76del"]
+    assert conflicting_variant("VHL R167Q (c.500G>A)", "Arg167Trp and Arg167Gln mutations ...") is None
+    assert conflicting_variant("VHL E70K (c.208G>A)", "a germline c.208G>A (p.Glu70Lys) mutation") is None
+    assert str(conflicting_variant("VHL R167Q (c.500G>A)", "families with the Arg167Trp mutation")) == "R167W"
+
+
+@pytest.mark.parametrize("profile, text, conflict", [
+    # how the text calls the variant it reports on, against the claim's variant class
+    ("VHL F76del (c.224_226delTCT)", "This missense mutation was found in a VHL type 2B family.",
+     ("missense", "in-frame deletion")),
+    ("VHL F76del (c.224_226delTCT)", "An in-frame deletion was found in 3 kindreds.", None),
+    ("VHL R167Q (c.500G>A)", "'PVS1' because they observe a nonsense variant in a gene", ("nonsense", "missense")),
+    ("VHL Q195* (c.583C>T)", "This truncating mutation was found in a family", None),  # truncating covers nonsense
+    ("VHL Q195* (c.583C>T)", "the missense mutation ... and a nonsense mutation in the proband", None),  # one fits
+    ("VHL Q195* (c.583C>T)", "This missense variant (p.Gln195Ter) was reported", None),  # names the claim's own
+    ("VHL R167Q (c.500G>A)", "The above mutation was found in 12 patients.", None),  # no class given
+    ("FLT3 D835", "This missense mutation confers resistance", None),  # a codon has no single class
+    ("ALK Fusion", "This missense mutation in the kinase domain", None),
+])
+def test_conflicting_class(profile, text, conflict):
+    assert conflicting_class(profile, text) == conflict
+
+
+def test_rival_variant_reasons():
+    assert rival_variant("BRAF V600K", "344 had V600E mutation") == "names V600E and never the claim's BRAF V600K"
+    assert rival_variant("VHL F76del", "This missense variant was found in a family") == \
+        "calls the variant it reports on \"missense\", but the claim's VHL F76del is an in-frame deletion"
+    assert rival_variant("VHL F76del", "This in-frame deletion variant was found in a family") is None
 
 
 @pytest.mark.parametrize("profile, text, rival", [
@@ -67,7 +100,7 @@ def test_gate_rejects_candidates_about_another_variant():
             SearchHit(id="1421", text="coBRIM: 344 had V600E mutation and received vemurafenib", score=0.95)]
     gates = gate_candidates(hits, CandidateChecks(variant_conflict=True), claim=claim)
     assert [g.passed for g in gates] == [True, False]
-    assert "names V600E and never the claim's BRAF V600K" in gates[1].reason
+    assert "names V600E and never the claim's BRAF V600K: evidence about another variant" in gates[1].reason
     assert all(g.passed for g in gate_candidates(hits, CandidateChecks(), claim=claim))  # off by default
     no_profile = Claim(text=claim.text, context={"Disease": "Melanoma"})
     assert all(g.passed for g in gate_candidates(hits, CandidateChecks(variant_conflict=True), claim=no_profile))
@@ -104,9 +137,9 @@ def test_rival_variants_over_the_whole_civic_kb():
             if not own and all(claims[o]["context"]["Molecular Profile"].split()[0] != gene for o in owners[eid]):
                 continue
             counts = flagged[(kind, own)]
-            counts[0] += conflicting_variant(profile, text) is not None
+            counts[0] += rival_variant(profile, text) is not None
             counts[1] += 1
-    assert flagged[("point", True)] == [1, 104]
-    assert flagged[("point", False)] == [38, 273]
+    assert flagged[("point", True)] == [2, 104]  # rival names alone: 1; the class check adds 5641 ("the missense ...")
+    assert flagged[("point", False)] == [118, 273]  # rival names alone: 38
     assert flagged[("fusion", True)] == [5, 138]
     assert flagged[("fusion", False)] == [168, 379]
