@@ -232,8 +232,11 @@ def golden_fact_scores(inp: ClaimInput, gold: Gold, pred: ClaimPrediction) -> di
 
 # -- per item and aggregate -----------------------------------------------------------------------------------
 def score_item(inp: ClaimInput, gold: Gold, pred: ClaimPrediction, *,
-               embedder: Embedder | None = None) -> dict[str, float]:
-    """All metrics that apply to this item's task (absent = not applicable, NaN = undefined)."""
+               embedder: Embedder | None = None, explanations: bool = True) -> dict[str, float]:
+    """All metrics that apply to this item's task (absent = not applicable, NaN = undefined).
+
+    ``explanations=False``: the run wrote none (write step off), so explanation and citation metrics are not
+    applicable rather than 0."""
     scores: dict[str, float] = {}
     if inp.task in RECOVERY_TASKS or gold.missing_ids:
         scores.update(set_prf_scores("recovery", pred.added_ids, gold.missing_ids))
@@ -250,8 +253,9 @@ def score_item(inp: ClaimInput, gold: Gold, pred: ClaimPrediction, *,
         scores["wrong_claim_accuracy"] = wrong_claim_accuracy(gold, pred)
     if inp.task == "r4c" or gold.golden_facts:
         scores.update(golden_fact_scores(inp, gold, pred))
-    scores.update(explanation_scores(inp, gold, pred, embedder))
-    scores.update(citation_scores(pred))
+    if explanations:
+        scores.update(explanation_scores(inp, gold, pred, embedder))
+        scores.update(citation_scores(pred))
     return scores
 
 

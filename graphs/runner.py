@@ -128,7 +128,8 @@ def run_one(graph, item: TaskItem, cfg: GraphConfig, run_dir: Path, embedder, ra
     if pred is not None:
         try:
             row["metrics"] = score_item(item.input, item.gold, pred,
-                                        embedder=embedder if cfg.metrics.similarity else _NoSimilarity())
+                                        embedder=embedder if cfg.metrics.similarity else _NoSimilarity(),
+                                        explanations=cfg.steps.write)
             if ragas_llm is not None:
                 row["metrics"].update(_ragas_for(item, pred, ragas_llm, embedder))
         except Exception as exc:  # noqa: BLE001

@@ -428,3 +428,13 @@ def test_ragas_relevancy_with_the_real_local_embeddings(embedder):
     assert embedder.model == "all-MiniLM-L6-v2"
     scores = ragas_scores([SAMPLE], RoutingJudge(question=SAMPLE.user_input), embedder, metrics=("response_relevancy",))
     assert scores[0]["response_relevancy"] > 0.99  # the judge's question is the user input itself
+
+
+def test_no_explanation_metrics_when_nothing_was_written(bow):
+    inp = make_input("missing_evidence")
+    gold = Gold(missing_ids=["7"], explanations={"claim": "Gold explanation [1]."})
+    written = score_item(inp, gold, make_pred("missing_evidence"), embedder=bow)
+    skipped = score_item(inp, gold, make_pred("missing_evidence"), embedder=bow, explanations=False)
+    assert "explanation_similarity" in written and "citation_validity" in written
+    assert not {k for k in skipped if k.startswith(("explanation_", "completeness_", "citation_", "cites_"))}
+    assert skipped["recovery_recall"] == written["recovery_recall"]
