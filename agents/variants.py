@@ -135,16 +135,27 @@ def profile_variants(profile: str) -> list[Variant]:
     return variants_in(profile.strip().partition(" ")[2])  # after the gene symbol
 
 
-def conflicting_variant(profile: str, text: str) -> Variant | None:
-    """The first rival variant ``text`` names when it never names the profile's own variant, else ``None``.
-
-    ``None`` too when the profile names no specific variant (``NTRK1 Fusion``, ``MYB Rearrangement``)."""
+def _about_others(profile: str, text: str) -> tuple[list[Variant], tuple[Variant, ...]] | None:
+    """(the profile's variants, the text's mentions) when the profile names a specific variant and the text never
+    names it: the precondition of both rival checks; ``None`` otherwise."""
     own = profile_variants(profile)
     if not own:
         return None
     mentions = _mentions(text)
     if any(_names(v, m) for v in own for m in mentions):
         return None
+    return own, mentions
+
+
+def conflicting_variant(profile: str, text: str) -> Variant | None:
+    """The first rival variant ``text`` names when it never names the profile's own variant, else ``None``.
+
+    ``None`` too when the profile names no specific variant (``NTRK1 Fusion``, ``MYB Rearrangement``)."""
+    found = _about_others(profile, text)
+    return None if found is None else _first_rival(*found)
+
+
+def _first_rival(own: list[Variant], mentions: tuple[Variant, ...]) -> Variant | None:
     return next((m for m in mentions if _rivals(own, m)), None)
 
 
@@ -175,11 +186,13 @@ def conflicting_class(profile: str, text: str) -> tuple[str, str] | None:
     """(how ``text`` calls its variant, the claim's variant class) when every class the text gives its variant
     ("this missense mutation", "a nonsense variant") is one the profile's variant cannot have and the text never
     names the profile's variant; else ``None`` (also when the profile names no specific protein change)."""
-    own = profile_variants(profile)
+    found = _about_others(profile, text)
+    return None if found is None else _class_conflict(found[0], text)
+
+
+def _class_conflict(own: list[Variant], text: str) -> tuple[str, str] | None:
     classes = {c for c in map(_point_class, own) if c}
-    if not classes or any(_names(v, m) for v in own for m in _mentions(text)):
-        return None
-    said = [m[1].lower() for m in _CLASS_MENTION.finditer(text)]
+    said = [m[1].lower() for m in _CLASS_MENTION.finditer(text)] if classes else []
     compatible = [classes & next(v for k, v in _TEXT_CLASSES.items() if w.startswith(k)) for w in said]
     if not said or any(compatible):
         return None
@@ -188,10 +201,13 @@ def conflicting_class(profile: str, text: str) -> tuple[str, str] | None:
 
 def rival_variant(profile: str, text: str) -> str | None:
     """Why ``text`` is about another variant than the profile's (a phrase for a decision reason), or ``None``."""
-    rival = conflicting_variant(profile, text)
+    found = _about_others(profile, text)
+    if found is None:
+        return None
+    rival = _first_rival(*found)
     if rival is not None:
         return f"names {rival} and never the claim's {profile.strip()}"
-    klass = conflicting_class(profile, text)
+    klass = _class_conflict(found[0], text)
     if klass is not None:
         said, own = klass
         return f"calls the variant it reports on \"{said}\", but the claim's {profile.strip()} is {_CLASS_NOUN[own]}"
