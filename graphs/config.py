@@ -76,8 +76,8 @@ class JudgeConfig(_Strict):
     candidate_variant_conflict: bool = Field(
         True, description="A retrieved candidate about another variant is not added: it names other variants of "
                            "the claim's kind (e.g. V600E, or another NTRK1 fusion) or calls its variant a class "
-                           "the claim's cannot have ('this missense mutation' for F76del), and never names the "
-                           "claim's own.")
+                           "the claim's cannot have ('this missense mutation' for F76del) and never names the "
+                           "claim's own, or names one rival more often than the claim's own.")
     llm_stance: bool = Field(True, description="Ask the model supports/contradicts + reason for kept items.")
     stance_batch: bool = Field(False, description="All kept items in one stance call (faster; small models "
                                                   "tend to repeat one label on long lists).")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.variants import (Variant, conflicting_class, conflicting_variant, profile_variants, rival_variant,
-                             variant_classes, variants_in)
+from agents.variants import (Variant, conflicting_class, conflicting_variant, dominant_rival, profile_variants,
+                             rival_variant, variant_classes, variants_in)
 from evaluators.ibe import Claim
 
 
@@ -65,6 +65,25 @@ def test_rival_variant_reasons():
     assert rival_variant("VHL F76del", "This missense variant was found in a family") == \
         "calls the variant it reports on \"missense\", but the claim's VHL F76del is an in-frame deletion"
     assert rival_variant("VHL F76del", "This in-frame deletion variant was found in a family") is None
+    assert rival_variant("BRAF V600K", "Of V600E patients 68% responded; V600E ... and V600K improved") == \
+        "names V600E 2 times and the claim's BRAF V600K only 1"
+
+
+@pytest.mark.parametrize("profile, text, dominant", [
+    # a study mainly about a rival that mentions the claim's variant in passing (CIViC files it under the rival)
+    ("BRAF V600K", "359 patients with V600E or V600K; in the V600E group HR 0.81; of 179 V600E patients 68% responded",
+     (Variant("point", "V600", "E"), 3, 1)),
+    ("FLT3 ITD", "presented with FLT3-ITD, relapsed with D835Y; the ITD and D835Y sample; cells with only D835Y",
+     (Variant("point", "D835", "Y"), 3, 2)),
+    ("NTRK3 ETV6::NTRK3", "the typical ETV6::NTRK3 fusion was not found; EML4::NTRK3 by RNA-seq; EML4-NTRK3 confirmed",
+     (Variant("fusion", "EML4", "NTRK3"), 2, 1)),
+    ("BRAF V600E", "V600E in 344 patients and V600K in 56", None),  # named as often: no call
+    ("BRAF V600E", "V600K patients (n=34) had a 44% response rate", None),  # never names V600E: conflicting_variant's
+    ("YWHAE YWHAE::NUTM2", "the YWHAE-NUTM2 fusion (YHWAE::NUTM2 in 12 of 51, YHWAE-NUTM2B ...)", None),  # a typo
+    ("ALK Fusion", "EML4-ALK variant 3 and EML4-ALK variant 1", None),
+])
+def test_dominant_rival(profile, text, dominant):
+    assert dominant_rival(profile, text) == dominant
 
 
 @pytest.mark.parametrize("profile, text, rival", [
@@ -139,7 +158,9 @@ def test_rival_variants_over_the_whole_civic_kb():
             counts = flagged[(kind, own)]
             counts[0] += rival_variant(profile, text) is not None
             counts[1] += 1
-    assert flagged[("point", True)] == [2, 104]  # rival names alone: 1; the class check adds 5641 ("the missense ...")
-    assert flagged[("point", False)] == [118, 273]  # rival names alone: 38
+    # rival names alone: 1; the class check adds 5641 ("the missense ..."), the dominance check 7728 (ADMIRAL:
+    # "FLT3 ITD or TKD D835 ... ITD")
+    assert flagged[("point", True)] == [3, 104]
+    assert flagged[("point", False)] == [128, 273]  # rival names alone: 38; classes: +80; dominance: +10
     assert flagged[("fusion", True)] == [5, 138]
-    assert flagged[("fusion", False)] == [168, 379]
+    assert flagged[("fusion", False)] == [169, 379]  # dominance: +1
