@@ -351,3 +351,12 @@ def test_config_dir_copy_loads_like_the_original(tmp_path, monkeypatch):
     monkeypatch.setattr(config_mod, "CONFIG_DIR", configs)
     assert sorted(task_table()) == TASKS
     assert config_for_task("mixed").steps.gather is True
+
+
+def test_config_defaults_match_the_library_defaults():
+    """graphs.config does not import the agents at load time, so defaults written in both places must agree:
+    a graph run and a direct ``gather_candidates`` call rank the KB the same way."""
+    from agents.query_planner import RIVAL_VARIANT_PENALTY
+    from graphs.config import RetrievalConfig
+
+    assert RetrievalConfig().rival_variant_penalty == RIVAL_VARIANT_PENALTY
