@@ -7,7 +7,8 @@ Checks, in order (all tuned on held-out CIViC items 30-65 only; numbers are reco
   calling its variant a class the claim's cannot have, while never naming the claim's own; or naming one rival
   more often than the claim's own (``agents.variants.rival_variant``; rival names: missing_evidence
   0.537 -> 0.553 with one hidden item lost, mixed 0.584 -> 0.598; dominance: mixed 0.591 -> 0.598, missing_evidence
-  unchanged; held-out claims have no point mutations for the class check to act on);
+  unchanged; negated mentions not counted: 0.545 -> 0.553 / 0.598 -> 0.605; held-out claims have no point
+  mutations for the class check to act on);
 * **facets** — the candidate names the claim's required facets (e.g. half the therapy's words);
 * **neighbours** — a kept given item is among the candidate's nearest KB neighbours (one claim's evidence
   clusters; a same-gene item of a neighbouring claim sits nearer its own claim's items). With the facet

@@ -15,11 +15,15 @@ Two uses:
   - it names the claim's variant, but one rival more often (:func:`dominant_rival`: COMBI-d counts V600E three
     times and its V600K arm once, and is filed under V600E).
 
+  A rival is a variant of the claim's kind (V600E for V600K, FLT3-ITD for D835, another fusion sharing a partner
+  gene), or a fusion of the claim's gene when the claim's variant is a point mutation or ITD (BCOR::CCNB3 for
+  BCOR ITD). Negated mentions count for nothing ("negative for a BCOR ITD", "the typical ETV6::NTRK3 fusion was
+  not found").
+
   Over the whole CIViC KB (all 66 claims; ``tests/test_variants.py``) it flags 3 of the 104 items filed under a
-  point-mutation or ITD claim and 128 of the 273 same-gene items filed under other claims (rival names alone:
-  1 and 38; dominance adds 1 and 10); for fusion claims 5 of 138 own items (pan-NTRK trials that name other
-  NTRK1 fusions) and 169 of 379 same-gene items of other claims. Given items are not checked: there the own-item
-  losses outweigh the gain.
+  point-mutation or ITD claim and 134 of the 273 same-gene items filed under other claims (rival names alone:
+  1 and 38); for fusion claims 5 of 138 own items (pan-NTRK trials that name other NTRK1 fusions) and 176 of
+  379 same-gene items of other claims. Given items are not checked: there the own-item losses outweigh the gain.
 
 Protein changes may be written with one- or three-letter amino-acid codes (``R167Q``, ``p.Arg167Gln``).
 """
@@ -81,7 +85,16 @@ class Variant(NamedTuple):
 _POINT = re.compile(r"(?<![\w.])(?:p\.)?([A-Z])(\d{1,4})(\*|X\b|del|fs|ins|dup|[A-Z])?(?![a-z0-9])")
 _ITD = re.compile(r"\b(?:ITDs?|internal tandem duplications?)\b", re.I)
 _FUSION = re.compile(r"\b([A-Z][A-Z0-9]{1,9})\s?(?:::|-|/|–)\s?([A-Z][A-Z0-9]{1,9})\b")
+_PROTEIN_CHANGE = re.compile(r"[A-Z]\d{2,4}[A-Z*]?")
 _MIN_PREFIX = 4  # "RUNX1::RUNX1T" in a text still names RUNX1::RUNX1T1
+# negated scopes (NegEx-style, within one clause): "negative for a BCOR ITD", "neither BCOR ITDs nor YWHAE::NUTM2",
+# "without V600E"; "the typical ETV6::NTRK3 fusion was not found"
+_NEGATED = (
+    re.compile(r"\b(?:neither|nor|negative for|without|absence of|lack(?:ing|ed)?(?: of)?|no evidence of|"
+               r"wild[- ]type for)\b[^.;,()]{0,60}?(?=[.;,()]|$)", re.I),
+    re.compile(r"[^.;,()]{0,60}\b(?:(?:was|were|is|are) not (?:found|detected|present|identified|seen)|"
+               r"not detected|absent)\b", re.I),
+)
 _AMINO_ACIDS = dict(Ala="A", Arg="R", Asn="N", Asp="D", Cys="C", Gln="Q", Glu="E", Gly="G", His="H", Ile="I",
                     Leu="L", Lys="K", Met="M", Phe="F", Pro="P", Ser="S", Thr="T", Trp="W", Tyr="Y", Val="V", Ter="*")
 _THREE_LETTER = re.compile(r"\b(?:p\.)?({aa})(\d{{1,4}})({aa}|\*|del|fs|ins|dup)?\b".format(
@@ -98,14 +111,28 @@ def variants_in(text: str) -> list[Variant]:
     return list(_mentions(text))
 
 
-@lru_cache(maxsize=4096)  # retrieval checks every KB text for every claim
 def _mentions(text: str) -> tuple[Variant, ...]:
+    return tuple(v for v, _ in _located(text))
+
+
+def _affirmed(text: str) -> tuple[Variant, ...]:
+    """The mentions the text does not negate: what the rival checks count."""
+    return tuple(v for v, affirmed in _located(text) if affirmed)
+
+
+@lru_cache(maxsize=4096)  # retrieval checks every KB text for every claim
+def _located(text: str) -> tuple[tuple[Variant, bool], ...]:
+    """Every mention with whether the text affirms it (``False`` in "negative for a BCOR ITD", "the ETV6::NTRK3
+    fusion was not found")."""
     text = _one_letter(text)
-    out = [Variant("point", a + pos, "*" if change == "X" else (change or "")) for a, pos, change in _POINT.findall(text)
-           if change or len(pos) >= 2]  # "V6" is not a variant; "D835" (a codon) is
-    out += [Variant("itd") for _ in _ITD.finditer(text)]
-    out += [Variant("fusion", a, b) for a, b in _FUSION.findall(text) if "ITD" not in (a, b)]  # FLT3-ITD
-    return tuple(out)
+    found = [(m.start(), m.end(), Variant("point", m[1] + m[2], "*" if m[3] == "X" else (m[3] or "")))
+             for m in _POINT.finditer(text) if m[3] or len(m[2]) >= 2]  # "V6" is not a variant; "D835" (a codon) is
+    found += [(m.start(), m.end(), Variant("itd")) for m in _ITD.finditer(text)]
+    # not FLT3-ITD or FLT3-D835Y / EGFR-L858R (a gene and its protein change)
+    found += [(m.start(), m.end(), Variant("fusion", m[1], m[2])) for m in _FUSION.finditer(text)
+              if "ITD" not in (m[1], m[2]) and not _PROTEIN_CHANGE.fullmatch(m[2])]
+    negated = [range(m.start(), m.end()) for pattern in _NEGATED for m in pattern.finditer(text)]
+    return tuple((v, not any(a in r or b - 1 in r for r in negated)) for a, b, v in found)
 
 
 def _same_gene(a: str, b: str) -> bool:
@@ -134,12 +161,16 @@ def _names(own: Variant, other: Variant) -> bool:
     return True
 
 
-def _rivals(own: list[Variant], other: Variant) -> bool:
-    """Is ``other`` a variant of the same kind as the claim's (a competing explanation for the evidence)?"""
+def _rivals(own: list[Variant], other: Variant, gene: str = "") -> bool:
+    """Is ``other`` a competing explanation for the evidence: a variant of the claim's kind, or a fusion of the
+    claim's ``gene`` when the claim's variant is a point mutation or ITD (BCOR::CCNB3 against BCOR ITD)?"""
     kinds = {v.kind for v in own}
-    if other.kind == "fusion":  # only fusions that share a partner gene with the claim's fusion
-        return any(v.kind == "fusion" and any(_same_gene(g, h) for g in (v.site, v.change)
-                                              for h in (other.site, other.change)) for v in own)
+    if other.kind == "fusion":  # only fusions that share a partner gene with the claim's fusion, or its gene
+        partners = (other.site, other.change)
+        if gene and kinds & {"point", "itd"} and any(_same_gene(gene, h) for h in partners):
+            return True
+        return any(v.kind == "fusion" and any(_same_gene(g, h) for g in (v.site, v.change) for h in partners)
+                   for v in own)
     # point mutations and ITDs compete with each other (FLT3 D835 vs FLT3 ITD); a bare codon is too vague
     return bool(kinds & {"point", "itd"}) and (other.kind == "itd" or bool(other.change))
 
@@ -149,16 +180,20 @@ def profile_variants(profile: str) -> list[Variant]:
     return variants_in(profile.strip().partition(" ")[2])  # after the gene symbol
 
 
-def _about_others(profile: str, text: str) -> tuple[list[Variant], tuple[Variant, ...]] | None:
-    """(the profile's variants, the text's mentions) when the profile names a specific variant and the text never
-    names it: the precondition of both rival checks; ``None`` otherwise."""
+def _gene(profile: str) -> str:
+    return profile.strip().partition(" ")[0]
+
+
+def _about_others(profile: str, text: str) -> tuple[list[Variant], tuple[Variant, ...], str] | None:
+    """(the profile's variants, the text's mentions, the profile's gene) when the profile names a specific variant
+    and the text never names it: the precondition of both rival checks; ``None`` otherwise."""
     own = profile_variants(profile)
     if not own:
         return None
-    mentions = _mentions(text)
+    mentions = _affirmed(text)
     if any(_names(v, m) for v in own for m in mentions):
         return None
-    return own, mentions
+    return own, mentions, _gene(profile)
 
 
 def conflicting_variant(profile: str, text: str) -> Variant | None:
@@ -169,8 +204,8 @@ def conflicting_variant(profile: str, text: str) -> Variant | None:
     return None if found is None else _first_rival(*found)
 
 
-def _first_rival(own: list[Variant], mentions: tuple[Variant, ...]) -> Variant | None:
-    return next((m for m in mentions if _rivals(own, m)), None)
+def _first_rival(own: list[Variant], mentions: tuple[Variant, ...], gene: str) -> Variant | None:
+    return next((m for m in mentions if _rivals(own, m, gene)), None)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -220,9 +255,10 @@ def dominant_rival(profile: str, text: str) -> tuple[Variant, int, int] | None:
     own = profile_variants(profile)
     if not own:
         return None
-    mentions = _mentions(text)
+    mentions = _affirmed(text)
     n_own = sum(any(_names(v, m) for v in own) for m in mentions)
-    rivals = Counter(m for m in mentions if _rivals(own, m) and not any(_names(v, m) for v in own))
+    gene = _gene(profile)
+    rivals = Counter(m for m in mentions if _rivals(own, m, gene) and not any(_names(v, m) for v in own))
     if not n_own or not rivals:
         return None
     rival, n = rivals.most_common(1)[0]
@@ -240,7 +276,10 @@ def rival_variant(profile: str, text: str) -> str | None:
         return f"names {rival} {n} times and the claim's {profile.strip()} only {n_own}"
     rival = _first_rival(*found)
     if rival is not None:
-        return f"names {rival} and never the claim's {profile.strip()}"
+        own, _, _ = found
+        negated = any(_names(v, m) for v in own for m in _mentions(text))
+        return f"names {rival} and " + (f"negates the claim's {profile.strip()}" if negated
+                                         else f"never the claim's {profile.strip()}")
     klass = _class_conflict(found[0], text)
     if klass is not None:
         said, own = klass

@@ -69,14 +69,31 @@ def test_rival_variant_reasons():
         "names V600E 2 times and the claim's BRAF V600K only 1"
 
 
+def test_negated_mentions_do_not_name_a_variant():
+    assert rival_variant("NTRK3 ETV6::NTRK3", "Because the typical ETV6::NTRK3 fusion was not found, more profiling "
+                         "was done. An EML4::NTRK3 fusion was confirmed.") == \
+        "names EML4::NTRK3 and negates the claim's NTRK3 ETV6::NTRK3"
+    assert rival_variant("BRAF V600K", "patients with V600K, without V600E mutation, responded") is None
+    assert rival_variant("BCOR ITD", "both cases were negative for a BCOR ITD. RT-PCR detected a BCOR::CCNB3 "
+                         "fusion") == "names BCOR::CCNB3 and negates the claim's BCOR ITD"
+    assert rival_variant("FLT3 ITD", "a FLT3-D835Y mutation") == "names D835Y and never the claim's FLT3 ITD"
+    assert [str(v) for v in variants_in("EGFR-L858R and FLT3-D835Y")] == ["L858R", "D835Y"]  # not fusions
+
+
 @pytest.mark.parametrize("profile, text, dominant", [
     # a study mainly about a rival that mentions the claim's variant in passing (CIViC files it under the rival)
     ("BRAF V600K", "359 patients with V600E or V600K; in the V600E group HR 0.81; of 179 V600E patients 68% responded",
      (Variant("point", "V600", "E"), 3, 1)),
     ("FLT3 ITD", "presented with FLT3-ITD, relapsed with D835Y; the ITD and D835Y sample; cells with only D835Y",
      (Variant("point", "D835", "Y"), 3, 2)),
-    ("NTRK3 ETV6::NTRK3", "the typical ETV6::NTRK3 fusion was not found; EML4::NTRK3 by RNA-seq; EML4-NTRK3 confirmed",
+    ("NTRK3 ETV6::NTRK3", "unlike the typical ETV6::NTRK3 fusion; EML4::NTRK3 by RNA-seq; EML4-NTRK3 confirmed",
      (Variant("fusion", "EML4", "NTRK3"), 2, 1)),
+    # a fusion of the claim's gene competes with its ITD; negated mentions do not count
+    ("BCOR ITD", "negative for a BCOR ITD. However, RT-PCR detected a BCOR::CCNB3 fusion; BCOR::CCNB3 in males",
+     None),  # the ITD is negated: never named, a conflicting_variant case
+    ("BCOR ITD", "neither BCOR ITDs nor YWHAE::NUTM2 were found in one case; BCOR ITDs in 10/11; BCOR::CCNB3 in "
+                 "the case; BCOR::CCNB3 fusion by NanoString; RT-PCR confirmed BCOR::CCNB3",
+     (Variant("fusion", "BCOR", "CCNB3"), 3, 1)),
     ("BRAF V600E", "V600E in 344 patients and V600K in 56", None),  # named as often: no call
     ("BRAF V600E", "V600K patients (n=34) had a 44% response rate", None),  # never names V600E: conflicting_variant's
     ("YWHAE YWHAE::NUTM2", "the YWHAE-NUTM2 fusion (YHWAE::NUTM2 in 12 of 51, YHWAE-NUTM2B ...)", None),  # a typo
@@ -161,6 +178,7 @@ def test_rival_variants_over_the_whole_civic_kb():
     # rival names alone: 1; the class check adds 5641 ("the missense ..."), the dominance check 7728 (ADMIRAL:
     # "FLT3 ITD or TKD D835 ... ITD")
     assert flagged[("point", True)] == [3, 104]
-    assert flagged[("point", False)] == [128, 273]  # rival names alone: 38; classes: +80; dominance: +10
+    assert flagged[("point", False)] == [134, 273]  # rival names alone: 38; classes: +80; dominance: +10;
+    # fusions of the claim's gene: +4; negation: +2
     assert flagged[("fusion", True)] == [5, 138]
-    assert flagged[("fusion", False)] == [169, 379]  # dominance: +1
+    assert flagged[("fusion", False)] == [176, 379]  # dominance: +1; negation: +7
