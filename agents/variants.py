@@ -184,28 +184,35 @@ def _gene(profile: str) -> str:
     return profile.strip().partition(" ")[0]
 
 
-def _about_others(profile: str, text: str) -> tuple[list[Variant], tuple[Variant, ...], str] | None:
-    """(the profile's variants, the text's mentions, the profile's gene) when the profile names a specific variant
-    and the text never names it: the precondition of both rival checks; ``None`` otherwise."""
+class _Reading(NamedTuple):
+    """A text read against a profile: the profile's variants and gene, the text's affirmed mentions, and how many
+    of them name the profile's variant."""
+
+    own: list[Variant]
+    gene: str
+    mentions: tuple[Variant, ...]
+    n_own: int
+
+
+def _read(profile: str, text: str) -> _Reading | None:
+    """The reading every rival check starts from; ``None`` when the profile names no specific variant."""
     own = profile_variants(profile)
     if not own:
         return None
     mentions = _affirmed(text)
-    if any(_names(v, m) for v in own for m in mentions):
-        return None
-    return own, mentions, _gene(profile)
+    return _Reading(own, _gene(profile), mentions, sum(any(_names(v, m) for v in own) for m in mentions))
 
 
 def conflicting_variant(profile: str, text: str) -> Variant | None:
     """The first rival variant ``text`` names when it never names the profile's own variant, else ``None``.
 
     ``None`` too when the profile names no specific variant (``NTRK1 Fusion``, ``MYB Rearrangement``)."""
-    found = _about_others(profile, text)
-    return None if found is None else _first_rival(*found)
+    r = _read(profile, text)
+    return None if r is None or r.n_own else _first_rival(r)
 
 
-def _first_rival(own: list[Variant], mentions: tuple[Variant, ...], gene: str) -> Variant | None:
-    return next((m for m in mentions if _rivals(own, m, gene)), None)
+def _first_rival(r: _Reading) -> Variant | None:
+    return next((m for m in r.mentions if _rivals(r.own, m, r.gene)), None)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -235,8 +242,8 @@ def conflicting_class(profile: str, text: str) -> tuple[str, str] | None:
     """(how ``text`` calls its variant, the claim's variant class) when every class the text gives its variant
     ("this missense mutation", "a nonsense variant") is one the profile's variant cannot have and the text never
     names the profile's variant; else ``None`` (also when the profile names no specific protein change)."""
-    found = _about_others(profile, text)
-    return None if found is None else _class_conflict(found[0], text)
+    r = _read(profile, text)
+    return None if r is None or r.n_own else _class_conflict(r.own, text)
 
 
 def _class_conflict(own: list[Variant], text: str) -> tuple[str, str] | None:
@@ -252,35 +259,35 @@ def dominant_rival(profile: str, text: str) -> tuple[Variant, int, int] | None:
     """(rival, its mentions, the claim variant's mentions) when ``text`` names the profile's variant but one rival
     of its kind more often: the study is mainly about the rival (a V600E trial that mentions its V600K arm once);
     else ``None``."""
-    own = profile_variants(profile)
-    if not own:
-        return None
-    mentions = _affirmed(text)
-    n_own = sum(any(_names(v, m) for v in own) for m in mentions)
-    gene = _gene(profile)
-    rivals = Counter(m for m in mentions if _rivals(own, m, gene) and not any(_names(v, m) for v in own))
-    if not n_own or not rivals:
+    r = _read(profile, text)
+    return None if r is None else _dominant(r)
+
+
+def _dominant(r: _Reading) -> tuple[Variant, int, int] | None:
+    rivals = Counter(m for m in r.mentions if _rivals(r.own, m, r.gene) and not any(_names(v, m) for v in r.own))
+    if not r.n_own or not rivals:
         return None
     rival, n = rivals.most_common(1)[0]
-    return (rival, n, n_own) if n > n_own else None
+    return (rival, n, r.n_own) if n > r.n_own else None
 
 
 def rival_variant(profile: str, text: str) -> str | None:
     """Why ``text`` is about another variant than the profile's (a phrase for a decision reason), or ``None``."""
-    found = _about_others(profile, text)
-    if found is None:
-        dominant = dominant_rival(profile, text)
+    r = _read(profile, text)
+    if r is None:
+        return None
+    if r.n_own:
+        dominant = _dominant(r)
         if dominant is None:
             return None
         rival, n, n_own = dominant
         return f"names {rival} {n} times and the claim's {profile.strip()} only {n_own}"
-    rival = _first_rival(*found)
+    rival = _first_rival(r)
     if rival is not None:
-        own, _, _ = found
-        negated = any(_names(v, m) for v in own for m in _mentions(text))
+        negated = any(_names(v, m) for v in r.own for m in _mentions(text))
         return f"names {rival} and " + (f"negates the claim's {profile.strip()}" if negated
                                          else f"never the claim's {profile.strip()}")
-    klass = _class_conflict(found[0], text)
+    klass = _class_conflict(r.own, text)
     if klass is not None:
         said, own = klass
         return f"calls the variant it reports on \"{said}\", but the claim's {profile.strip()} is {_CLASS_NOUN[own]}"
