@@ -1,31 +1,35 @@
 """Model-free gate for retrieved candidates: which KB items the gather step adds as missing evidence.
 
-Checks, in order (all tuned on held-out CIViC items 30-65 only; numbers are recovery P / R there, k=6):
+Checks, in order (tuned on held-out CIViC items 30-65 only; numbers are recovery P / R there for
+missing_evidence / mixed):
 
 * **score** — the fused score must be at least ``ratio`` of the best candidate's;
 * **variant** — the candidate must not be about another variant: naming rival variants of the claim's kind, or
   calling its variant a class the claim's cannot have, while never naming the claim's own; or naming one rival
-  more often than the claim's own (``agents.variants.rival_variant``; rival names: missing_evidence
-  0.537 -> 0.553 with one hidden item lost, mixed 0.584 -> 0.598; dominance: mixed 0.591 -> 0.598, missing_evidence
-  unchanged; negated mentions not counted: 0.545 -> 0.553 / 0.598 -> 0.605; held-out claims have no point
-  mutations for the class check to act on);
+  more often than the claim's own (``agents.variants.rival_variant``; negated mentions do not count);
+* **competing claims** — the candidate must not rank better (model-free facet rank among all KB items) for
+  another known claim than for this one (:mod:`agents.claim_catalog`): CIViC files the same study under
+  neighbouring assertions, and the one it fits best is its owner. With k=6 and the other checks as they were:
+  0.553 / 0.894 -> 0.841 / 0.787 and 0.605 / 0.776 -> 0.849 / 0.672; it then let the score ratio drop to 0.5
+  and k rise to 10 (0.796 / 0.830, 0.828 / 0.716) and made the neighbour and rescue checks redundant (off: held
+  out unchanged or better);
 * **facets** — the candidate names the claim's required facets (e.g. half the therapy's words);
 * **neighbours** — a kept given item is among the candidate's nearest KB neighbours (one claim's evidence
-  clusters; a same-gene item of a neighbouring claim sits nearer its own claim's items). With the facet
-  check: missing_evidence 0.43 -> 0.49, mixed 0.52 -> 0.57;
+  clusters; a same-gene item of a neighbouring claim sits nearer its own claim's items);
 * **near-copy** — CIViC files one study under several assertions with near-identical text; a candidate that
-  shares most of its word 5-grams with a kept item is that other assertion's copy and adds nothing new
-  (missing_evidence 0.49 -> 0.55, mixed 0.57 -> 0.61 with one hidden item lost);
+  shares most of its word 5-grams with a kept item is that other assertion's copy and adds nothing new;
 * **rescue** — a candidate below the score ratio is still added when it ranks for the claim's facets no worse
-  than the worst kept given item (evidence we already trust calibrates the bar) and a kept item is among its
-  few nearest neighbours (recall 0.85 -> 0.92 / 0.73 -> 0.78 for precision -0.01 / -0.03).
+  than the worst kept given item and a kept item is among its few nearest neighbours.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel, Field
 
+from agents.claim_catalog import ClaimCatalog
 from agents.query_planner import facet_coverage, neighbour_rank, relevance_ranks
 from agents.relevance_gate import GateResult
 from agents.variants import PROFILE_KEY, rival_variant
@@ -44,34 +48,53 @@ class CandidateChecks(BaseModel):
     variant_conflict: bool = False
 
 
+@dataclass
+class _Context:
+    """What the checks compare a candidate with (any part may be missing; its checks are skipped then)."""
+
+    index: object | None
+    claim: Claim | None
+    kept: dict[str, str] | None
+    catalog: ClaimCatalog | None
+    own_ranks: np.ndarray | None = None  # every KB item's rank for the claim (for the catalog check)
+
+
 def gate_candidates(hits: list[SearchHit], checks: CandidateChecks, *, index=None, claim: Claim | None = None,
-                    kept: dict[str, str] | None = None) -> list[GateResult]:
+                    kept: dict[str, str] | None = None, catalog: ClaimCatalog | None = None) -> list[GateResult]:
     """One decision per hit. ``kept``: id -> text of the kept given items (``None`` = not judged; the checks
-    that compare with kept items are skipped then, and also when nothing was kept)."""
+    that compare with kept items are skipped then, and also when nothing was kept). ``catalog``: competing
+    claims (:mod:`agents.claim_catalog`); ``None`` = that check is off."""
+    ctx = _Context(index, claim, kept, catalog if claim is not None else None)
+    if ctx.catalog is not None:
+        ctx.own_ranks = ctx.catalog.ranks(claim)
     best = max((h.score for h in hits), default=0.0)
-    bar = _kept_bar(hits, checks, index, claim, kept)
+    bar = _kept_bar(hits, checks, ctx)
     out = []
     for rank, h in enumerate(hits, start=1):
         rel = h.score / best if best > 0 else 0.0
         head = f"retrieved at rank {rank} with {rel:.0%} of the best score"
         if rel >= checks.ratio:
-            failed = _content_check(h, checks, index, claim, kept, checks.neighbour_rank)
+            failed = _content_check(h, checks, ctx, checks.neighbour_rank)
             reason = head if failed is None else f"retrieved at rank {rank} but {failed}"
         else:
-            rescued = _rescue(h, checks, index, claim, kept, bar)
+            rescued = _rescue(h, checks, ctx, bar)
             failed = None if rescued else f"only {rel:.0%} of the best score (gate {checks.ratio:.0%})"
             reason = f"{head} (gate {checks.ratio:.0%}), but {rescued}" if rescued else f"retrieved at rank {rank} but {failed}"
         out.append(GateResult(id=h.id, passed=failed is None, reason=reason, score=round(h.score, 4)))
     return out
 
 
-def _content_check(hit: SearchHit, checks: CandidateChecks, index, claim: Claim | None,
-                   kept: dict[str, str] | None, max_neighbour_rank: int | None) -> str | None:
-    """Why the candidate fails the variant / facet / neighbour / near-copy checks, or None when it passes."""
+def _content_check(hit: SearchHit, checks: CandidateChecks, ctx: _Context, max_neighbour_rank: int | None) -> str | None:
+    """Why the candidate fails the variant / claim / facet / neighbour / near-copy checks, or None when it passes."""
+    claim, kept, index = ctx.claim, ctx.kept, ctx.index
     if claim is not None and checks.variant_conflict:
         rival = rival_variant(claim.context.get(PROFILE_KEY, ""), hit.text)
         if rival is not None:
             return f"{rival}: evidence about another variant"
+    if ctx.catalog is not None:
+        other = ctx.catalog.rival(claim, hit.id, ctx.own_ranks)
+        if other is not None:
+            return other.reason()
     if claim is not None:
         for facet, share in checks.facets.items():
             cov = facet_coverage(claim, facet, hit.text)
@@ -90,24 +113,23 @@ def _content_check(hit: SearchHit, checks: CandidateChecks, index, claim: Claim 
     return None
 
 
-def _kept_bar(hits: list[SearchHit], checks: CandidateChecks, index, claim: Claim | None,
-              kept: dict[str, str] | None) -> tuple[dict[str, int], str, int] | None:
+def _kept_bar(hits: list[SearchHit], checks: CandidateChecks, ctx: _Context) -> tuple[dict[str, int], str, int] | None:
     """Facet ranks of the hits, and the worst-ranked kept item (id, rank): the bar a rescued candidate must meet."""
-    if not (checks.rescue_neighbour_rank and index is not None and claim is not None and kept):
+    if not (checks.rescue_neighbour_rank and ctx.index is not None and ctx.claim is not None and ctx.kept):
         return None
-    items = [Evidence(id=h.id, text=h.text) for h in hits] + [Evidence(id=i, text=t) for i, t in kept.items()]
-    ranks = relevance_ranks(index, claim, items)
-    worst = max(kept, key=lambda i: ranks[i])
+    items = [Evidence(id=h.id, text=h.text) for h in hits] + [Evidence(id=i, text=t) for i, t in ctx.kept.items()]
+    ranks = relevance_ranks(ctx.index, ctx.claim, items)
+    worst = max(ctx.kept, key=lambda i: ranks[i])
     return ranks, worst, ranks[worst]
 
 
-def _rescue(hit: SearchHit, checks: CandidateChecks, index, claim: Claim | None, kept: dict[str, str] | None,
+def _rescue(hit: SearchHit, checks: CandidateChecks, ctx: _Context,
             bar: tuple[dict[str, int], str, int] | None) -> str | None:
     """Why a candidate below the score ratio is added anyway, or None."""
     if bar is None:
         return None
     ranks, worst_id, worst = bar
-    if ranks[hit.id] > worst or _content_check(hit, checks, index, claim, kept, checks.rescue_neighbour_rank):
+    if ranks[hit.id] > worst or _content_check(hit, checks, ctx, checks.rescue_neighbour_rank):
         return None
     return (f"it ranks #{ranks[hit.id]} for the claim's subject, no worse than kept item [{worst_id}] (#{worst}), "
             f"and kept evidence is among its {checks.rescue_neighbour_rank} nearest KB neighbours")

@@ -117,6 +117,22 @@ def load_task(task: str, *, limit: int | None = None, shuffle: bool = True, seed
     return items
 
 
+def load_claim_catalog(relpath: str = TASK_FILES["baseline"]) -> list[Claim]:
+    """The claims of a task file, sentence and context only: the competing claims of
+    :class:`agents.claim_catalog.ClaimCatalog`. Evidence lists (and so every hidden answer) are never read;
+    selection/assignment files give both their claims."""
+    out: list[Claim] = []
+    for row in _load_json(relpath):
+        for text_key, ctx_key in (("claim", "context"), ("claim_A", "context_A"), ("claim_B", "context_B")):
+            if isinstance(row.get(text_key), str) and row[text_key].strip():
+                out.append(Claim(text=row[text_key], context=_context(row.get(ctx_key))))
+    if not out:
+        raise ValueError(f"{relpath} holds no claims (rows with a 'claim' or 'claim_A'/'claim_B' field); point "
+                         "judge.claim_catalog at a CIViC task file such as ibe/CIVIC/baseline.json, "
+                         "or set it to null")
+    return out
+
+
 def _maybe_shuffle(seq: list, rng: random.Random | None) -> list:
     seq = list(seq)
     if rng is not None:

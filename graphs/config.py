@@ -39,7 +39,7 @@ class ModelConfig(_Strict):
 class RetrievalConfig(_Strict):
     kb: str = Field("ibe/CIVIC/evidence_kb.json", description="KB file under EVIDEX_DATA_DIR ({evidence_id, description} list).")
     mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
-    k: int = Field(6, ge=1, le=100, description="Candidates judged per item.")
+    k: int = Field(10, ge=1, le=100, description="Candidates judged per item.")
     rival_variant_penalty: float = Field(
         3.0, ge=0.0, description="Subtracted from the fused score of KB items about another variant than the "
                                  "claim's (e.g. V600E for a V600K claim); 0 = off.")
@@ -54,13 +54,14 @@ class JudgeConfig(_Strict):
     alone labels every item (for strong models)."""
 
     strategy: Literal["cascade", "given_rank", "llm"] = "cascade"
-    keep_rank: int = Field(30, ge=1, description="Given items ranking worse than this among the KB are discarded.")
+    keep_rank: int = Field(30, ge=1, description="Given items ranking worse than this among the KB are discarded "
+                                                 "(without a claim_catalog; assignment: 'neither').")
     keep_top: int = Field(3, ge=1, description="given_rank: keep this many given items, the ones closest to the "
                                               "claim among the given items themselves.")
-    candidate_ratio: float = Field(0.7, gt=0.0, le=1.0,
+    candidate_ratio: float = Field(0.5, gt=0.0, le=1.0,
                                    description="Retrieved candidates scoring below this share of the best are not added.")
     candidate_neighbour_rank: int | None = Field(
-        8, ge=1, description="A retrieved candidate is added only if a kept given item is among its N nearest KB "
+        None, ge=1, description="A retrieved candidate is added only if a kept given item is among its N nearest KB "
                              "neighbours (null = off; skipped when nothing is kept).")
     candidate_facets: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
         default_factory=lambda: {"therapy": 0.5},
@@ -70,7 +71,7 @@ class JudgeConfig(_Strict):
         0.5, gt=0.0, le=1.0, description="A retrieved candidate sharing at least this share of its word 5-grams "
                                          "with a kept given item is a near-copy and is not added (null = off).")
     candidate_rescue_neighbour_rank: int | None = Field(
-        4, ge=1, description="A candidate below candidate_ratio is still added when it ranks for the claim's subject "
+        None, ge=1, description="A candidate below candidate_ratio is still added when it ranks for the claim's subject "
                              "no worse than the worst kept given item and a kept item is among its N nearest KB "
                              "neighbours (null = off).")
     candidate_variant_conflict: bool = Field(
@@ -78,6 +79,19 @@ class JudgeConfig(_Strict):
                            "the claim's kind (e.g. V600E, or another NTRK1 fusion) or calls its variant a class "
                            "the claim's cannot have ('this missense mutation' for F76del) and never names the "
                            "claim's own, or names one rival more often than the claim's own.")
+    claim_catalog: str | None = Field(
+        "ibe/CIVIC/baseline.json", description="Task file (under EVIDEX_DATA_DIR) whose claims compete for the KB's "
+                                               "evidence: a retrieved candidate that ranks better for one of them "
+                                               "than for the claim being explained is not added, and given items "
+                                               "follow the given_claim_* rule. Only claim sentences and context "
+                                               "are read (null = off).")
+    given_claim_margin: float | None = Field(
+        4.0, gt=1.0, description="With a claim_catalog: a given item is discarded when a competing claim ranks it at "
+                                 "least this many times better than the claim does (null = the plain keep_rank cut).")
+    given_claim_floor: int = Field(10, ge=1, description="Given items in the claim's own top N are never discarded "
+                                                         "for a competing claim.")
+    given_claim_keep_rank: int = Field(60, ge=1, description="The keep_rank cut while the competing-claim rule is on "
+                                                             "(looser: the catalog catches other claims' items).")
     llm_stance: bool = Field(True, description="Ask the model supports/contradicts + reason for kept items.")
     stance_batch: bool = Field(False, description="All kept items in one stance call (faster; small models "
                                                   "tend to repeat one label on long lists).")
@@ -86,6 +100,15 @@ class JudgeConfig(_Strict):
     def gated(self) -> bool:
         """A model-free gate decides keep/discard (``cascade``, ``given_rank``); the model gives the stance."""
         return self.strategy != "llm"
+
+    def given_claim_check(self):
+        """The competing-claim rule for given items, or ``None`` when it is off."""
+        from agents.relevance_gate import GivenClaimCheck
+
+        if self.claim_catalog is None or self.given_claim_margin is None:
+            return None
+        return GivenClaimCheck(margin=self.given_claim_margin, floor=self.given_claim_floor,
+                               keep_rank=self.given_claim_keep_rank)
 
     def candidate_checks(self):
         """The ``candidate_*`` thresholds as the candidate gate takes them."""

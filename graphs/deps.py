@@ -15,6 +15,7 @@ class GraphDeps:
     llm: BaseChatModel
     embedder: object | None = None
     _index: object | None = None
+    _catalog: object | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -30,6 +31,21 @@ class GraphDeps:
                 name = self.config.retrieval.kb.replace("/", "_").removesuffix(".json")
                 self._index = KnowledgeBaseIndex.open(name, docs, self.embedder, get_settings().index_dir)
             return self._index
+
+    @property
+    def catalog(self):
+        """The competing claims of ``judge.claim_catalog`` (``None`` when off), loaded on first use."""
+        path = self.config.judge.claim_catalog
+        if path is None:
+            return None
+        index = self.index
+        with self._lock:
+            if self._catalog is None:
+                from agents.claim_catalog import ClaimCatalog
+                from evaluators.ibe import load_claim_catalog
+
+                self._catalog = ClaimCatalog(index, load_claim_catalog(path))
+            return self._catalog
 
 
 def make_deps(config: GraphConfig, llm: BaseChatModel | None = None, embedder=None, index=None) -> GraphDeps:

@@ -68,7 +68,9 @@ def make_judge_given(deps: GraphDeps) -> Node:
         if j.strategy == "cascade":
             from agents.relevance_gate import gate_given
 
-            gates = gate_given(deps.index, state.input.claims["claim"], evidence, j.keep_rank)
+            check = j.given_claim_check()
+            gates = gate_given(deps.index, state.input.claims["claim"], evidence, j.keep_rank,
+                               catalog=deps.catalog if check else None, check=check)
             return {"decisions": _cascade(evidence, gates, "given")}
         if j.strategy == "given_rank":
             from agents.relevance_gate import gate_top_given
@@ -102,7 +104,7 @@ def make_gather(deps: GraphDeps) -> Node:
         if cfg.judge.gated:
             kept_texts = None if kept is None else {e.id: e.text for e in state.input.evidence if e.id in kept}
             gates = gate_candidates(hits, cfg.judge.candidate_checks(), index=deps.index, claim=claim,
-                                    kept=kept_texts)
+                                    kept=kept_texts, catalog=deps.catalog)
             decisions = _cascade(candidates, gates, "retrieved")
         else:
             decisions = _model_judged(deps, state, candidates, "retrieved", "judge_candidates",

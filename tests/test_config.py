@@ -41,7 +41,7 @@ def test_task_configs_switch_steps_and_graphs():
     # r4c extends _base and overrides a nested section without dropping its siblings
     assert r4c.judge.strategy == "given_rank" and r4c.judge.keep_top == 3 and not r4c.steps.gather  # no KB
     assert r4c.prompts.evidence_chars == 420 and r4c.prompts.context_chars == 240
-    assert r4c.retrieval.mode == "hybrid" and r4c.retrieval.k == 6
+    assert r4c.retrieval.mode == "hybrid" and r4c.retrieval.k == 10
     assert config_for_task("mixed").judge.strategy == "cascade"
     assert config_for_task("mixed").prompts.evidence_chars == 360
 
@@ -168,7 +168,7 @@ def test_unknown_key_in_file_names_key_file_and_allowed(tmp_path, monkeypatch):
     assert msg.startswith(f"{cfg}: invalid config")
     assert "retreival: Extra inputs are not permitted" in msg
     assert "allowed here: name, description, task, graph, model, retrieval, steps, judge, prompts" in msg
-    assert "judge.keep_rnak" in msg and "allowed here: strategy, keep_rank, keep_top, candidate_ratio, candidate_neighbour_rank, candidate_facets, candidate_max_overlap, candidate_rescue_neighbour_rank, candidate_variant_conflict, llm_stance" in msg
+    assert "judge.keep_rnak" in msg and "allowed here: strategy, keep_rank, keep_top, candidate_ratio, candidate_neighbour_rank, candidate_facets, candidate_max_overlap, candidate_rescue_neighbour_rank, candidate_variant_conflict, claim_catalog, given_claim_margin, given_claim_floor, given_claim_keep_rank, llm_stance" in msg
 
 
 def test_missing_required_and_unknown_task_in_file(tmp_path):

@@ -1,0 +1,81 @@
+"""Competing claims: the other claims a knowledge base's evidence was filed under.
+
+CIViC files every evidence item under one assertion (the claims of the IBE files); the KB is all of them
+together. A retrieved item that fits another known claim better than the one being explained is most likely
+that claim's evidence: the same ETV6::NTRK3 study filed under a neighbouring disease, the pan-NTRK trial filed
+under "NTRK1 fusions". "Fits better" is the model-free relevance rank already used for given items
+(:func:`agents.query_planner.relevance_ranks`): how the item ranks among all KB items for each claim's facet
+queries (claim sentence, profile, disease, therapy), and the claim being explained gets no extra signal from its
+kept evidence, so all claims are compared on the same footing.
+
+The catalog holds claim sentences and their context only, never evidence lists (see
+:func:`evaluators.ibe.load_claim_catalog`), so no hidden answer is used.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from pydantic import BaseModel
+
+from agents.query_planner import facet_queries, facet_scores
+from evaluators.ibe import Claim
+from tools.kb_index import KnowledgeBaseIndex
+
+
+class RivalClaim(BaseModel):
+    """Another known claim an item ranks better for than the claim being explained (ranks: 1 = best)."""
+
+    claim: Claim
+    rank: int  # the item's rank for that claim
+    own_rank: int  # its rank for the claim being explained
+
+    def reason(self) -> str:
+        text = self.claim.text if len(self.claim.text) <= 110 else self.claim.text[:107].rstrip() + "..."
+        return (f"ranks #{self.rank} in the KB for another known claim (\"{text}\") but only #{self.own_rank} for "
+                "this one: likely that claim's evidence")
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+class ClaimCatalog:
+    """Claims known to own the KB's evidence, with every KB item's rank for each (computed once, lazily)."""
+
+    def __init__(self, index: KnowledgeBaseIndex, claims: list[Claim]):
+        self.index = index
+        self.claims = list({_key(c.text): c for c in claims if c.text.strip()}.values())
+        self._ranks: np.ndarray | None = None  # (claims, KB docs)
+        self._lock = threading.Lock()
+
+    def ranks(self, claim: Claim) -> np.ndarray:
+        """Rank (1 = best; ties share a rank) of every KB item for ``claim``'s facet queries."""
+        scores = facet_scores(self.index, facet_queries(claim))
+        ordered = np.sort(scores)  # 1 + the number of items scoring strictly higher
+        return len(scores) - np.searchsorted(ordered, scores, side="right") + 1
+
+    def _catalog_ranks(self) -> np.ndarray:
+        with self._lock:
+            if self._ranks is None:
+                n = len(self.index.docs)
+                rows = [self.ranks(c) for c in self.claims]
+                self._ranks = np.stack(rows) if rows else np.zeros((0, n), dtype=int)
+            return self._ranks
+
+    def rival(self, claim: Claim, doc_id: str, own_ranks: np.ndarray | None = None) -> RivalClaim | None:
+        """The other catalog claim ``doc_id`` ranks best for, when it ranks strictly better there than for
+        ``claim``; ``None`` otherwise (also for ids outside the KB). Catalog entries with the claim's own
+        sentence are the claim itself and never compete. ``own_ranks``: :meth:`ranks` of ``claim``, when the
+        caller checks several items."""
+        pos = self.index.position.get(doc_id)
+        if pos is None or not self.claims:
+            return None
+        own = int((own_ranks if own_ranks is not None else self.ranks(claim))[pos])
+        me = _key(claim.text)
+        ranks = self._catalog_ranks()[:, pos]
+        others = [(int(r), c) for r, c in zip(ranks, self.claims) if _key(c.text) != me]
+        if not others:
+            return None
+        best, other = min(others, key=lambda rc: rc[0])
+        return RivalClaim(claim=other, rank=best, own_rank=own) if best < own else None
