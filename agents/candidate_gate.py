@@ -46,6 +46,7 @@ class CandidateChecks(BaseModel):
     max_overlap: float | None = None
     rescue_neighbour_rank: int | None = None
     variant_conflict: bool = False
+    claim_margin: float = Field(1.0, ge=1.0)
 
 
 @dataclass
@@ -92,7 +93,7 @@ def _content_check(hit: SearchHit, checks: CandidateChecks, ctx: _Context, max_n
         if rival is not None:
             return f"{rival}: evidence about another variant"
     if ctx.catalog is not None:
-        other = ctx.catalog.rival(claim, hit.id, ctx.own_ranks)
+        other = ctx.catalog.rival(claim, hit.id, ctx.own_ranks, checks.claim_margin)
         if other is not None:
             return other.reason()
     if claim is not None:

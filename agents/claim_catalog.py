@@ -63,9 +63,10 @@ class ClaimCatalog:
                 self._ranks = np.stack(rows) if rows else np.zeros((0, n), dtype=int)
             return self._ranks
 
-    def rival(self, claim: Claim, doc_id: str, own_ranks: np.ndarray | None = None) -> RivalClaim | None:
-        """The other catalog claim ``doc_id`` ranks best for, when it ranks strictly better there than for
-        ``claim``; ``None`` otherwise (also for ids outside the KB). Catalog entries with the claim's own
+    def rival(self, claim: Claim, doc_id: str, own_ranks: np.ndarray | None = None,
+              margin: float = 1.0) -> RivalClaim | None:
+        """The other catalog claim ``doc_id`` ranks best for, when its rank there times ``margin`` is still
+        better than its rank for ``claim``; ``None`` otherwise (also for ids outside the KB). Catalog entries with the claim's own
         sentence are the claim itself and never compete. ``own_ranks``: :meth:`ranks` of ``claim``, when the
         caller checks several items."""
         pos = self.index.position.get(doc_id)
@@ -78,4 +79,4 @@ class ClaimCatalog:
         if not others:
             return None
         best, other = min(others, key=lambda rc: rc[0])
-        return RivalClaim(claim=other, rank=best, own_rank=own) if best < own else None
+        return RivalClaim(claim=other, rank=best, own_rank=own) if best * margin < own else None

@@ -85,6 +85,9 @@ class JudgeConfig(_Strict):
                                                "than for the claim being explained is not added, and given items "
                                                "follow the given_claim_* rule. Only claim sentences and context "
                                                "are read (null = off).")
+    candidate_claim_margin: float = Field(
+        1.0, ge=1.0, description="With a claim_catalog: a retrieved candidate is not added when a competing claim "
+                                 "ranks it more than this many times better than the claim does.")
     given_claim_margin: float | None = Field(
         4.0, gt=1.0, description="With a claim_catalog: a given item is discarded when a competing claim ranks it at "
                                  "least this many times better than the claim does (null = the plain keep_rank cut).")
@@ -117,7 +120,8 @@ class JudgeConfig(_Strict):
         return CandidateChecks(ratio=self.candidate_ratio, neighbour_rank=self.candidate_neighbour_rank,
                                facets=self.candidate_facets, max_overlap=self.candidate_max_overlap,
                                rescue_neighbour_rank=self.candidate_rescue_neighbour_rank,
-                               variant_conflict=self.candidate_variant_conflict)
+                               variant_conflict=self.candidate_variant_conflict,
+                               claim_margin=self.candidate_claim_margin)
 
 
 class StepsConfig(_Strict):

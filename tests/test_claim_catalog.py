@@ -77,6 +77,9 @@ def test_an_item_of_another_claim_names_that_claim(catalog):
     rival = catalog.rival(COLORECTAL, "6938")
     assert rival is not None and rival.claim.text == COMBI and rival.rank < rival.own_rank
     assert "another known claim" in rival.reason() and COMBI[:60] in rival.reason()
+    # judge.candidate_claim_margin: the rival must rank more than `margin` times better
+    assert catalog.rival(COLORECTAL, "6938", margin=rival.own_rank / rival.rank - 0.5) is not None
+    assert catalog.rival(COLORECTAL, "6938", margin=rival.own_rank / rival.rank) is None
     # the same rank as the given-item gate computes
     text = catalog.index.docs[catalog.index.position["6938"]].text
     assert relevance_ranks(catalog.index, COLORECTAL, [Evidence(id="6938", text=text)])["6938"] == rival.own_rank

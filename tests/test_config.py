@@ -168,7 +168,7 @@ def test_unknown_key_in_file_names_key_file_and_allowed(tmp_path, monkeypatch):
     assert msg.startswith(f"{cfg}: invalid config")
     assert "retreival: Extra inputs are not permitted" in msg
     assert "allowed here: name, description, task, graph, model, retrieval, steps, judge, prompts" in msg
-    assert "judge.keep_rnak" in msg and "allowed here: strategy, keep_rank, keep_top, candidate_ratio, candidate_neighbour_rank, candidate_facets, candidate_max_overlap, candidate_rescue_neighbour_rank, candidate_variant_conflict, claim_catalog, given_claim_margin, given_claim_floor, given_claim_keep_rank, llm_stance" in msg
+    assert "judge.keep_rnak" in msg and "allowed here: strategy, keep_rank, keep_top, candidate_ratio, candidate_neighbour_rank, candidate_facets, candidate_max_overlap, candidate_rescue_neighbour_rank, candidate_variant_conflict, claim_catalog, candidate_claim_margin, given_claim_margin, given_claim_floor, given_claim_keep_rank, llm_stance" in msg
 
 
 def test_missing_required_and_unknown_task_in_file(tmp_path):
