@@ -85,7 +85,8 @@ def gate_candidates(hits: list[SearchHit], checks: CandidateChecks, *, index=Non
     return out
 
 
-def _content_check(hit: SearchHit, checks: CandidateChecks, ctx: _Context, max_neighbour_rank: int | None) -> str | None:
+def _content_check(hit: SearchHit, checks: CandidateChecks, ctx: _Context,
+                   max_neighbour_rank: int | None) -> str | None:
     """Why the candidate fails the variant / claim / facet / neighbour / near-copy checks, or None when it passes."""
     claim, kept, index = ctx.claim, ctx.kept, ctx.index
     if claim is not None and checks.variant_conflict:

@@ -66,9 +66,9 @@ class ClaimCatalog:
     def rival(self, claim: Claim, doc_id: str, own_ranks: np.ndarray | None = None,
               margin: float = 1.0) -> RivalClaim | None:
         """The other catalog claim ``doc_id`` ranks best for, when its rank there times ``margin`` is still
-        better than its rank for ``claim``; ``None`` otherwise (also for ids outside the KB). Catalog entries with the claim's own
-        sentence are the claim itself and never compete. ``own_ranks``: :meth:`ranks` of ``claim``, when the
-        caller checks several items."""
+        better than its rank for ``claim``; ``None`` otherwise (also for ids outside the KB). Catalog entries
+        with the claim's own sentence are the claim itself and never compete. ``own_ranks``: :meth:`ranks` of
+        ``claim``, when the caller checks several items."""
         pos = self.index.position.get(doc_id)
         if pos is None or not self.claims:
             return None

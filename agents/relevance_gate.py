@@ -4,8 +4,8 @@ Given items: an item's rank among *all* KB items for the claim's facet queries. 
 claim ranks near the top; evidence belonging to other claims ranks far down (held-out CIViC items 30-65:
 dropping rank > 30 gives discard F1 0.94 on wrong_evidence and 0.96 on mixed, with 1 false discard each).
 With competing claims (:class:`GivenClaimCheck`) an item that another known claim ranks far better is that
-claim's evidence, and the plain cut loosens. Selection and assignment without a model use the same ranks. Retrieved candidates have their own gate
-(:mod:`agents.candidate_gate`).
+claim's evidence, and the plain cut loosens. Selection and assignment without a model use the same ranks.
+Retrieved candidates have their own gate (:mod:`agents.candidate_gate`).
 """
 from __future__ import annotations
 

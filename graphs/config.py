@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 CONFIG_DIR = Path(os.environ.get("EVIDEX_CONFIG_DIR", Path(__file__).resolve().parent.parent / "configs"))
 TaskName = Literal["baseline", "missing_evidence", "wrong_evidence", "mixed", "selection", "assignment", "r4c",
@@ -84,7 +84,8 @@ class JudgeConfig(_Strict):
                                                "evidence: a retrieved candidate that ranks better for one of them "
                                                "than for the claim being explained is not added, and given items "
                                                "follow the given_claim_* rule. Only claim sentences and context "
-                                               "are read (null = off).")
+                                               "are read (null = off; off by default when retrieval.kb is not "
+                                               "the CIViC KB).")
     candidate_claim_margin: float = Field(
         1.0, ge=1.0, description="With a claim_catalog: a retrieved candidate is not added when a competing claim "
                                  "ranks it more than this many times better than the claim does.")
@@ -179,6 +180,15 @@ class GraphConfig(_Strict):
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     run: RunConfig = Field(default_factory=RunConfig)
     tracing: TracingConfig = Field(default_factory=TracingConfig)
+
+    @model_validator(mode="after")
+    def _catalog_follows_kb(self) -> GraphConfig:
+        # The default claim catalog lists the claims that own the CIViC KB's evidence; against another KB it would
+        # reject the wrong items, so there it is off unless set explicitly.
+        if "claim_catalog" not in self.judge.model_fields_set and \
+                self.retrieval.kb != RetrievalConfig.model_fields["kb"].default:
+            self.judge.claim_catalog = None
+        return self
 
 
 # -- loading ------------------------------------------------------------------------------------------------

@@ -42,6 +42,10 @@ def test_config_default_and_off_switch():
     assert config_for_task("r4c").judge.claim_catalog is None
     off = config_for_task("mixed", ["judge.claim_catalog=null"])
     assert off.judge.claim_catalog is None
+    # the default catalog belongs to the CIViC KB: another KB turns it off unless it is set explicitly
+    assert config_for_task("mixed", ["retrieval.kb=my/kb.json"]).judge.claim_catalog is None
+    mine = config_for_task("mixed", ["retrieval.kb=my/kb.json", "judge.claim_catalog=my/claims.json"])
+    assert mine.judge.claim_catalog == "my/claims.json"
 
 
 # -- real CIViC knowledge base -------------------------------------------------------------------------------------
