@@ -14,6 +14,7 @@ The catalog holds claim sentences and their context only, never evidence lists (
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 import numpy as np
 from pydantic import BaseModel
@@ -31,9 +32,14 @@ class RivalClaim(BaseModel):
     own_rank: int  # its rank for the claim being explained
 
     def reason(self) -> str:
-        text = self.claim.text if len(self.claim.text) <= 110 else self.claim.text[:107].rstrip() + "..."
-        return (f"ranks #{self.rank} in the KB for another known claim (\"{text}\") but only #{self.own_rank} for "
-                "this one: likely that claim's evidence")
+        return (f"ranks #{self.rank} in the KB for another known claim ({quote(self.claim)}) but only "
+                f"#{self.own_rank} for this one: likely that claim's evidence")
+
+
+def quote(claim: Claim, limit: int = 110) -> str:
+    """The claim sentence in quotes, shortened for a one-line reason."""
+    text = claim.text if len(claim.text) <= limit else claim.text[:limit - 3].rstrip() + "..."
+    return f'"{text}"'
 
 
 def _key(text: str) -> str:
@@ -63,20 +69,26 @@ class ClaimCatalog:
                 self._ranks = np.stack(rows) if rows else np.zeros((0, n), dtype=int)
             return self._ranks
 
+    def best_other(self, doc_id: str, exclude: Iterable[Claim]) -> tuple[int, Claim] | None:
+        """The best rank of ``doc_id`` for a catalog claim other than ``exclude`` (matched by sentence), with
+        that claim; ``None`` for ids outside the KB or when no other claim is left."""
+        pos = self.index.position.get(doc_id)
+        if pos is None or not self.claims:
+            return None
+        skip = {_key(c.text) for c in exclude}
+        ranks = self._catalog_ranks()[:, pos]
+        others = [(int(r), c) for r, c in zip(ranks, self.claims) if _key(c.text) not in skip]
+        return min(others, key=lambda rc: rc[0]) if others else None
+
     def rival(self, claim: Claim, doc_id: str, own_ranks: np.ndarray | None = None,
               margin: float = 1.0) -> RivalClaim | None:
         """The other catalog claim ``doc_id`` ranks best for, when its rank there times ``margin`` is still
         better than its rank for ``claim``; ``None`` otherwise (also for ids outside the KB). Catalog entries
         with the claim's own sentence are the claim itself and never compete. ``own_ranks``: :meth:`ranks` of
         ``claim``, when the caller checks several items."""
-        pos = self.index.position.get(doc_id)
-        if pos is None or not self.claims:
+        found = self.best_other(doc_id, [claim])
+        if found is None:
             return None
-        own = int((own_ranks if own_ranks is not None else self.ranks(claim))[pos])
-        me = _key(claim.text)
-        ranks = self._catalog_ranks()[:, pos]
-        others = [(int(r), c) for r, c in zip(ranks, self.claims) if _key(c.text) != me]
-        if not others:
-            return None
-        best, other = min(others, key=lambda rc: rc[0])
+        best, other = found
+        own = int((own_ranks if own_ranks is not None else self.ranks(claim))[self.index.position[doc_id]])
         return RivalClaim(claim=other, rank=best, own_rank=own) if best * margin < own else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from agents.claim_catalog import quote
 from agents.query_planner import relevance_ranks
 from evaluators.ibe import Claim, Evidence
 
@@ -91,16 +92,25 @@ def select_by_relevance(index, claims: dict[str, Claim], evidence: list[Evidence
     return best, reason
 
 
-def assign_by_relevance(index, claims: dict[str, Claim], evidence: list[Evidence],
-                        keep_rank: int) -> dict[str, tuple[str, str]]:
-    """Assignment without a model: each item goes to the claim it ranks best for, or neither past the gate."""
+def assign_by_relevance(index, claims: dict[str, Claim], evidence: list[Evidence], keep_rank: int, *,
+                        catalog=None, check: GivenClaimCheck | None = None) -> dict[str, tuple[str, str]]:
+    """Assignment without a model: each item goes to the claim it ranks best for, or neither past the gate.
+    With a ``catalog`` and a ``check``, "neither" follows the given-item rule for the pair: past
+    ``check.keep_rank``, or a third known claim ranks the item ``check.margin`` times better than the better of
+    A and B (held-out assignment items 30-49: per item 0.893 -> 0.940, per pair 0.30 -> 0.65)."""
     ranks = {key: relevance_ranks(index, claims[key], evidence) for key in ("A", "B")}
+    use_catalog = catalog is not None and check is not None
+    cut = check.keep_rank if use_catalog else keep_rank
     out = {}
     for e in evidence:
         ra, rb = ranks["A"][e.id], ranks["B"][e.id]
         best, r = ("A", ra) if ra <= rb else ("B", rb)
-        if r > keep_rank:
-            out[e.id] = ("neither", f"off topic for both claims (ranks {ra} for A, {rb} for B; gate {keep_rank})")
+        third = catalog.best_other(e.id, claims.values()) if use_catalog and r > check.floor else None
+        if r > cut:
+            out[e.id] = ("neither", f"off topic for both claims (ranks {ra} for A, {rb} for B; gate {cut})")
+        elif third is not None and third[0] * check.margin <= r:
+            out[e.id] = ("neither", f"ranks #{third[0]} for another known claim ({quote(third[1])}), at least "
+                                    f"{check.margin:g} times better than for A (#{ra}) or B (#{rb})")
         else:
             out[e.id] = (best, f"ranks {r} for claim {best} vs {rb if best == 'A' else ra} for the other claim")
     return out

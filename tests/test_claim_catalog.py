@@ -124,3 +124,19 @@ def test_given_item_of_another_claim_is_discarded_only_by_a_clear_margin(catalog
                       check=GivenClaimCheck(margin=4, floor=rival.own_rank))[0].passed
     assert gate_given(index, COLORECTAL, given, 30, catalog=catalog,
                       check=GivenClaimCheck(margin=rival.own_rank / rival.rank + 1, floor=5))[0].passed
+
+
+@pytest.mark.shared_data
+@civic
+def test_assignment_sends_a_third_claims_item_to_neither(catalog):
+    from agents.relevance_gate import GivenClaimCheck, assign_by_relevance
+    from evaluators.ibe import Evidence
+
+    index = catalog.index
+    vhl = next(c for c in catalog.claims if "Von Hippel" in c.text)
+    claims = {"A": COLORECTAL, "B": vhl}
+    given = [Evidence(id="6938", text=index.docs[index.position["6938"]].text)]
+    assert assign_by_relevance(index, claims, given, keep_rank=30)["6938"][0] == "A"  # rank 9 for A
+    label, reason = assign_by_relevance(index, claims, given, 30, catalog=catalog,
+                                        check=GivenClaimCheck(margin=4, floor=5))["6938"]
+    assert label == "neither" and COMBI[:60] in reason
