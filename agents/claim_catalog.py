@@ -52,6 +52,7 @@ class ClaimCatalog:
     def __init__(self, index: KnowledgeBaseIndex, claims: list[Claim]):
         self.index = index
         self.claims = list({_key(c.text): c for c in claims if c.text.strip()}.values())
+        self._keys = [_key(c.text) for c in self.claims]
         self._ranks: np.ndarray | None = None  # (claims, KB docs)
         self._lock = threading.Lock()
 
@@ -77,7 +78,7 @@ class ClaimCatalog:
             return None
         skip = {_key(c.text) for c in exclude}
         ranks = self._catalog_ranks()[:, pos]
-        others = [(int(r), c) for r, c in zip(ranks, self.claims) if _key(c.text) not in skip]
+        others = [(int(r), c) for r, c, key in zip(ranks, self.claims, self._keys) if key not in skip]
         return min(others, key=lambda rc: rc[0]) if others else None
 
     def rival(self, claim: Claim, doc_id: str, own_ranks: np.ndarray | None = None,
