@@ -158,6 +158,22 @@ def _ragas_for(item: TaskItem, pred, llm, embedder) -> dict[str, float]:
     return {f"ragas_{k}": float(sum(s.get(k, float("nan")) for s in scores) / len(scores)) for k in keys}
 
 
+def check_data_files(cfg: GraphConfig) -> None:
+    """Resolve (download if needed) the KB and claim catalog the config uses before the run starts: a missing
+    file would otherwise fail every item one by one."""
+    from tools.datasets import DataNotFoundError, resolve_data_file
+
+    cascade = cfg.judge.strategy == "cascade" and (cfg.steps.judge or cfg.graph == "assignment")
+    if not (cfg.steps.gather or cascade):
+        return
+    for key, path in (("retrieval.kb", cfg.retrieval.kb), ("judge.claim_catalog", cfg.judge.claim_catalog)):
+        if path is not None:
+            try:
+                resolve_data_file(path)
+            except DataNotFoundError as exc:
+                raise DataNotFoundError(f"{key}: {exc}") from None
+
+
 def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | None = None, llm=None,
              embedder=None, index=None, progress: bool = True) -> Path:
     """Run (or finish) a task; returns the run folder."""
@@ -168,7 +184,9 @@ def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | No
     if resume is not None:
         run_dir = Path(resume)
         cfg = load_run_config(run_dir)
+        check_data_files(cfg)
     else:
+        check_data_files(cfg)
         run_dir = new_run_dir(cfg, Path(out_dir or cfg.run.out or get_settings().runs_dir))
         run_dir.mkdir(parents=True)
         (run_dir / "config.yaml").write_text(dump_config(cfg), encoding="utf-8")

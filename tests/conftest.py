@@ -63,7 +63,8 @@ def data_file(relpath: str) -> Path | None:
 def require_task_data(task: str) -> None:
     from evaluators.ibe import TASK_FILES
 
-    needed = [TASK_FILES[task], CIVIC_KB] + (["ibe/CIVIC/baseline.json"] if task == "wrong_claim" else [])
+    # baseline.json: the claim catalog (judge.claim_catalog) and wrong_claim's supported controls
+    needed = [TASK_FILES[task], CIVIC_KB, "ibe/CIVIC/baseline.json"]
     missing = [f for f in needed if data_file(f) is None]
     if missing:
         pytest.skip(f"dataset files missing under EVIDEX_DATA_DIR={os.environ.get('EVIDEX_DATA_DIR')!r}: "

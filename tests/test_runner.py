@@ -256,16 +256,20 @@ def test_cli_end_to_end_with_scripted_file(tmp_path, kit, embedder, kb_index, us
     """``python -m graphs.run --task wrong_evidence --limit 2 --llm scripted:<file>``. With the model stance and
     verification off, the only model call per item is the writer's (when anything is kept), so the replies
     can be listed in order; the writer may only cite kept ids, which the relevance gate decides."""
+    from agents.claim_catalog import ClaimCatalog
     from agents.relevance_gate import gate_given
+    from evaluators.ibe import load_claim_catalog
     from graphs.run import main
 
     kit.require_task_data("wrong_evidence")
     sets = ["judge.llm_stance=false", "steps.verify=false"]
     cfg = config_for_task("wrong_evidence", ["dataset.limit=2", *sets])
     items = items_for(cfg)
+    catalog = ClaimCatalog(kb_index, load_claim_catalog(cfg.judge.claim_catalog))
     replies, kept = [], {}
     for item in items:
-        gates = gate_given(kb_index, item.input.claims["claim"], item.input.evidence, cfg.judge.keep_rank)
+        gates = gate_given(kb_index, item.input.claims["claim"], item.input.evidence, cfg.judge.keep_rank,
+                           catalog=catalog, check=cfg.judge.given_claim_check())
         kept[item.input.id] = [e.id for e, g in zip(item.input.evidence, gates) if g.passed]
         ids = kept[item.input.id]
         if ids:
@@ -335,3 +339,13 @@ def test_cli_resume_of_a_finished_run_is_a_no_op(tmp_path, kit, embedder, kb_ind
     assert main(["--resume", str(run_dir), "--no-progress"]) == 0
     assert lines(run_dir / "results.jsonl") == before
     assert "items: 1/1 ok" in capsys.readouterr().out
+
+
+def test_a_missing_kb_or_claim_catalog_fails_before_the_run(tmp_path, kit):
+    from tools.datasets import DataNotFoundError
+
+    kit.require_task_data("mixed")
+    cfg = config_for_task("mixed", ["dataset.limit=2", "judge.claim_catalog=nope/claims.json"])
+    with pytest.raises(DataNotFoundError, match="judge.claim_catalog: .*nope/claims.json"):
+        run_task(cfg, out_dir=tmp_path, progress=False)
+    assert not any(tmp_path.iterdir())  # no half-made run folder
