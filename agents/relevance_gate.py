@@ -9,9 +9,11 @@ Retrieved candidates have their own gate (:mod:`agents.candidate_gate`).
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pydantic import BaseModel, Field
 
-from agents.claim_catalog import quote
+from agents.claim_catalog import RivalClaim, quote
 from agents.query_planner import relevance_ranks
 from evaluators.ibe import Claim, Evidence
 
@@ -27,6 +29,14 @@ class GivenClaimCheck(BaseModel):
     floor: int = Field(10, ge=1)
     keep_rank: int = Field(60, ge=1)
 
+    def claimed_elsewhere(self, catalog, doc_id: str, rank: int, claims: Iterable[Claim]) -> tuple[int, Claim] | None:
+        """The known claim outside ``claims`` that ranks ``doc_id`` at least ``margin`` times better than its
+        ``rank`` here, with that rank; ``None`` inside the top ``floor`` or when no claim does."""
+        if rank <= self.floor:
+            return None
+        found = catalog.best_other(doc_id, claims)
+        return found if found is not None and found[0] * self.margin <= rank else None
+
 
 class GateResult(BaseModel):
     id: str
@@ -40,20 +50,19 @@ def gate_given(index, claim: Claim, evidence: list[Evidence], keep_rank: int, *,
     """Keep given items that rank within ``keep_rank`` among all KB items for the claim's subject; with a
     ``catalog`` of competing claims and a ``check``, its rule replaces the plain cut."""
     ranks = relevance_ranks(index, claim, evidence)
-    use_catalog = catalog is not None and check is not None
-    own = catalog.ranks(claim) if use_catalog else None
-    cut = check.keep_rank if use_catalog else keep_rank
+    check = check if catalog is not None else None
+    cut = check.keep_rank if check else keep_rank
     n = len(index.docs)
     out = []
     for e in evidence:
         r = ranks[e.id]
-        reason = (f"on topic: ranks {r}/{n} in the knowledge base for the claim's subject" if r <= cut else
-                  f"off topic: ranks {r}/{n} for the claim's subject (gate {cut}); likely another claim's evidence")
         passed = r <= cut
-        if passed and use_catalog and r > check.floor:
-            rival = catalog.rival(claim, e.id, own)
-            if rival is not None and rival.rank * check.margin <= r:
-                passed, reason = False, f"{rival.reason()} (at least {check.margin:g} times better)"
+        reason = (f"on topic: ranks {r}/{n} in the knowledge base for the claim's subject" if passed else
+                  f"off topic: ranks {r}/{n} for the claim's subject (gate {cut}); likely another claim's evidence")
+        other = check.claimed_elsewhere(catalog, e.id, r, [claim]) if passed and check else None
+        if other is not None:
+            rival = RivalClaim(claim=other[1], rank=other[0], own_rank=r)
+            passed, reason = False, f"{rival.reason()} (at least {check.margin:g} times better)"
         out.append(GateResult(id=e.id, passed=passed, reason=reason, score=float(r)))
     return out
 
@@ -99,16 +108,16 @@ def assign_by_relevance(index, claims: dict[str, Claim], evidence: list[Evidence
     ``check.keep_rank``, or a third known claim ranks the item ``check.margin`` times better than the better of
     A and B (held-out assignment items 30-49: per item 0.893 -> 0.940, per pair 0.30 -> 0.65)."""
     ranks = {key: relevance_ranks(index, claims[key], evidence) for key in ("A", "B")}
-    use_catalog = catalog is not None and check is not None
-    cut = check.keep_rank if use_catalog else keep_rank
+    check = check if catalog is not None else None
+    cut = check.keep_rank if check else keep_rank
     out = {}
     for e in evidence:
         ra, rb = ranks["A"][e.id], ranks["B"][e.id]
         best, r = ("A", ra) if ra <= rb else ("B", rb)
-        third = catalog.best_other(e.id, claims.values()) if use_catalog and r > check.floor else None
+        third = check.claimed_elsewhere(catalog, e.id, r, claims.values()) if check and r <= cut else None
         if r > cut:
             out[e.id] = ("neither", f"off topic for both claims (ranks {ra} for A, {rb} for B; gate {cut})")
-        elif third is not None and third[0] * check.margin <= r:
+        elif third is not None:
             out[e.id] = ("neither", f"ranks #{third[0]} for another known claim ({quote(third[1])}), at least "
                                     f"{check.margin:g} times better than for A (#{ra}) or B (#{rb})")
         else:
