@@ -15,11 +15,14 @@ import logging
 import os
 import re
 import secrets
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,6 +178,31 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """Hold Ctrl-C / SIGTERM while llama.cpp starts; raise KeyboardInterrupt after, once the server is registered.
+
+    Two ways an interrupt used to hang the process for good: raised inside the server's constructor, it destroyed a
+    half-started server whose destructor waits on threads that never finish; and delivered to one of the server's
+    threads, it cut their waits short. So the signals are blocked in this thread (the server's threads inherit
+    the block) and Python-level handlers only record them meanwhile."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    signals = [sig for sig in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(sig) is not signal.SIG_IGN]
+    handlers = {sig: signal.signal(sig, lambda num, _frame: caught.append(num)) for sig in signals}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a blocked signal is recorded now
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    if caught:
+        raise KeyboardInterrupt
+
+
 def start_local_server(model_path: Path, *, n_ctx: int = 8192, threads: int | None = None,
                        parallel: int = 1) -> LocalServer:
     """Start (once per process and settings) llama.cpp's OpenAI-compatible server on loopback."""
@@ -197,13 +225,15 @@ def start_local_server(model_path: Path, *, n_ctx: int = 8192, threads: int | No
         params.verbosity = -1
         api_key = secrets.token_urlsafe(24)
         params.api_keys = [api_key]
-        server = xl.Server(params)
-        address = server.listening_address
+        with _interrupts_deferred():  # a pending Ctrl-C is raised on leaving, with the server already registered:
+            server = xl.Server(params)  # dropping a server that is still starting blocks forever
+            address = server.listening_address
+            local = LocalServer(base_url=f"{str(address).rstrip('/')}/v1", api_key=api_key,
+                                model_path=model_path, _server=server)
+            _SERVERS[key] = local
         if not str(address).startswith(("http://127.0.0.1", "http://localhost")):
+            del _SERVERS[key]
             raise ModelUnavailableError(f"llama.cpp server did not bind to loopback: {address}")
-        local = LocalServer(base_url=f"{str(address).rstrip('/')}/v1", api_key=api_key,
-                            model_path=model_path, _server=server)
-        _SERVERS[key] = local
         return local
 
 

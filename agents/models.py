@@ -56,7 +56,10 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
     try:
         return init_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
     except (ImportError, ValueError) as exc:
-        raise ModelSpecError(f"Cannot create model {spec!r}: {exc}") from exc
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelSpecError(f"Cannot create model {spec!r}: {first} Use local, openai:<model>, scripted:<file> or a "
+                             "LangChain provider:model (anthropic:..., ollama:..., groq:..., ...) whose "
+                             "integration package is installed.") from exc
 
 
 def is_openai_compatible(llm: BaseChatModel) -> bool:

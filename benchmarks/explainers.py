@@ -70,39 +70,47 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--ragas", action="store_true", help="also score RAGAS faithfulness/relevancy")
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of the run folders")
-    p.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    p.add_argument("--json", type=Path, help=f"results file (default {DEFAULT_JSON}; --retrieval-only: "
+                                            f"{DEFAULT_JSON.with_name('explainers_retrieval.json')})")
     p.add_argument("--retrieval-only", action="store_true", help="no LLM: recall@k of hidden missing evidence")
     p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR", help="tabulate finished run folders")
     args = p.parse_args(argv)
+    if args.limit < 1:
+        p.error(f"--limit must be at least 1 (got {args.limit})")
 
     if args.retrieval_only:
         from benchmarks.retrieval import print_table, run_retrieval_benchmark
 
         result = run_retrieval_benchmark(start=0, limit=args.limit)
         print_table(result)
-        _write(args.json.with_name("explainers_retrieval.json"), result)
+        _write(args.json or DEFAULT_JSON.with_name("explainers_retrieval.json"), result)
         return 0
     rows = []
     if args.from_runs:
         for run_dir in args.from_runs:
+            if not (run_dir / "metrics.json").is_file():
+                p.error(f"{run_dir} holds no metrics.json: pass finished run folders")
             rows.append(row_from_metrics(json.loads((run_dir / "metrics.json").read_text())))
     else:
-        from graphs.config import config_for_task
+        from graphs.config import ConfigError, config_for_task
         from graphs.runner import run_task
 
-        tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
-        for n, task in enumerate(tasks, start=1):
-            sets = list(args.overrides) + [f"dataset.limit={args.limit}"]
-            if args.llm:
-                sets.append(f"model.spec={args.llm}")
-            if args.ragas:
-                sets.append("metrics.ragas=true")
-            run_dir = run_task(config_for_task(task, sets), out_dir=args.out)
+        sets = list(args.overrides) + [f"dataset.limit={args.limit}"]
+        if args.llm:
+            sets.append(f"model.spec={args.llm}")
+        if args.ragas:
+            sets.append("metrics.ragas=true")
+        try:  # every task's config is checked before the first (possibly hour-long) run starts
+            configs = [config_for_task(t.strip(), sets) for t in args.tasks.split(",") if t.strip()]
+        except ConfigError as exc:
+            p.error(str(exc))
+        for n, cfg in enumerate(configs, start=1):
+            run_dir = run_task(cfg, out_dir=args.out)
             rows.append(row_from_metrics(json.loads((run_dir / "metrics.json").read_text())))
-            if n < len(tasks):  # running table while later tasks run; the final one follows
+            if n < len(configs):  # running table while later tasks run; the final one follows
                 print_rows(rows, f"claim explainers so far (first {args.limit} items)")
     print_rows(rows, "claim explainers")
-    _write(args.json, {"rows": rows})
+    _write(args.json or DEFAULT_JSON, {"rows": rows})
     return 0
 
 

@@ -128,6 +128,8 @@ def run_retrieval_benchmark(tasks=("missing_evidence", "mixed"), start: int = 0,
         items = simulated_items(task, start, limit, simulated) if simulated else \
             load_task(task, limit=start + limit)[start:]
         items = [it for it in items if it.gold.missing_ids]  # nothing hidden: recall undefined
+        if not items:
+            raise ValueError(f"no {task} item with hidden missing evidence in items {start}..{start + limit - 1}")
         result["tasks"][task] = {}
         for method in methods:
             for idx in _INDEXES.values():
@@ -162,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--limit", type=int, default=30)
-    ap.add_argument("--tasks", nargs="+", default=["missing_evidence", "mixed"])
+    ap.add_argument("--tasks", nargs="+", default=["missing_evidence", "mixed"], choices=["missing_evidence", "mixed"])
     ap.add_argument("--simulated", type=int, default=0, metavar="SEEDS",
                     help="score SEEDS simulated re-splits of the baseline claims instead of the task files "
                          "(the extra tuning set; use with --start 30 --limit 36)")
@@ -173,12 +175,17 @@ def main(argv: list[str] | None = None) -> None:
                     help="torch CPU threads for query embeddings (0 = leave torch's default). One query at a time "
                          "gains nothing from more threads, and on a busy machine they spin: 1 is ~20x faster here.")
     args = ap.parse_args(argv)
+    if args.start < 0 or args.limit < 1:
+        ap.error("--start must be >= 0 and --limit >= 1")
     if args.torch_threads:
         import torch
 
         torch.set_num_threads(args.torch_threads)
-    result = run_retrieval_benchmark(tuple(args.tasks), args.start, args.limit, simulated=args.simulated,
-                                     rival_penalty=args.rival_penalty)
+    try:
+        result = run_retrieval_benchmark(tuple(args.tasks), args.start, args.limit, simulated=args.simulated,
+                                         rival_penalty=args.rival_penalty)
+    except ValueError as exc:
+        ap.error(str(exc))
     print_table(result)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1))

@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import os
+import sys
 from pathlib import Path
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
@@ -65,9 +66,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=int, default=600, help="seconds per judge call")
     p.add_argument("--restart", action="store_true", help="discard ragas.jsonl and score every item again")
     args = p.parse_args(argv)
+    if args.limit is not None and args.limit < 1:
+        p.error(f"--limit must be at least 1 (got {args.limit})")
+    if not (args.run_dir / "results.jsonl").is_file():
+        p.error(f"{args.run_dir} is not a run folder (no results.jsonl); pass a folder made by python -m graphs.run")
+    from graphs.runner import read_results
+
+    if not any(text for r in read_results(args.run_dir / "results.jsonl") if r.get("prediction")
+               for text in r["prediction"].get("explanations", {}).values()):
+        p.error(f"{args.run_dir} has no explanations to score (was steps.write off?)")
     from agents.models import make_chat_model
 
-    llm = make_chat_model(args.llm, temperature=0.0, max_tokens=1024)
+    try:
+        llm = make_chat_model(args.llm, temperature=0.0, max_tokens=1024)
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        print(f"error: --llm {args.llm}: {exc}", file=sys.stderr)
+        return 2
     for name, s in score_run(args.run_dir, llm, args.limit, args.timeout, args.restart).items():
         print(f"ragas_{name}: mean {s['mean']:.3f} [{s['ci_low']:.3f}, {s['ci_high']:.3f}] n={s['n']} NaN={s['n_nan']}")
     return 0

@@ -190,6 +190,17 @@ class GraphConfig(_Strict):
             self.judge.claim_catalog = None
         return self
 
+    @property
+    def uses_model(self) -> bool:
+        """Whether a graph built from this config calls the chat model (RAGAS aside). Gate-only configs do not,
+        and then the model is never built."""
+        s, j = self.steps, self.judge
+        if s.write:
+            return True
+        if self.graph != "explainer":  # selection / assignment: the model decides only with strategy llm
+            return j.strategy == "llm"
+        return (j.strategy == "llm" and (s.judge or s.gather)) or (s.judge and j.gated and j.llm_stance)
+
 
 # -- loading ------------------------------------------------------------------------------------------------
 def find_config(name_or_path: str) -> Path:

@@ -1,4 +1,7 @@
-"""Everything a claim graph's nodes need, built once per config: model, embedder, knowledge-base index."""
+"""Everything a claim graph's nodes need, built once per config: model, embedder, knowledge-base index.
+
+The chat model, the index and the claim catalog are built on first use: a gate-only config
+(``steps.write=false judge.llm_stance=false``) never starts the local model server."""
 from __future__ import annotations
 
 import threading
@@ -12,11 +15,24 @@ from graphs.config import GraphConfig
 @dataclass
 class GraphDeps:
     config: GraphConfig
-    llm: BaseChatModel
+    _llm: BaseChatModel | None = None
     embedder: object | None = None
     _index: object | None = None
     _catalog: object | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def llm(self) -> BaseChatModel:
+        """The configured chat model, built (for ``local``: the llama.cpp server started) on first use."""
+        with self._lock:
+            if self._llm is None:
+                from agents.models import make_chat_model
+
+                m = self.config.model
+                self._llm = make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens,
+                                            base_url=m.base_url, n_ctx=m.n_ctx, threads=m.threads,
+                                            timeout_s=m.timeout_s)
+            return self._llm
 
     @property
     def index(self):
@@ -49,11 +65,12 @@ class GraphDeps:
 
 
 def make_deps(config: GraphConfig, llm: BaseChatModel | None = None, embedder=None, index=None) -> GraphDeps:
+    """Deps for ``config``; a graph that calls the model (:attr:`GraphConfig.uses_model`) gets it built now, so a
+    bad model spec fails here rather than on the first item."""
     from agents.embeddings import get_embeddings
-    from agents.models import make_chat_model
 
-    m = config.model
-    llm = llm or make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens, base_url=m.base_url,
-                                 n_ctx=m.n_ctx, threads=m.threads, timeout_s=m.timeout_s)
     embedder = embedder or get_embeddings(config.retrieval.embedding_model)
-    return GraphDeps(config=config, llm=llm, embedder=embedder, _index=index)
+    deps = GraphDeps(config=config, _llm=llm, embedder=embedder, _index=index)
+    if config.uses_model:
+        deps.llm  # noqa: B018 - build it now
+    return deps

@@ -18,6 +18,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+INTERRUPTED = 130  # exit status after Ctrl-C or kill (128 + SIGINT)
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m graphs.run", description=__doc__,
@@ -47,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         for task, (path, desc) in sorted(task_table().items()):
             print(f"{task:<17} {desc}  [{path.relative_to(path.parents[1]) if 'civic' in path.parts else path.name}]")
         return 0
+    for flag, value in (("--limit", args.limit), ("--concurrency", args.concurrency)):
+        if value is not None and value < 1:
+            print(f"error: {flag} must be at least 1 (got {value})", file=sys.stderr)
+            return 2
     overrides = list(args.overrides)
     if args.limit is not None:
         overrides.append(f"dataset.limit={args.limit}")
@@ -60,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume:
             if overrides or args.task or args.config:
                 print("error: --resume continues a run with its saved config.yaml; drop --task/--config/--set/"
-                      "--limit/--llm (edit the run's config.yaml if you must change it).", file=sys.stderr)
+                      "--limit/--llm/--concurrency (edit the run's config.yaml if you must change it).",
+                      file=sys.stderr)
                 return 2
             cfg = None
         elif args.config:
@@ -78,13 +85,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("finished items are saved.", file=sys.stderr)
-        return 130
+        print("stopped: finished items are saved.", file=sys.stderr)
+        return INTERRUPTED
     except (RunError, FileNotFoundError, ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    _print_summary(run_dir)
-    return 0
+    return _print_summary(run_dir)
 
 
 def _sigterm_as_interrupt() -> None:
@@ -96,7 +102,8 @@ def _sigterm_as_interrupt() -> None:
         signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
 
-def _print_summary(run_dir: Path) -> None:
+def _print_summary(run_dir: Path) -> int:
+    """Print the run's headline metrics; exit status 1 when every item failed."""
     import json
 
     from evaluators.report import metric_rows
@@ -107,7 +114,19 @@ def _print_summary(run_dir: Path) -> None:
           f"median latency {summary['latency_s'].get('median', 'n/a')} s")
     for name, value, n, nan in metric_rows(summary["metrics"])[:14]:
         print(f"  {name:<32} {value:<24} n={n}")
+    if summary["n_items"] and not summary["n_ok"]:
+        print(f"error: every item failed; the errors are in {run_dir / 'results.jsonl'} and {run_dir / 'report.md'}",
+              file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if code == INTERRUPTED:
+        # Every finished item is already fsynced. Skip interpreter teardown: stopping llama.cpp's server threads
+        # mid-start could block the exit for good.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

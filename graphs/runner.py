@@ -21,7 +21,7 @@ import yaml
 from tqdm import tqdm
 
 from evaluators.ibe import TaskItem, load_task
-from graphs.config import GraphConfig, dump_config, validate
+from graphs.config import ConfigError, GraphConfig, dump_config, validate
 from graphs.tracing import RunTreeTracer, safe_name
 
 log = logging.getLogger(__name__)
@@ -43,9 +43,15 @@ def new_run_dir(cfg: GraphConfig, out: Path) -> Path:
 
 def load_run_config(run_dir: Path) -> GraphConfig:
     path = run_dir / "config.yaml"
+    if not run_dir.is_dir():
+        raise RunError(f"{run_dir} does not exist. Pass a run folder under runs/ (the path printed when it stopped).")
     if not path.is_file():
         raise RunError(f"{run_dir} is not a run folder (no config.yaml). Pass a folder under runs/.")
-    return validate(yaml.safe_load(path.read_text(encoding="utf-8")), str(path))
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc}). Fix the file or start a new run.") from None
+    return validate(data, str(path))
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
@@ -184,28 +190,33 @@ def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | No
     if resume is not None:
         run_dir = Path(resume)
         cfg = load_run_config(run_dir)
-        check_data_files(cfg)
-    else:
-        check_data_files(cfg)
-        run_dir = new_run_dir(cfg, Path(out_dir or cfg.run.out or get_settings().runs_dir))
-        run_dir.mkdir(parents=True)
-        (run_dir / "config.yaml").write_text(dump_config(cfg), encoding="utf-8")
+    check_data_files(cfg)
     ds = cfg.dataset
     items = load_task(cfg.task, limit=ds.limit, shuffle=ds.shuffle, seed=ds.seed, with_controls=ds.controls,
                       file=ds.file)
-    results_path = run_dir / "results.jsonl"
-    done = {row["id"] for row in read_results(results_path)}
+    results_path = run_dir / "results.jsonl" if resume is not None else None
+    done = {row["id"] for row in read_results(results_path)} if results_path else set()
     pending = [it for it in items if it.input.id not in done]
-    _write_status(run_dir, run_id=run_dir.name, task=cfg.task, config=cfg.name, status="running",
-                  n_items=len(items), started=_now(), model=cfg.model.spec)
     embedder = embedder or get_embeddings(cfg.retrieval.embedding_model)
+    # Model, data and judge are built before a new run folder exists: a bad --llm or a missing file is one error
+    # and leaves nothing behind.
+    graph = build_graph(cfg, llm=llm, embedder=embedder, index=index) if pending else None
+    ragas_llm = _ragas_llm(cfg, graph_llm=llm) if pending and cfg.metrics.ragas else None
+    if resume is None:
+        run_dir = new_run_dir(cfg, Path(out_dir or cfg.run.out or get_settings().runs_dir))
+        _make_run_dir(run_dir)
+        (run_dir / "config.yaml").write_text(dump_config(cfg), encoding="utf-8")
+        results_path = run_dir / "results.jsonl"
+    _write_status(run_dir, run_id=run_dir.name, task=cfg.task, config=cfg.name, status="running",
+                  n_items=len(items), model=cfg.model.spec if cfg.uses_model else "none (model-free)",
+                  **{"resumed" if resume is not None else "started": _now()})
+    if resume is not None and not pending:
+        print(f"{run_dir}: every item already has a result; metrics and report rewritten", flush=True)
     writer = ResultWriter(results_path)
     if pending:
-        graph = build_graph(cfg, llm=llm, embedder=embedder, index=index)
         from graphs.phoenix import maybe_enable_phoenix
 
         maybe_enable_phoenix(cfg)
-        ragas_llm = _ragas_llm(cfg, graph_llm=llm) if cfg.metrics.ragas else None
         bar = tqdm(total=len(items), initial=len(done), desc=cfg.name, unit="item", disable=not progress,
                    dynamic_ncols=True)
         try:
@@ -219,6 +230,13 @@ def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | No
     finalize_run(run_dir, cfg)
     _write_status(run_dir, status="complete", finished=_now())
     return run_dir
+
+
+def _make_run_dir(run_dir: Path) -> None:
+    try:
+        run_dir.mkdir(parents=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise RunError(f"cannot create the run folder {run_dir}: {exc.strerror}; --out must be a folder") from None
 
 
 def _execute(pending, cfg, graph, run_dir, embedder, ragas_llm, writer, bar) -> None:

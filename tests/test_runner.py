@@ -349,3 +349,93 @@ def test_a_missing_kb_or_claim_catalog_fails_before_the_run(tmp_path, kit):
     with pytest.raises(DataNotFoundError, match="judge.claim_catalog: .*nope/claims.json"):
         run_task(cfg, out_dir=tmp_path, progress=False)
     assert not any(tmp_path.iterdir())  # no half-made run folder
+
+
+def test_a_bad_model_spec_fails_before_the_run_folder_exists(tmp_path, kit, use_test_cache, capsys):
+    """A model the config needs is built before the run folder: one error, nothing left behind."""
+    from graphs.run import main
+
+    kit.require_task_data("baseline")
+    out = tmp_path / "runs"
+    assert main(["--task", "baseline", "--limit", "1", "--llm", "scripted:/nonexistent.json", "--out", str(out),
+                 "--no-progress"]) == 1
+    assert "nonexistent.json" in capsys.readouterr().err
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_model_free_run_never_builds_the_model(tmp_path, kit, embedder, kb_index, monkeypatch):
+    """Gate-only (no writer, no model stance): the configured model is never built, so a spec that cannot be
+    built does not matter, and run.json says no model was used."""
+    import agents.models
+
+    kit.require_task_data("mixed")
+
+    def refuse(*_a, **_k):
+        raise AssertionError("the model was built for a model-free config")
+
+    monkeypatch.setattr(agents.models, "make_chat_model", refuse)
+    cfg = config_for_task("mixed", ["dataset.limit=2", "steps.write=false", "judge.llm_stance=false",
+                                    "model.spec=scripted:/nonexistent.json"])
+    assert not cfg.uses_model
+    run_dir = run_task(cfg, out_dir=tmp_path, embedder=embedder, index=kb_index, progress=False)
+    rows = lines(run_dir / "results.jsonl")
+    assert len(rows) == 2 and all(r["error"] is None for r in rows)
+    assert json.loads((run_dir / "run.json").read_text())["model"] == "none (model-free)"
+
+
+@pytest.mark.parametrize("sets, expected", [
+    ([], True),
+    (["steps.write=false"], True),  # the model labels kept items (stance)
+    (["steps.write=false", "judge.llm_stance=false"], False),
+    (["steps.write=false", "judge.llm_stance=false", "judge.strategy=llm"], True),
+])
+def test_uses_model_follows_the_steps(sets, expected):
+    assert config_for_task("mixed", sets).uses_model is expected
+
+
+def test_selection_and_assignment_use_the_model_only_to_write_or_with_strategy_llm():
+    for task in ("selection", "assignment"):
+        assert not config_for_task(task, ["steps.write=false"]).uses_model
+        assert config_for_task(task, ["steps.write=false", "judge.strategy=llm"]).uses_model
+
+
+def test_cli_exit_status_when_every_item_fails(tmp_path, kit, embedder, kb_index, use_test_cache, capsys):
+    """Every item failing (here: replies that never parse) is a failed run: exit status 1 naming results.jsonl."""
+    from graphs.run import main
+
+    kit.require_task_data("baseline")
+    script = tmp_path / "junk.json"
+    script.write_text(json.dumps(["not json at all"] * 20), encoding="utf-8")
+    out = tmp_path / "runs"
+    assert main(["--task", "baseline", "--limit", "1", "--llm", f"scripted:{script}", "--out", str(out),
+                 "--set", "judge.llm_stance=false", "--no-progress"]) == 1
+    assert "every item failed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--limit", "--concurrency"])
+def test_cli_rejects_a_count_below_one_naming_the_flag(flag, capsys):
+    from graphs.run import main
+
+    assert main(["--task", "mixed", flag, "0"]) == 2
+    assert f"{flag} must be at least 1" in capsys.readouterr().err
+
+
+def test_cli_resume_errors_are_one_line(tmp_path, capsys):
+    from graphs.run import main
+
+    assert main(["--resume", str(tmp_path / "gone")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "config.yaml").write_text("name: [unclosed", encoding="utf-8")
+    assert main(["--resume", str(tmp_path)]) == 2
+    assert "not valid YAML" in capsys.readouterr().err
+
+
+def test_cli_out_must_be_a_folder(tmp_path, kit, use_test_cache, capsys):
+    from graphs.run import main
+
+    kit.require_task_data("baseline")
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["--task", "baseline", "--limit", "1", "--out", str(afile), "--no-progress",
+                 "--set", "steps.write=false", "--set", "judge.llm_stance=false"]) == 1
+    assert "--out must be a folder" in capsys.readouterr().err
