@@ -54,6 +54,10 @@ def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600, 
         values = [row.get(name, math.nan) for row in out_rows]
         summary["metrics"][f"ragas_{name}"] = summarize(values).model_dump() | {"n_nan": nan_counts.get(name, 0)}
     metrics_path.write_text(json.dumps(summary, indent=2, default=str))
+    if "n_items" in summary:  # a run's own metrics.json: its report shows the RAGAS rows too
+        from evaluators.report import write_markdown_report
+
+        write_markdown_report(run_dir / "report.md", summary, read_results(run_dir / "results.jsonl"))
     return {n: summary["metrics"][f"ragas_{n}"] for n in names}
 
 

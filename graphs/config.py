@@ -114,6 +114,13 @@ class JudgeConfig(_Strict):
         return GivenClaimCheck(margin=self.given_claim_margin, floor=self.given_claim_floor,
                                keep_rank=self.given_claim_keep_rank)
 
+    def ignored_settings(self) -> list[str]:
+        """Settings given explicitly that the rest of the config overrides (a run prints them as warnings)."""
+        if "keep_rank" in self.model_fields_set and self.given_claim_check() is not None:
+            return ["judge.keep_rank has no effect while competing claims are on (judge.claim_catalog): set "
+                    "judge.given_claim_keep_rank, or judge.given_claim_margin=null to use judge.keep_rank"]
+        return []
+
     def candidate_checks(self):
         """The ``candidate_*`` thresholds as the candidate gate takes them."""
         from agents.candidate_gate import CandidateChecks

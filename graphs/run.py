@@ -1,4 +1,4 @@
-"""``python -m graphs.run --task mixed``: run a claim-explainer task into ``runs/<run_id>/``.
+"""python -m graphs.run --task mixed: run a claim-explainer task into runs/<run_id>/.
 
 Examples:
   python -m graphs.run --list

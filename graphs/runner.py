@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -190,6 +191,8 @@ def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | No
     if resume is not None:
         run_dir = Path(resume)
         cfg = load_run_config(run_dir)
+    for warning in cfg.judge.ignored_settings():
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     check_data_files(cfg)
     ds = cfg.dataset
     items = load_task(cfg.task, limit=ds.limit, shuffle=ds.shuffle, seed=ds.seed, with_controls=ds.controls,

@@ -360,3 +360,11 @@ def test_config_defaults_match_the_library_defaults():
     from graphs.config import RetrievalConfig
 
     assert RetrievalConfig().rival_variant_penalty == RIVAL_VARIANT_PENALTY
+
+
+def test_a_setting_the_config_overrides_is_reported():
+    """judge.keep_rank is superseded by the competing-claim rule; setting it explicitly gets a warning."""
+    assert config_for_task("mixed").judge.ignored_settings() == []
+    (msg,) = config_for_task("mixed", ["judge.keep_rank=20"]).judge.ignored_settings()
+    assert "judge.given_claim_keep_rank" in msg
+    assert config_for_task("mixed", ["judge.keep_rank=20", "judge.given_claim_margin=null"]).judge.ignored_settings() == []

@@ -438,3 +438,19 @@ def test_no_explanation_metrics_when_nothing_was_written(bow):
     assert "explanation_similarity" in written and "citation_validity" in written
     assert not {k for k in skipped if k.startswith(("explanation_", "completeness_", "citation_", "cites_"))}
     assert skipped["recovery_recall"] == written["recovery_recall"]
+
+
+def test_ragas_run_adds_its_scores_to_the_report(tmp_path):
+    from evaluators.ragas_run import score_run
+    from evaluators.report import summarize_run
+
+    rows = [{"id": f"mixed-{i:03d}", "task": "mixed", "tags": ["mixed"], "error": None, "latency_s": 1.0,
+             "tokens": {"prompt": 1, "completion": 1}, "metrics": {"citation_validity": 1.0},
+             "input": {"claims": {"claim": {"text": SAMPLE.user_input}}},
+             "prediction": {"explanations": {"claim": SAMPLE.response},
+                            "evidence_texts": {"1": SAMPLE.retrieved_contexts[0]}}} for i in range(2)]
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    summary = summarize_run(rows, run_id=tmp_path.name, task="mixed", config_name="mixed", model="scripted")
+    (tmp_path / "metrics.json").write_text(json.dumps(summary))
+    score_run(tmp_path, RoutingJudge())
+    assert "ragas_faithfulness" in (tmp_path / "report.md").read_text(encoding="utf-8")
