@@ -22,10 +22,9 @@ def build_assignment(deps: GraphDeps):
             from agents.assigner import Assignment
             from agents.relevance_gate import assign_by_relevance
 
-            check = deps.config.judge.given_claim_check()
+            catalog, check = deps.given_claim_rule()
             table = assign_by_relevance(deps.index, state.input.claims, state.input.evidence,
-                                        deps.config.judge.keep_rank, catalog=deps.catalog if check else None,
-                                        check=check)
+                                        deps.config.judge.keep_rank, catalog=catalog, check=check)
             assigned = [Assignment(id=i, claim=c, reason=r) for i, (c, r) in table.items()]
         else:
             assigned = assign_evidence(deps.llm, state.input.claims, state.input.evidence,

@@ -198,15 +198,20 @@ class GraphConfig(_Strict):
         return self
 
     @property
+    def stance_step(self) -> bool:
+        """Whether the explainer graph has its ``stance`` node: the model labels the items a gate kept."""
+        return self.steps.judge and self.judge.gated and self.judge.llm_stance
+
+    @property
     def uses_model(self) -> bool:
         """Whether a graph built from this config calls the chat model (RAGAS aside). Gate-only configs do not,
         and then the model is never built."""
         s, j = self.steps, self.judge
         if s.write:
             return True
-        if self.graph != "explainer":  # selection / assignment: the model decides only with strategy llm
-            return j.strategy == "llm"
-        return (j.strategy == "llm" and (s.judge or s.gather)) or (s.judge and j.gated and j.llm_stance)
+        if self.graph != "explainer":  # selection / assignment: only the cascade decides without the model
+            return j.strategy != "cascade"
+        return (j.strategy == "llm" and (s.judge or s.gather)) or self.stance_step
 
 
 # -- loading ------------------------------------------------------------------------------------------------

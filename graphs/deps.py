@@ -63,6 +63,12 @@ class GraphDeps:
                 self._catalog = ClaimCatalog(index, load_claim_catalog(path))
             return self._catalog
 
+    def given_claim_rule(self):
+        """``(catalog, check)`` for the competing-claim rule on given items; ``(None, None)`` when it is off (the
+        catalog is then not loaded)."""
+        check = self.config.judge.given_claim_check()
+        return (self.catalog, check) if check else (None, None)
+
 
 def make_deps(config: GraphConfig, llm: BaseChatModel | None = None, embedder=None, index=None) -> GraphDeps:
     """Deps for ``config``; a graph that calls the model (:attr:`GraphConfig.uses_model`) gets it built now, so a

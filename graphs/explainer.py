@@ -47,7 +47,7 @@ def build_explainer(deps: GraphDeps):
         g.add_node("gather", make_gather(deps))
         g.add_edge("judge_given", "gather")
         last = "gather"
-    if steps.judge and deps.config.judge.gated and deps.config.judge.llm_stance:
+    if deps.config.stance_step:
         g.add_node("stance", make_stance(deps))
         g.add_edge(last, "stance")
         last = "stance"

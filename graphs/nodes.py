@@ -68,9 +68,9 @@ def make_judge_given(deps: GraphDeps) -> Node:
         if j.strategy == "cascade":
             from agents.relevance_gate import gate_given
 
-            check = j.given_claim_check()
-            gates = gate_given(deps.index, state.input.claims["claim"], evidence, j.keep_rank,
-                               catalog=deps.catalog if check else None, check=check)
+            catalog, check = deps.given_claim_rule()
+            gates = gate_given(deps.index, state.input.claims["claim"], evidence, j.keep_rank, catalog=catalog,
+                               check=check)
             return {"decisions": _cascade(evidence, gates, "given")}
         if j.strategy == "given_rank":
             from agents.relevance_gate import gate_top_given

@@ -170,10 +170,13 @@ def check_data_files(cfg: GraphConfig) -> None:
     file would otherwise fail every item one by one."""
     from tools.datasets import DataNotFoundError, resolve_data_file
 
-    cascade = cfg.judge.strategy == "cascade" and (cfg.steps.judge or cfg.graph == "assignment")
+    # The cascade reads the KB to judge given items, and always in selection / assignment (it decides there);
+    # selection compares its two claims only, without the catalog.
+    cascade = cfg.judge.strategy == "cascade" and (cfg.steps.judge or cfg.graph != "explainer")
     if not (cfg.steps.gather or cascade):
         return
-    for key, path in (("retrieval.kb", cfg.retrieval.kb), ("judge.claim_catalog", cfg.judge.claim_catalog)):
+    catalog = cfg.judge.claim_catalog if cfg.graph != "selection" else None
+    for key, path in (("retrieval.kb", cfg.retrieval.kb), ("judge.claim_catalog", catalog)):
         if path is not None:
             try:
                 resolve_data_file(path)
@@ -197,8 +200,7 @@ def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | No
     ds = cfg.dataset
     items = load_task(cfg.task, limit=ds.limit, shuffle=ds.shuffle, seed=ds.seed, with_controls=ds.controls,
                       file=ds.file)
-    results_path = run_dir / "results.jsonl" if resume is not None else None
-    done = {row["id"] for row in read_results(results_path)} if results_path else set()
+    done = {row["id"] for row in read_results(run_dir / "results.jsonl")} if resume is not None else set()
     pending = [it for it in items if it.input.id not in done]
     embedder = embedder or get_embeddings(cfg.retrieval.embedding_model)
     # Model, data and judge are built before a new run folder exists: a bad --llm or a missing file is one error
@@ -209,13 +211,12 @@ def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | No
         run_dir = new_run_dir(cfg, Path(out_dir or cfg.run.out or get_settings().runs_dir))
         _make_run_dir(run_dir)
         (run_dir / "config.yaml").write_text(dump_config(cfg), encoding="utf-8")
-        results_path = run_dir / "results.jsonl"
     _write_status(run_dir, run_id=run_dir.name, task=cfg.task, config=cfg.name, status="running",
                   n_items=len(items), model=cfg.model.spec if cfg.uses_model else "none (model-free)",
                   **{"resumed" if resume is not None else "started": _now()})
     if resume is not None and not pending:
         print(f"{run_dir}: every item already has a result; metrics and report rewritten", flush=True)
-    writer = ResultWriter(results_path)
+    writer = ResultWriter(run_dir / "results.jsonl")
     if pending:
         from graphs.phoenix import maybe_enable_phoenix
 

@@ -393,10 +393,22 @@ def test_uses_model_follows_the_steps(sets, expected):
     assert config_for_task("mixed", sets).uses_model is expected
 
 
-def test_selection_and_assignment_use_the_model_only_to_write_or_with_strategy_llm():
+def test_selection_and_assignment_use_the_model_unless_the_cascade_decides_and_nothing_is_written():
     for task in ("selection", "assignment"):
         assert not config_for_task(task, ["steps.write=false"]).uses_model
         assert config_for_task(task, ["steps.write=false", "judge.strategy=llm"]).uses_model
+        assert config_for_task(task, ["steps.write=false", "judge.strategy=given_rank"]).uses_model
+
+
+def test_selection_checks_the_kb_it_ranks_with_before_the_run(tmp_path, kit):
+    """Model-free selection ranks evidence in the KB (its judge step is off): a missing KB is caught up front."""
+    from tools.datasets import DataNotFoundError
+
+    kit.require_task_data("selection")
+    cfg = config_for_task("selection", ["dataset.limit=1", "steps.write=false", "retrieval.kb=nope/kb.json"])
+    with pytest.raises(DataNotFoundError, match="retrieval.kb: .*nope/kb.json"):
+        run_task(cfg, out_dir=tmp_path, progress=False)
+    assert not any(tmp_path.iterdir())
 
 
 def test_cli_exit_status_when_every_item_fails(tmp_path, kit, embedder, kb_index, use_test_cache, capsys):
