@@ -81,15 +81,22 @@ def _context(raw: dict | None) -> dict[str, str]:
 
 
 def _load_json(relpath: str) -> list[dict]:
-    with open(resolve_data_file(relpath), encoding="utf-8") as fh:
-        return json.load(fh)
+    """The rows of a dataset file; a ValueError naming the file when it is not a JSON list of objects."""
+    path = resolve_data_file(relpath)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            rows = json.load(fh)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{relpath} is not valid JSON ({exc}); file: {path}") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ValueError(f"{relpath} must hold a JSON list of objects (one per item); file: {path}")
+    return rows
 
 
 def load_kb(relpath: str = CIVIC_KB_FILE) -> list[Evidence]:
     """A knowledge base file: a JSON list of ``{evidence_id, description}`` objects."""
     rows = _load_json(relpath)
-    if not isinstance(rows, list) or not all(isinstance(r, dict) and {"evidence_id", "description"} <= r.keys()
-                                             for r in rows):
+    if not all({"evidence_id", "description"} <= r.keys() for r in rows):
         raise ValueError(f"{relpath} is not a knowledge base: expected a JSON list of "
                          "{\"evidence_id\", \"description\"} objects (set retrieval.kb to such a file).")
     return _evidence(rows)
@@ -100,10 +107,15 @@ def load_task(task: str, *, limit: int | None = None, shuffle: bool = True, seed
     """Items of one task, in file order (the first ``limit`` of each file), inputs shuffled per item."""
     if task not in TASK_FILES:
         raise KeyError(f"Unknown task {task!r}; known tasks: {', '.join(TASK_FILES)}")
-    rows = _load_json(file or TASK_FILES[task])[: limit if limit else None]
+    relpath = file or TASK_FILES[task]
+    rows = _load_json(relpath)[: limit if limit else None]
     builder = _BUILDERS[task]
-    items = [builder(task, i, row, random.Random(f"{seed}:{task}:{i}") if shuffle else None)
-             for i, row in enumerate(rows)]
+    try:
+        items = [builder(task, i, row, random.Random(f"{seed}:{task}:{i}") if shuffle else None)
+                 for i, row in enumerate(rows)]
+    except (KeyError, TypeError, AttributeError) as exc:
+        what = f"lacks field {exc}" if isinstance(exc, KeyError) else f"has a field of the wrong type ({exc})"
+        raise ValueError(f"{relpath} is not a {task} file: an item {what} (compare {TASK_FILES[task]})") from None
     if task == "wrong_claim" and with_controls:
         # Every wrong_claim item is unsupported, so a constant "no" would score 1.0. Baseline claims with
         # their own evidence are added as supported controls, interleaved, to make the accuracy meaningful.

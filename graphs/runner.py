@@ -166,9 +166,10 @@ def _ragas_for(item: TaskItem, pred, llm, embedder) -> dict[str, float]:
 
 
 def check_data_files(cfg: GraphConfig) -> None:
-    """Resolve (download if needed) the KB and claim catalog the config uses before the run starts: a missing
-    file would otherwise fail every item one by one."""
-    from tools.datasets import DataNotFoundError, resolve_data_file
+    """Load (download if needed) the KB and claim catalog the config uses before the run starts: a missing or
+    malformed file would otherwise fail every item one by one. Errors name the config key."""
+    from evaluators.ibe import load_claim_catalog, load_kb
+    from tools.datasets import DataNotFoundError
 
     # The cascade reads the KB to judge given items, and always in selection / assignment (it decides there);
     # selection compares its two claims only, without the catalog.
@@ -176,12 +177,13 @@ def check_data_files(cfg: GraphConfig) -> None:
     if not (cfg.steps.gather or cascade):
         return
     catalog = cfg.judge.claim_catalog if cfg.graph != "selection" else None
-    for key, path in (("retrieval.kb", cfg.retrieval.kb), ("judge.claim_catalog", catalog)):
+    for key, path, load in (("retrieval.kb", cfg.retrieval.kb, load_kb),
+                            ("judge.claim_catalog", catalog, load_claim_catalog)):
         if path is not None:
             try:
-                resolve_data_file(path)
-            except DataNotFoundError as exc:
-                raise DataNotFoundError(f"{key}: {exc}") from None
+                load(path)
+            except (DataNotFoundError, ValueError) as exc:
+                raise type(exc)(f"{key}: {exc}") from None
 
 
 def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | None = None, llm=None,
@@ -198,8 +200,11 @@ def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | No
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     check_data_files(cfg)
     ds = cfg.dataset
-    items = load_task(cfg.task, limit=ds.limit, shuffle=ds.shuffle, seed=ds.seed, with_controls=ds.controls,
-                      file=ds.file)
+    try:
+        items = load_task(cfg.task, limit=ds.limit, shuffle=ds.shuffle, seed=ds.seed, with_controls=ds.controls,
+                          file=ds.file)
+    except ValueError as exc:
+        raise ValueError(f"dataset.file: {exc}" if ds.file else str(exc)) from None
     done = {row["id"] for row in read_results(run_dir / "results.jsonl")} if resume is not None else set()
     pending = [it for it in items if it.input.id not in done]
     embedder = embedder or get_embeddings(cfg.retrieval.embedding_model)

@@ -351,6 +351,26 @@ def test_a_missing_kb_or_claim_catalog_fails_before_the_run(tmp_path, kit):
     assert not any(tmp_path.iterdir())  # no half-made run folder
 
 
+@pytest.mark.parametrize("key, content, message", [
+    ("retrieval.kb", '[{"evidence_id": 1', "retrieval.kb: .*is not valid JSON"),
+    ("retrieval.kb", '{"evidence_id": 1}', "retrieval.kb: .*must hold a JSON list of objects"),
+    ("retrieval.kb", '[{"id": 1, "text": "x"}]', "retrieval.kb: .*is not a knowledge base"),
+    ("judge.claim_catalog", '[{"evidence_id": 1, "description": "x"}]', "judge.claim_catalog: .*holds no claims"),
+    ("dataset.file", '[{"claim": "x"}]', "dataset.file: .*is not a mixed file: an item lacks field"),
+])
+def test_a_malformed_data_file_fails_before_the_run(tmp_path, kit, key, content, message):
+    """A KB, catalog or task file in the wrong shape is one error naming the key, not one failure per item."""
+    kit.require_task_data("mixed")
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    out = tmp_path / "runs"
+    cfg = config_for_task("mixed", ["dataset.limit=2", "steps.write=false", "judge.llm_stance=false",
+                                    f"{key}={bad}"])
+    with pytest.raises(ValueError, match=message):
+        run_task(cfg, out_dir=out, progress=False)
+    assert not out.exists()
+
+
 def test_a_bad_model_spec_fails_before_the_run_folder_exists(tmp_path, kit, use_test_cache, capsys):
     """A model the config needs is built before the run folder: one error, nothing left behind."""
     from graphs.run import main
