@@ -70,6 +70,18 @@ class ClaimCatalog:
                 self._ranks = np.stack(rows) if rows else np.zeros((0, n), dtype=int)
             return self._ranks
 
+    def log_rank_ratio(self, claim: Claim) -> np.ndarray:
+        """Per KB item: ln(its rank for ``claim`` / its best rank for any other catalog claim). Positive where
+        another known claim ranks the item better (likely that claim's evidence); 0 everywhere when no other
+        claim is known."""
+        own = self.ranks(claim)
+        skip = _key(claim.text)
+        rows = [n for n, key in enumerate(self._keys) if key != skip]
+        if not rows:
+            return np.zeros(len(own))
+        best_other = self._catalog_ranks()[rows].min(axis=0)
+        return np.log(own / best_other)
+
     def best_other(self, doc_id: str, exclude: Iterable[Claim]) -> tuple[int, Claim] | None:
         """The best rank of ``doc_id`` for a catalog claim other than ``exclude`` (matched by sentence), with
         that claim; ``None`` for ids outside the KB or when no other claim is left."""

@@ -203,6 +203,13 @@ def _read(profile: str, text: str) -> _Reading | None:
     return _Reading(own, _gene(profile), mentions, sum(any(_names(v, m) for v in own) for m in mentions))
 
 
+def names_own_variant(profile: str, text: str) -> bool | None:
+    """Does ``text`` name the profile's specific variant (``VHL R167Q`` in "... the R167Q mutation ...")?
+    ``None`` when the profile names none (``ALK Fusion``)."""
+    r = _read(profile, text)
+    return None if r is None else r.n_own > 0
+
+
 def conflicting_variant(profile: str, text: str) -> Variant | None:
     """The first rival variant ``text`` names when it never names the profile's own variant, else ``None``.
 

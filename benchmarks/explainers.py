@@ -19,6 +19,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks import write_results
+
 DEFAULT_JSON = Path("benchmarks/results/explainers.json")
 COLUMNS = {
     "recovery P": "recovery_precision_micro", "recovery R": "recovery_recall_micro",
@@ -83,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
 
         result = run_retrieval_benchmark(start=0, limit=args.limit)
         print_table(result)
-        _write(args.json or DEFAULT_JSON.with_name("explainers_retrieval.json"), result)
+        write_results(args.json or DEFAULT_JSON.with_name("explainers_retrieval.json"), result)
         return 0
     rows = []
     if args.from_runs:
@@ -110,14 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             if n < len(configs):  # running table while later tasks run; the final one follows
                 print_rows(rows, f"claim explainers so far (first {args.limit} items)")
     print_rows(rows, "claim explainers")
-    _write(args.json or DEFAULT_JSON, {"rows": rows})
+    write_results(args.json or DEFAULT_JSON, {"rows": rows})
     return 0
-
-
-def _write(path: Path, data) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, default=str))
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -21,14 +21,15 @@ Tuning used items 30..65 only (the real held-out items plus 8 simulated re-split
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import time
 from pathlib import Path
 
+from agents.claim_catalog import ClaimCatalog
 from agents.embeddings import get_embeddings
-from agents.query_planner import RIVAL_VARIANT_PENALTY, gather_candidates
-from evaluators.ibe import ClaimInput, Gold, TaskItem, load_kb, load_task
+from agents.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY, gather_candidates
+from benchmarks import write_results
+from evaluators.ibe import ClaimInput, Gold, TaskItem, load_claim_catalog, load_kb, load_task
 from tools.kb_index import KBDoc, KnowledgeBaseIndex
 from tools.settings import get_settings
 
@@ -38,6 +39,7 @@ METHODS = ("bm25_plain", "dense", "bm25", "hybrid", "hybrid_judged")
 DEFAULT_JSON = Path("benchmarks/results/retrieval.json")
 
 _INDEXES: dict[str, KnowledgeBaseIndex] = {}
+_CATALOG: list[ClaimCatalog] = []
 
 
 def open_civic_index(analyzer: str = "biomed") -> KnowledgeBaseIndex:
@@ -48,7 +50,15 @@ def open_civic_index(analyzer: str = "biomed") -> KnowledgeBaseIndex:
     return _INDEXES[analyzer]
 
 
-def _ranked_ids(method: str, item, depth: int, rival_penalty: float = RIVAL_VARIANT_PENALTY) -> list[str]:
+def civic_catalog() -> ClaimCatalog:
+    """The competing claims the graph uses by default (CIViC baseline claims, sentences and context only)."""
+    if not _CATALOG:
+        _CATALOG.append(ClaimCatalog(open_civic_index(), load_claim_catalog()))
+    return _CATALOG[0]
+
+
+def _ranked_ids(method: str, item, depth: int, rival_penalty: float = RIVAL_VARIANT_PENALTY,
+                claim_penalty: float = CLAIM_PENALTY) -> list[str]:
     inp = item.input
     claim = inp.claims["claim"]
     if method == "bm25_plain":
@@ -57,12 +67,13 @@ def _ranked_ids(method: str, item, depth: int, rival_penalty: float = RIVAL_VARI
         return [h.id for h in open_civic_index("simple").search(
             text, k=depth, mode="bm25", exclude={e.id for e in inp.evidence}, depth=depth)]
     index = open_civic_index()
+    fused = {"rival_penalty": rival_penalty, "catalog": civic_catalog() if claim_penalty else None,
+             "claim_penalty": claim_penalty}
     if method == "hybrid_judged":
         kept = {e.id for e in inp.evidence} - set(item.gold.wrong_ids)  # gold: simulates a perfect judge
-        hits = gather_candidates(index, claim, inp.evidence, kept_ids=kept, k=depth, mode="hybrid",
-                                 rival_penalty=rival_penalty)
+        hits = gather_candidates(index, claim, inp.evidence, kept_ids=kept, k=depth, mode="hybrid", **fused)
     else:
-        hits = gather_candidates(index, claim, inp.evidence, k=depth, mode=method, rival_penalty=rival_penalty)
+        hits = gather_candidates(index, claim, inp.evidence, k=depth, mode=method, **fused)
     return [h.id for h in hits]
 
 
@@ -114,12 +125,13 @@ def simulated_items(task: str, start: int, limit: int, seeds: int = 8) -> list[T
 
 def run_retrieval_benchmark(tasks=("missing_evidence", "mixed"), start: int = 0, limit: int = 30,
                             methods=METHODS, simulated: int = 0,
-                            rival_penalty: float = RIVAL_VARIANT_PENALTY) -> dict:
+                            rival_penalty: float = RIVAL_VARIANT_PENALTY,
+                            claim_penalty: float = CLAIM_PENALTY) -> dict:
     """Recall of hidden missing evidence for items ``start .. start+limit-1`` of each task.
 
     ``simulated=N`` scores N re-splits of the same claims (:func:`simulated_items`) instead of the files."""
     result: dict = {"start": start, "limit": limit, "ks": list(KS), "simulated": simulated,
-                    "rival_penalty": rival_penalty, "tasks": {}}
+                    "rival_penalty": rival_penalty, "claim_penalty": claim_penalty, "tasks": {}}
     # Build/load indexes and the embedding model first so that ms_per_item is the per-query cost only.
     if "bm25_plain" in methods:
         open_civic_index("simple")
@@ -135,7 +147,7 @@ def run_retrieval_benchmark(tasks=("missing_evidence", "mixed"), start: int = 0,
             for idx in _INDEXES.values():
                 idx.clear_cache()  # every method pays for its own query embeddings
             t0 = time.perf_counter()
-            runs = [(_ranked_ids(method, it, MRR_DEPTH, rival_penalty), list(it.gold.missing_ids)) for it in items]
+            runs = [(_ranked_ids(method, it, MRR_DEPTH, rival_penalty, claim_penalty), list(it.gold.missing_ids)) for it in items]
             scores = _score(runs)
             scores["ms_per_item"] = round(1000 * (time.perf_counter() - t0) / max(len(items), 1), 1)
             scores["per_item"] = {it.input.id: [r.index(m) + 1 if m in r else None for m in it.gold.missing_ids]
@@ -170,6 +182,8 @@ def main(argv: list[str] | None = None) -> None:
                          "(the extra tuning set; use with --start 30 --limit 36)")
     ap.add_argument("--rival-penalty", type=float, default=RIVAL_VARIANT_PENALTY,
                     help="score subtracted from KB items about another variant than the claim's (0 = off)")
+    ap.add_argument("--claim-penalty", type=float, default=CLAIM_PENALTY,
+                    help="weight of the competing-claims demotion (ln rank ratio, capped; 0 = off)")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON, help="where to write the results")
     ap.add_argument("--torch-threads", type=int, default=1,
                     help="torch CPU threads for query embeddings (0 = leave torch's default). One query at a time "
@@ -183,13 +197,11 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(args.torch_threads)
     try:
         result = run_retrieval_benchmark(tuple(args.tasks), args.start, args.limit, simulated=args.simulated,
-                                         rival_penalty=args.rival_penalty)
+                                         rival_penalty=args.rival_penalty, claim_penalty=args.claim_penalty)
     except ValueError as exc:
         ap.error(str(exc))
     print_table(result)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=1))
-    print(f"wrote {args.json}")
+    write_results(args.json, result)
 
 
 if __name__ == "__main__":

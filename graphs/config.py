@@ -43,6 +43,9 @@ class RetrievalConfig(_Strict):
     rival_variant_penalty: float = Field(
         3.0, ge=0.0, description="Subtracted from the fused score of KB items about another variant than the "
                                  "claim's (e.g. V600E for a V600K claim); 0 = off.")
+    claim_penalty: float = Field(
+        4.0, ge=0.0, description="With judge.claim_catalog: a KB item that a competing claim ranks better loses this "
+                                 "many times ln(its rank here / its rank there), capped at ln ratio 2; 0 = off.")
     embedding_model: str = "all-MiniLM-L6-v2"
 
 

@@ -99,7 +99,8 @@ def make_gather(deps: GraphDeps) -> Node:
         queries = plan_queries(claim, state.input.evidence, kept_ids=kept, index=deps.index, mode=cfg.retrieval.mode)
         hits = gather_candidates(deps.index, claim, state.input.evidence, kept_ids=kept, k=cfg.retrieval.k,
                                  mode=cfg.retrieval.mode, plan=queries,
-                                 rival_penalty=cfg.retrieval.rival_variant_penalty)
+                                 rival_penalty=cfg.retrieval.rival_variant_penalty, catalog=deps.catalog,
+                                 claim_penalty=cfg.retrieval.claim_penalty)
         candidates = [Evidence(id=h.id, text=h.text) for h in hits]
         if cfg.judge.gated:
             kept_texts = None if kept is None else {e.id: e.text for e in state.input.evidence if e.id in kept}

@@ -113,7 +113,7 @@ def test_unknown_override_key_lists_allowed_keys():
         config_for_task("mixed", ["retrieval.fuzz=1"])
     msg = str(info.value)
     assert "retrieval.fuzz" in msg and "unknown key" in msg
-    assert "allowed here: kb, mode, k, rival_variant_penalty, embedding_model" in msg
+    assert "allowed here: kb, mode, k, rival_variant_penalty, claim_penalty, embedding_model" in msg
 
 
 # ------------------------------------------------------------------------------------------------ YAML files
@@ -356,10 +356,11 @@ def test_config_dir_copy_loads_like_the_original(tmp_path, monkeypatch):
 def test_config_defaults_match_the_library_defaults():
     """graphs.config does not import the agents at load time, so defaults written in both places must agree:
     a graph run and a direct ``gather_candidates`` call rank the KB the same way."""
-    from agents.query_planner import RIVAL_VARIANT_PENALTY
+    from agents.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY
     from graphs.config import RetrievalConfig
 
     assert RetrievalConfig().rival_variant_penalty == RIVAL_VARIANT_PENALTY
+    assert RetrievalConfig().claim_penalty == CLAIM_PENALTY
 
 
 def test_a_setting_the_config_overrides_is_reported():
