@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks import write_results
+from tools.cli_help import plain_help
 
 DEFAULT_JSON = Path("benchmarks/results/explainers.json")
 COLUMNS = {
@@ -64,7 +65,7 @@ def print_rows(rows: list[dict], title: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.explainers", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m benchmarks.explainers", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tasks", default="mixed,missing_evidence,wrong_evidence,selection,assignment")
     p.add_argument("--limit", type=int, default=30, help="first N items of each file")

@@ -29,6 +29,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from tools.cli_help import plain_help  # noqa: E402
+
 DEFAULT_JSON = Path("benchmarks/results/ingest.json")
 TARGETS = {
     "parse_pages_per_s": 10.0,
@@ -373,7 +375,7 @@ def print_summary(result: dict, console: Console) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.ingest", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m benchmarks.ingest", description=plain_help(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--corpus", help="corpus folder with pdfs/ and corpus_manifest.json")
     p.add_argument("--db", default="bench_corpus", help="store name (rebuilt from scratch)")
     p.add_argument("--workers", type=int, default=2)

@@ -24,6 +24,7 @@ from agents.variants import PROFILE_KEY, names_own_variant
 from benchmarks import write_results
 from evaluators.ibe import load_kb, load_task
 from graphs.runner import read_results
+from tools.cli_help import plain_help
 
 DEFAULT_JSON = Path("benchmarks/results/recovery_losses.json")
 KINDS = ("other", "variant not named", "several claims")
@@ -106,7 +107,7 @@ def print_table(results: list[dict]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.recovery_losses", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.recovery_losses", description=plain_help(__doc__),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path, help="finished missing_evidence / mixed run folders")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"where to write the results ({DEFAULT_JSON})")

@@ -25,6 +25,7 @@ import numpy as np
 
 from evaluators.report_html import (LOWER_IS_BETTER, PALETTE, esc, facts_html, finite, load_run, new_figure,
                                     ordered_metrics, page, plot_grouped, safe_plot)
+from tools.cli_help import plain_help
 
 PRF_PREFIXES = ("recovery", "discard")
 COST_METRICS = ("latency_s", "total_tokens")
@@ -398,7 +399,7 @@ def write_comparison_html(result: dict[str, Any], out: str | Path) -> Path:
 
 # -- CLI ----------------------------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None, prog: str) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog=prog, description=plain_help(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run folders; the first is the baseline A")
     p.add_argument("--html", type=Path, metavar="OUT.html", help="write an HTML comparison (one run: its report)")
     p.add_argument("--metrics", help="comma-separated metric names (default: every metric the runs share)")

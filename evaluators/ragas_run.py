@@ -17,6 +17,8 @@ import os
 import sys
 from pathlib import Path
 
+from tools.cli_help import plain_help
+
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 
@@ -62,7 +64,7 @@ def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m evaluators.ragas_run", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m evaluators.ragas_run", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir", type=Path)
     p.add_argument("--llm", default="local", help="judge model spec (default: local)")

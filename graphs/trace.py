@@ -24,6 +24,7 @@ from typing import Any
 
 from evaluators.report_html import read_rows  # read-only: safe on a run in progress
 from graphs.tracing import safe_name
+from tools.cli_help import plain_help
 
 ERROR_MARK = "✗"
 OK_MARK = "✓"
@@ -323,7 +324,7 @@ def print_item(console, item: TraceItem, *, max_depth: int | None = None, show_i
 
 # -- CLI --------------------------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m graphs.trace", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m graphs.trace", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir", nargs="?", type=Path, help="a run folder (runs/<run_id>) or a trace .json file")
     p.add_argument("--last", action="store_true", help="use the newest run folder under --runs-dir")

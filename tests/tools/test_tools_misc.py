@@ -85,3 +85,11 @@ def test_langchain_tools(store):
     assert caption in tools["view_image"].invoke({"paper_id": pid, "page_number": page, "bounding_box": list(box)})
     schema = tools["search"].args_schema.model_json_schema()
     assert set(schema["properties"]) == {"query", "table", "column", "filter", "mode", "limit"}
+
+
+def test_plain_help_drops_rst_markup():
+    from tools.cli_help import plain_help
+
+    doc = "Scores with :func:`agents.x.f` and :class:`~a.B`; set ``--json`` to write.\n\nExamples::\n\n    run it\n"
+    assert plain_help(doc) == "Scores with agents.x.f and a.B; set --json to write.\n\nExamples:\n\n    run it\n"
+    assert plain_help(None) == ""
