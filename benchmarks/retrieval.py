@@ -23,6 +23,7 @@ Tuning used items 30..65 only (the real held-out items plus 8 simulated re-split
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import time
 from pathlib import Path
@@ -41,7 +42,6 @@ METHODS = ("bm25_plain", "dense", "bm25", "hybrid", "hybrid_judged")
 DEFAULT_JSON = Path("benchmarks/results/retrieval.json")
 
 _INDEXES: dict[str, KnowledgeBaseIndex] = {}
-_CATALOG: list[ClaimCatalog] = []
 
 
 def open_civic_index(analyzer: str = "biomed") -> KnowledgeBaseIndex:
@@ -52,11 +52,10 @@ def open_civic_index(analyzer: str = "biomed") -> KnowledgeBaseIndex:
     return _INDEXES[analyzer]
 
 
+@functools.cache
 def civic_catalog() -> ClaimCatalog:
     """The competing claims the graph uses by default (CIViC baseline claims, sentences and context only)."""
-    if not _CATALOG:
-        _CATALOG.append(ClaimCatalog(open_civic_index(), load_claim_catalog()))
-    return _CATALOG[0]
+    return ClaimCatalog(open_civic_index(), load_claim_catalog())
 
 
 def _ranked_ids(method: str, item, depth: int, rival_penalty: float = RIVAL_VARIANT_PENALTY,
@@ -149,7 +148,8 @@ def run_retrieval_benchmark(tasks=("missing_evidence", "mixed"), start: int = 0,
             for idx in _INDEXES.values():
                 idx.clear_cache()  # every method pays for its own query embeddings
             t0 = time.perf_counter()
-            runs = [(_ranked_ids(method, it, MRR_DEPTH, rival_penalty, claim_penalty), list(it.gold.missing_ids)) for it in items]
+            runs = [(_ranked_ids(method, it, MRR_DEPTH, rival_penalty, claim_penalty), list(it.gold.missing_ids))
+                    for it in items]
             scores = _score(runs)
             scores["ms_per_item"] = round(1000 * (time.perf_counter() - t0) / max(len(items), 1), 1)
             scores["per_item"] = {it.input.id: [r.index(m) + 1 if m in r else None for m in it.gold.missing_ids]

@@ -399,7 +399,8 @@ def write_comparison_html(result: dict[str, Any], out: str | Path) -> Path:
 
 # -- CLI ----------------------------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None, prog: str) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog=prog, description=plain_help(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog=prog, description=plain_help(__doc__),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run folders; the first is the baseline A")
     p.add_argument("--html", type=Path, metavar="OUT.html", help="write an HTML comparison (one run: its report)")
     p.add_argument("--metrics", help="comma-separated metric names (default: every metric the runs share)")

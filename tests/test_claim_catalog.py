@@ -64,10 +64,9 @@ COMBI = "BRAF V600E mutant melanoma is sensitive to dabrafenib and trametinib co
 
 @pytest.fixture(scope="module")
 def catalog():
-    from agents.claim_catalog import ClaimCatalog
-    from benchmarks.retrieval import open_civic_index
+    from benchmarks.retrieval import civic_catalog
 
-    return ClaimCatalog(open_civic_index(), load_claim_catalog())
+    return civic_catalog()
 
 
 @pytest.mark.shared_data
