@@ -29,12 +29,12 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.claim_catalog import ClaimCatalog
-from agents.query_planner import facet_coverage, neighbour_rank, relevance_ranks
-from agents.relevance_gate import GateResult
-from agents.variants import PROFILE_KEY, rival_variant
-from evaluators.ibe import Claim, Evidence
-from tools.kb_index import SearchHit
+from evidex.agents.claim_catalog import ClaimCatalog
+from evidex.agents.query_planner import facet_coverage, neighbour_rank, relevance_ranks
+from evidex.agents.relevance_gate import GateResult
+from evidex.agents.variants import PROFILE_KEY, rival_variant
+from evidex.evaluators.ibe import Claim, Evidence
+from evidex.tools.kb_index import SearchHit
 
 
 class CandidateChecks(BaseModel):

@@ -19,9 +19,9 @@ from collections.abc import Iterable
 import numpy as np
 from pydantic import BaseModel
 
-from agents.query_planner import facet_queries, facet_scores
-from evaluators.ibe import Claim
-from tools.kb_index import KnowledgeBaseIndex
+from evidex.agents.query_planner import facet_queries, facet_scores
+from evidex.evaluators.ibe import Claim
+from evidex.tools.kb_index import KnowledgeBaseIndex
 
 
 class RivalClaim(BaseModel):

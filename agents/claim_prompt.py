@@ -9,8 +9,8 @@ from collections.abc import Iterable
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from agents.prompts import load_prompt
-from evaluators.ibe import Claim, Evidence
+from evidex.agents.prompts import load_prompt
+from evidex.evaluators.ibe import Claim, Evidence
 
 
 def clip(text: str, limit: int) -> str:

@@ -12,10 +12,10 @@ from typing import Literal
 from langchain_core.language_models.chat_models import BaseChatModel
 from pydantic import BaseModel, Field, create_model
 
-from agents.claim_prompt import messages
-from agents.prompts import render
-from agents.structured import call_structured, per_id_items, per_id_schema
-from evaluators.ibe import Claim, Evidence, JudgeLabel
+from evidex.agents.claim_prompt import messages
+from evidex.agents.prompts import render
+from evidex.agents.structured import call_structured, per_id_items, per_id_schema
+from evidex.evaluators.ibe import Claim, Evidence, JudgeLabel
 
 
 class Judgement(BaseModel):

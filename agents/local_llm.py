@@ -29,7 +29,7 @@ from pathlib import Path
 from filelock import FileLock
 from tqdm import tqdm
 
-from tools.settings import Settings, get_settings
+from evidex.tools.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 

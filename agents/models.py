@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
-from tools.settings import get_settings
+from evidex.tools.settings import get_settings
 
 
 class ModelSpecError(ValueError):
@@ -22,7 +22,7 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
     if provider == "local":
         from langchain_openai import ChatOpenAI
 
-        from agents.local_llm import resolve_gguf, start_local_server
+        from evidex.agents.local_llm import resolve_gguf, start_local_server
 
         path = resolve_gguf()
         server = start_local_server(path, n_ctx=n_ctx, threads=threads)
@@ -41,7 +41,7 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
         return ChatOpenAI(model=name or "gpt-4o-mini", base_url=url, api_key=key or "not-needed",
                           temperature=temperature, max_tokens=max_tokens, timeout=timeout_s, max_retries=2)
     if provider == "scripted":
-        from agents.scripted import load_script
+        from evidex.agents.scripted import load_script
 
         if not name:
             raise ModelSpecError("scripted models need a file: scripted:path/to/replies.json")

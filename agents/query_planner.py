@@ -30,9 +30,9 @@ from collections.abc import Iterable
 import numpy as np
 from pydantic import BaseModel
 
-from agents.variants import PROFILE_KEY, rival_variant, variant_classes
-from evaluators.ibe import Claim, Evidence
-from tools.kb_index import KnowledgeBaseIndex, SearchHit, SearchMode, analyze, combsum, znorm
+from evidex.agents.variants import PROFILE_KEY, rival_variant, variant_classes
+from evidex.evaluators.ibe import Claim, Evidence
+from evidex.tools.kb_index import KnowledgeBaseIndex, SearchHit, SearchMode, analyze, combsum, znorm
 
 # Facet weights (BM25 channel). Keys are context keys as loaded by evaluators.ibe.
 CONTEXT_FACETS: dict[str, tuple[str, float]] = {

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from agents.claim_catalog import RivalClaim, quote
-from agents.query_planner import relevance_ranks
-from evaluators.ibe import Claim, Evidence
+from evidex.agents.claim_catalog import RivalClaim, quote
+from evidex.agents.query_planner import relevance_ranks
+from evidex.evaluators.ibe import Claim, Evidence
 
 
 class GivenClaimCheck(BaseModel):
@@ -70,7 +70,7 @@ def gate_given(index, claim: Claim, evidence: list[Evidence], keep_rank: int, *,
 def gate_top_given(embeddings, claim: Claim, evidence: list[Evidence], keep_top: int) -> list[GateResult]:
     """Keep the ``keep_top`` given items that best match the claim, ranked among the given items themselves
     (dense + BM25): for evidence outside any knowledge base, where a KB rank cannot be had."""
-    from tools.kb_index import rank_texts
+    from evidex.tools.kb_index import rank_texts
 
     scores = rank_texts(claim.text, [e.text for e in evidence], embeddings)
     order = sorted(range(len(evidence)), key=lambda i: -scores[i])

@@ -11,8 +11,8 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from agents.models import is_openai_compatible
-from agents.prompts import render
+from evidex.agents.models import is_openai_compatible
+from evidex.agents.prompts import render
 
 T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)

@@ -10,8 +10,8 @@ import re
 import numpy as np
 from pydantic import BaseModel, Field
 
-from agents.writer import _CITATION, parse_citations
-from evaluators.explainers import split_sentences
+from evidex.agents.writer import _CITATION, parse_citations
+from evidex.evaluators.explainers import split_sentences
 
 _CITED_END = re.compile(r"(?<=\]\.)\s+")
 

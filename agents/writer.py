@@ -7,10 +7,10 @@ from typing import Literal
 from langchain_core.language_models.chat_models import BaseChatModel
 from pydantic import BaseModel, Field, create_model
 
-from agents.claim_prompt import messages
-from agents.prompts import render
-from agents.structured import call_structured
-from evaluators.ibe import Claim, Evidence
+from evidex.agents.claim_prompt import messages
+from evidex.agents.prompts import render
+from evidex.agents.structured import call_structured
+from evidex.evaluators.ibe import Claim, Evidence
 
 _CITATION = re.compile(r"\[([^\[\]]{1,120})\]")
 _ID = re.compile(r"[A-Za-z0-9_.:-]+")

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks import write_results
-from tools.cli_help import plain_help
+from evidex.tools.cli_help import plain_help
 
 DEFAULT_JSON = Path("benchmarks/results/explainers.json")
 COLUMNS = {
@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
                 p.error(f"{run_dir} holds no metrics.json: pass finished run folders")
             rows.append(row_from_metrics(json.loads((run_dir / "metrics.json").read_text())))
     else:
-        from graphs.config import ConfigError, config_for_task
-        from graphs.runner import run_task
+        from evidex.graphs.config import ConfigError, config_for_task
+        from evidex.graphs.runner import run_task
 
         sets = list(args.overrides) + [f"dataset.limit={args.limit}"]
         if args.llm:

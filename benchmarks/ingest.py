@@ -29,7 +29,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from tools.cli_help import plain_help  # noqa: E402
+from evidex.tools.cli_help import plain_help  # noqa: E402
 
 DEFAULT_JSON = Path("benchmarks/results/ingest.json")
 TARGETS = {
@@ -135,8 +135,8 @@ def find_corpus(arg: str | None) -> Path:
 
 
 def parse_only(files: list[Path], workers: int) -> dict:
-    from tools.ingest.config import load_ingest_config
-    from tools.ingest.pipeline import _parse_stream, sha256_file
+    from evidex.tools.ingest.config import load_ingest_config
+    from evidex.tools.ingest.pipeline import _parse_stream, sha256_file
 
     cfg = load_ingest_config()
     jobs = [(str(f), sha256_file(f)) for f in files]
@@ -153,7 +153,7 @@ def parse_only(files: list[Path], workers: int) -> dict:
 
 
 def full_ingest(files: list[Path], manifest: list[dict], db: str, workers: int, threads: int | None) -> tuple[dict, object]:
-    from tools.ingest import ingest, load_ingest_config
+    from evidex.tools.ingest import ingest, load_ingest_config
 
     cfg = load_ingest_config()
     if threads is not None:
@@ -167,7 +167,7 @@ def full_ingest(files: list[Path], manifest: list[dict], db: str, workers: int, 
     with Clock() as clock:
         report = ingest(files, db, config=cfg, metadata_dir=meta_dir, from_scratch=True, workers=workers, progress=True)
     pages = sum(f.pages for f in report.files)
-    from agents.embeddings import resolve_precision
+    from evidex.agents.embeddings import resolve_precision
 
     return {
         "pages": pages,
@@ -196,7 +196,7 @@ MANIFEST_FALSE_POSITIVES: dict[str, dict[str, str]] = {
 def coverage(db: str, manifest: list[dict], report) -> dict:
     import duckdb
 
-    from tools.store import TABLES, close_readonly, store_paths
+    from evidex.tools.store import TABLES, close_readonly, store_paths
 
     close_readonly()
     paths = store_paths(db)
@@ -258,9 +258,9 @@ def coverage(db: str, manifest: list[dict], report) -> dict:
 
 
 def latency(db: str, n: int) -> dict:
-    from tools.search import SearchArgs, get_engine
-    from tools.sql import run_sql
-    from tools.store import close_readonly
+    from evidex.tools.search import SearchArgs, get_engine
+    from evidex.tools.sql import run_sql
+    from evidex.tools.store import close_readonly
 
     close_readonly()
     eng = get_engine(db)
@@ -295,12 +295,12 @@ def embedding_probe(db: str, sample: int = 256) -> dict:
     to tell the embedding cost apart from machine contention."""
     import torch
 
-    from agents.embeddings import LocalEmbeddings
-    from tools.ingest.chunking import TokenCounter
-    from tools.ingest.indexer import cell_query
-    from tools.ingest.config import load_ingest_config
-    from tools.sql import run_sql  # noqa: F401  (ensures the store exists)
-    from tools.store import close_readonly, connect_readonly, store_paths
+    from evidex.agents.embeddings import LocalEmbeddings
+    from evidex.tools.ingest.chunking import TokenCounter
+    from evidex.tools.ingest.indexer import cell_query
+    from evidex.tools.ingest.config import load_ingest_config
+    from evidex.tools.sql import run_sql  # noqa: F401  (ensures the store exists)
+    from evidex.tools.store import close_readonly, connect_readonly, store_paths
 
     close_readonly()
     con = connect_readonly(store_paths(db).db)

@@ -20,11 +20,11 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from agents.variants import PROFILE_KEY, names_own_variant
+from evidex.agents.variants import PROFILE_KEY, names_own_variant
 from benchmarks import write_results
-from evaluators.ibe import load_kb, load_task
-from graphs.runner import read_results
-from tools.cli_help import plain_help
+from evidex.evaluators.ibe import load_kb, load_task
+from evidex.graphs.runner import read_results
+from evidex.tools.cli_help import plain_help
 
 DEFAULT_JSON = Path("benchmarks/results/recovery_losses.json")
 KINDS = ("other", "variant not named", "several claims")

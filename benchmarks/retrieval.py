@@ -28,13 +28,13 @@ import random
 import time
 from pathlib import Path
 
-from agents.claim_catalog import ClaimCatalog
-from agents.embeddings import get_embeddings
-from agents.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY, gather_candidates
+from evidex.agents.claim_catalog import ClaimCatalog
+from evidex.agents.embeddings import get_embeddings
+from evidex.agents.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY, gather_candidates
 from benchmarks import write_results
-from evaluators.ibe import ClaimInput, Gold, TaskItem, load_claim_catalog, load_kb, load_task
-from tools.kb_index import KBDoc, KnowledgeBaseIndex
-from tools.settings import get_settings
+from evidex.evaluators.ibe import ClaimInput, Gold, TaskItem, load_claim_catalog, load_kb, load_task
+from evidex.tools.kb_index import KBDoc, KnowledgeBaseIndex
+from evidex.tools.settings import get_settings
 
 KS = (5, 10, 20)
 MRR_DEPTH = 50

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from evaluators.report_html import (LOWER_IS_BETTER, PALETTE, esc, facts_html, finite, load_run, new_figure,
+from evidex.evaluators.report_html import (LOWER_IS_BETTER, PALETTE, esc, facts_html, finite, load_run, new_figure,
                                     ordered_metrics, page, plot_grouped, safe_plot)
-from tools.cli_help import plain_help
+from evidex.tools.cli_help import plain_help
 
 PRF_PREFIXES = ("recovery", "discard")
 COST_METRICS = ("latency_s", "total_tokens")
@@ -182,7 +182,7 @@ def compare_metric(a: Run, b: Run, name: str, *, n_boot: int = 2000, alpha: floa
 
 
 def cost_summary(run: Run, name: str, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
-    from evaluators.stats import summarize
+    from evidex.evaluators.stats import summarize
 
     vals = list(_values(run, name).values())
     return summarize(vals, n_boot=n_boot, seed=seed).model_dump() if vals else {}
@@ -302,7 +302,7 @@ def print_single(run: Run, console=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from evaluators.report import metric_rows
+    from evidex.evaluators.report import metric_rows
 
     console = console or Console()
     s = run.summary
@@ -423,7 +423,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators.report
     if len(runs) == 1:
         print_single(runs[0], console)
         if args.html:
-            from evaluators.report_html import write_html_report
+            from evidex.evaluators.report_html import write_html_report
             console.print(f"wrote {write_html_report(runs[0].path, args.html)}")
         return 0
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None

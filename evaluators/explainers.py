@@ -25,8 +25,8 @@ from typing import Protocol
 
 import numpy as np
 
-from evaluators.ibe import ClaimInput, ClaimPrediction, Gold
-from evaluators.stats import NAN, bootstrap_micro_prf, prf_from_counts, safe_ratio, summarize
+from evidex.evaluators.ibe import ClaimInput, ClaimPrediction, Gold
+from evidex.evaluators.stats import NAN, bootstrap_micro_prf, prf_from_counts, safe_ratio, summarize
 
 RECOVERY_TASKS = frozenset({"missing_evidence", "mixed"})
 DISCARD_TASKS = frozenset({"wrong_evidence", "mixed", "wrong_claim"})
@@ -179,7 +179,7 @@ def _pair_scores(gold_text: str, generated: str, vec: dict[str, np.ndarray]) -> 
 
 
 def _default_embedder() -> Embedder:
-    from agents.embeddings import get_embeddings  # lazy: loading MiniLM costs seconds
+    from evidex.agents.embeddings import get_embeddings  # lazy: loading MiniLM costs seconds
 
     return get_embeddings()
 

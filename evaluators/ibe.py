@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from tools.datasets import resolve_data_file
+from evidex.tools.datasets import resolve_data_file
 
 Label = Literal["A", "B"]
 AssignLabel = Literal["A", "B", "neither"]

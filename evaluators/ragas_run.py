@@ -17,15 +17,15 @@ import os
 import sys
 from pathlib import Path
 
-from tools.cli_help import plain_help
+from evidex.tools.cli_help import plain_help
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 
 def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600, restart: bool = False) -> dict:
-    from evaluators.ragas_metrics import RagasSample, count_nan, ragas_scores
-    from evaluators.stats import summarize
-    from graphs.runner import ResultWriter, read_results
+    from evidex.evaluators.ragas_metrics import RagasSample, count_nan, ragas_scores
+    from evidex.evaluators.stats import summarize
+    from evidex.graphs.runner import ResultWriter, read_results
 
     rows = [r for r in read_results(run_dir / "results.jsonl") if r.get("prediction")][: limit or None]
     out_path = run_dir / "ragas.jsonl"
@@ -57,7 +57,7 @@ def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600, 
         summary["metrics"][f"ragas_{name}"] = summarize(values).model_dump() | {"n_nan": nan_counts.get(name, 0)}
     metrics_path.write_text(json.dumps(summary, indent=2, default=str))
     if "n_items" in summary:  # a run's own metrics.json: its report shows the RAGAS rows too
-        from evaluators.report import write_markdown_report
+        from evidex.evaluators.report import write_markdown_report
 
         write_markdown_report(run_dir / "report.md", summary, read_results(run_dir / "results.jsonl"))
     return {n: summary["metrics"][f"ragas_{n}"] for n in names}
@@ -76,12 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--limit must be at least 1 (got {args.limit})")
     if not (args.run_dir / "results.jsonl").is_file():
         p.error(f"{args.run_dir} is not a run folder (no results.jsonl); pass a folder made by python -m graphs.run")
-    from graphs.runner import read_results
+    from evidex.graphs.runner import read_results
 
     if not any(text for r in read_results(args.run_dir / "results.jsonl") if r.get("prediction")
                for text in r["prediction"].get("explanations", {}).values()):
         p.error(f"{args.run_dir} has no explanations to score (was steps.write off?)")
-    from agents.models import make_chat_model
+    from evidex.agents.models import make_chat_model
 
     try:
         llm = make_chat_model(args.llm, temperature=0.0, max_tokens=1024)

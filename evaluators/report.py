@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluators.explainers import aggregate
+from evidex.evaluators.explainers import aggregate
 
 HEADLINE = ("recovery_precision_micro", "recovery_recall_micro", "recovery_f1_micro", "discard_precision_micro",
             "discard_recall_micro", "discard_f1_micro", "false_discard_rate", "selection_accuracy",
@@ -81,7 +81,7 @@ def write_markdown_report(path: Path, summary: dict[str, Any], rows: list[dict[s
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m evaluators.report RUN_A [RUN_B ...] [--html OUT]``: compare runs (see evaluators/compare.py)."""
-    from evaluators.compare import main as compare_main
+    from evidex.evaluators.compare import main as compare_main
 
     return compare_main(argv, prog="python -m evaluators.report")
 

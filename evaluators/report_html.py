@@ -1,6 +1,6 @@
 """``report.html`` for a run folder: tables and matplotlib plots (inline base64 PNG, Agg), no network needed.
 
-    from evaluators.report_html import write_html_report
+    from evidex.evaluators.report_html import write_html_report
     write_html_report("runs/20261122-002021-mixed")          # -> runs/.../report.html
 
 Sections: run facts; metrics table (mean, 95% bootstrap CI, n, NaN) and a plot of the means with CI error bars;
@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from evaluators.report import HEADLINE, fmt
+from evidex.evaluators.report import HEADLINE, fmt
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
 
 
 def _summarize(run_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    from evaluators.report import summarize_run
+    from evidex.evaluators.report import summarize_run
 
     task = config = model = "?"
     cfg_path = run_dir / "config.yaml"

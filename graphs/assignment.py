@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from agents.assigner import assign_evidence
-from evaluators.ibe import EvidenceDecision
-from graphs.deps import GraphDeps
-from graphs.explainer import add_writing
-from graphs.nodes import finalize
-from graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
+from evidex.agents.assigner import assign_evidence
+from evidex.evaluators.ibe import EvidenceDecision
+from evidex.graphs.deps import GraphDeps
+from evidex.graphs.explainer import add_writing
+from evidex.graphs.nodes import finalize
+from evidex.graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
 
 
 def build_assignment(deps: GraphDeps):
@@ -19,8 +19,8 @@ def build_assignment(deps: GraphDeps):
 
     def assign(state: ClaimGraphState) -> dict:
         if deps.config.judge.strategy == "cascade":
-            from agents.assigner import Assignment
-            from agents.relevance_gate import assign_by_relevance
+            from evidex.agents.assigner import Assignment
+            from evidex.agents.relevance_gate import assign_by_relevance
 
             catalog, check = deps.given_claim_rule()
             table = assign_by_relevance(deps.index, state.input.claims, state.input.evidence,

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
-from graphs.config import GraphConfig
+from evidex.graphs.config import GraphConfig
 
 
 @dataclass
@@ -26,7 +26,7 @@ class GraphDeps:
         """The configured chat model, built (for ``local``: the llama.cpp server started) on first use."""
         with self._lock:
             if self._llm is None:
-                from agents.models import make_chat_model
+                from evidex.agents.models import make_chat_model
 
                 m = self.config.model
                 self._llm = make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens,
@@ -39,9 +39,9 @@ class GraphDeps:
         """The KB index, opened (and built if its content changed) on first use."""
         with self._lock:
             if self._index is None:
-                from evaluators.ibe import load_kb
-                from tools.kb_index import KBDoc, KnowledgeBaseIndex
-                from tools.settings import get_settings
+                from evidex.evaluators.ibe import load_kb
+                from evidex.tools.kb_index import KBDoc, KnowledgeBaseIndex
+                from evidex.tools.settings import get_settings
 
                 docs = [KBDoc(id=e.id, text=e.text) for e in load_kb(self.config.retrieval.kb)]
                 name = self.config.retrieval.kb.replace("/", "_").removesuffix(".json")
@@ -57,8 +57,8 @@ class GraphDeps:
         index = self.index
         with self._lock:
             if self._catalog is None:
-                from agents.claim_catalog import ClaimCatalog
-                from evaluators.ibe import load_claim_catalog
+                from evidex.agents.claim_catalog import ClaimCatalog
+                from evidex.evaluators.ibe import load_claim_catalog
 
                 self._catalog = ClaimCatalog(index, load_claim_catalog(path))
             return self._catalog
@@ -73,7 +73,7 @@ class GraphDeps:
 def make_deps(config: GraphConfig, llm: BaseChatModel | None = None, embedder=None, index=None) -> GraphDeps:
     """Deps for ``config``; a graph that calls the model (:attr:`GraphConfig.uses_model`) gets it built now, so a
     bad model spec fails here rather than on the first item."""
-    from agents.embeddings import get_embeddings
+    from evidex.agents.embeddings import get_embeddings
 
     embedder = embedder or get_embeddings(config.retrieval.embedding_model)
     deps = GraphDeps(config=config, _llm=llm, embedder=embedder, _index=index)

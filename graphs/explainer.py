@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.deps import GraphDeps
-from graphs.nodes import (finalize, keep_all_given, make_gather, make_judge_given, make_revise, make_stance,
+from evidex.graphs.deps import GraphDeps
+from evidex.graphs.nodes import (finalize, keep_all_given, make_gather, make_judge_given, make_revise, make_stance,
                           make_verify, make_write, needs_revision)
-from graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
+from evidex.graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
 
 
 def add_writing(graph: StateGraph, deps: GraphDeps, after: str, claim_keys) -> None:

@@ -11,7 +11,7 @@ venv, because the full ``arize-phoenix`` package upgrades openai/jiter past what
 
 Then, in the app::
 
-    from graphs.phoenix import enable_phoenix
+    from evidex.graphs.phoenix import enable_phoenix
     enable_phoenix()                                   # or enable_phoenix("http://127.0.0.1:6006/v1/traces")
     graph.invoke(...)                                  # spans appear in Phoenix, project "evidex"
 

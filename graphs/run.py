@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     _sigterm_as_interrupt()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
-    from graphs.config import ConfigError, config_for_task, load_config, task_table
+    from evidex.graphs.config import ConfigError, config_for_task, load_config, task_table
 
     if args.list:
         for task, (path, desc) in sorted(task_table().items()):
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         overrides.append(f"model.spec={args.llm}")
     if args.concurrency is not None:
         overrides.append(f"run.concurrency={args.concurrency}")
-    from graphs.runner import RunError, run_task
+    from evidex.graphs.runner import RunError, run_task
 
     try:
         if args.resume:
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("error: give --task T (see --list), --config FILE or --resume RUN_DIR", file=sys.stderr)
             return 2
-        from graphs.config import GraphConfig
+        from evidex.graphs.config import GraphConfig
 
         run_dir = run_task(cfg if isinstance(cfg, GraphConfig) else None, out_dir=args.out, resume=args.resume,
                            progress=not args.no_progress)
@@ -106,7 +106,7 @@ def _print_summary(run_dir: Path) -> int:
     """Print the run's headline metrics; exit status 1 when every item failed."""
     import json
 
-    from evaluators.report import metric_rows
+    from evidex.evaluators.report import metric_rows
 
     summary = json.loads((run_dir / "metrics.json").read_text())
     print(f"\nrun folder: {run_dir}")

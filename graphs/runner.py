@@ -21,9 +21,10 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
-from evaluators.ibe import TaskItem, load_task
-from graphs.config import ConfigError, GraphConfig, dump_config, validate
-from graphs.tracing import RunTreeTracer, safe_name
+from evidex.evaluators.ibe import TaskItem, load_task
+from evidex.graphs.config import ConfigError, GraphConfig, dump_config, validate
+from evidex.graphs.tracing import RunTreeTracer, safe_name
+from evidex.tools.runfolder import ResultWriter, read_results
 
 log = logging.getLogger(__name__)
 
@@ -55,43 +56,6 @@ def load_run_config(run_dir: Path) -> GraphConfig:
     return validate(data, str(path))
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """Complete lines of results.jsonl; a torn last line (killed mid-write) is dropped from the file."""
-    if not path.is_file():
-        return []
-    rows, good_bytes, newline_missing = [], 0, False
-    with open(path, "rb") as fh:
-        for raw in fh:
-            try:
-                rows.append(json.loads(raw))
-            except json.JSONDecodeError:
-                break
-            good_bytes += len(raw)
-            newline_missing = not raw.endswith(b"\n")
-    if good_bytes != path.stat().st_size:
-        with open(path, "r+b") as fh:
-            fh.truncate(good_bytes)
-    if newline_missing:  # killed right before the newline: keep the row, restore the newline for the next append
-        with open(path, "ab") as fh:
-            fh.write(b"\n")
-    return rows
-
-
-class ResultWriter:
-    """Appends one JSON line per finished item and fsyncs it (read back with :func:`read_results`)."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._lock = threading.Lock()
-
-    def append(self, row: dict[str, Any]) -> None:
-        line = json.dumps(row, default=str, ensure_ascii=False) + "\n"
-        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
-
-
 def _write_status(run_dir: Path, **fields: Any) -> None:
     path = run_dir / "run.json"
     data = json.loads(path.read_text()) if path.is_file() else {}
@@ -112,7 +76,7 @@ def item_tags(item: TaskItem) -> list[str]:
 
 def run_one(graph, item: TaskItem, cfg: GraphConfig, run_dir: Path, embedder, ragas_llm=None) -> dict[str, Any]:
     """Invoke the graph on one item; never raises — errors are recorded on the row."""
-    from evaluators.explainers import score_item
+    from evidex.evaluators.explainers import score_item
 
     tracer = RunTreeTracer(run_dir / "traces" if cfg.tracing.enabled else None, item.input.id)
     row: dict[str, Any] = {"id": item.input.id, "task": item.input.task, "tags": item_tags(item),
@@ -153,7 +117,7 @@ class _NoSimilarity:
 
 
 def _ragas_for(item: TaskItem, pred, llm, embedder) -> dict[str, float]:
-    from evaluators.ragas_metrics import RagasSample, ragas_scores
+    from evidex.evaluators.ragas_metrics import RagasSample, ragas_scores
 
     samples = [RagasSample(user_input=item.input.claims[k].text, response=v,
                            retrieved_contexts=list(pred.evidence_texts.values()))
@@ -168,8 +132,8 @@ def _ragas_for(item: TaskItem, pred, llm, embedder) -> dict[str, float]:
 def check_data_files(cfg: GraphConfig) -> None:
     """Load (download if needed) the KB and claim catalog the config uses before the run starts: a missing or
     malformed file would otherwise fail every item one by one. Errors name the config key."""
-    from evaluators.ibe import load_claim_catalog, load_kb
-    from tools.datasets import DataNotFoundError
+    from evidex.evaluators.ibe import load_claim_catalog, load_kb
+    from evidex.tools.datasets import DataNotFoundError
 
     # The cascade reads the KB to judge given items, and always in selection / assignment (it decides there);
     # selection compares its two claims only, without the catalog.
@@ -189,9 +153,9 @@ def check_data_files(cfg: GraphConfig) -> None:
 def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | None = None, llm=None,
              embedder=None, index=None, progress: bool = True) -> Path:
     """Run (or finish) a task; returns the run folder."""
-    from agents.embeddings import get_embeddings
-    from graphs import build_graph
-    from tools.settings import get_settings
+    from evidex.agents.embeddings import get_embeddings
+    from evidex.graphs import build_graph
+    from evidex.tools.settings import get_settings
 
     if resume is not None:
         run_dir = Path(resume)
@@ -223,7 +187,7 @@ def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | No
         print(f"{run_dir}: every item already has a result; metrics and report rewritten", flush=True)
     writer = ResultWriter(run_dir / "results.jsonl")
     if pending:
-        from graphs.phoenix import maybe_enable_phoenix
+        from evidex.graphs.phoenix import maybe_enable_phoenix
 
         maybe_enable_phoenix(cfg)
         bar = tqdm(total=len(items), initial=len(done), desc=cfg.name, unit="item", disable=not progress,
@@ -280,7 +244,7 @@ def _execute(pending, cfg, graph, run_dir, embedder, ragas_llm, writer, bar) -> 
 
 
 def _ragas_llm(cfg: GraphConfig, graph_llm=None):
-    from agents.models import make_chat_model
+    from evidex.agents.models import make_chat_model
 
     if cfg.metrics.ragas_llm:
         return make_chat_model(cfg.metrics.ragas_llm, temperature=0.0, max_tokens=1024)
@@ -289,13 +253,13 @@ def _ragas_llm(cfg: GraphConfig, graph_llm=None):
 
 def finalize_run(run_dir: Path, cfg: GraphConfig) -> dict[str, Any]:
     """Aggregate results.jsonl into metrics.json and report.md."""
-    from evaluators.report import summarize_run, write_markdown_report
+    from evidex.evaluators.report import summarize_run, write_markdown_report
 
     rows = read_results(run_dir / "results.jsonl")
     summary = summarize_run(rows, run_id=run_dir.name, task=cfg.task, config_name=cfg.name, model=cfg.model.spec)
     (run_dir / "metrics.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
     write_markdown_report(run_dir / "report.md", summary, rows)
-    from evaluators.report_html import write_html_report
+    from evidex.evaluators.report_html import write_html_report
 
     write_html_report(run_dir, summary=summary, rows=rows)
     return summary

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from agents.selector import select_claim
-from evaluators.ibe import EvidenceDecision
-from graphs.deps import GraphDeps
-from graphs.explainer import add_writing
-from graphs.nodes import finalize
-from graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
+from evidex.agents.selector import select_claim
+from evidex.evaluators.ibe import EvidenceDecision
+from evidex.graphs.deps import GraphDeps
+from evidex.graphs.explainer import add_writing
+from evidex.graphs.nodes import finalize
+from evidex.graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
 
 
 def build_selection(deps: GraphDeps):
@@ -19,7 +19,7 @@ def build_selection(deps: GraphDeps):
 
     def select(state: ClaimGraphState) -> dict:
         if deps.config.judge.strategy == "cascade":
-            from agents.relevance_gate import select_by_relevance
+            from evidex.agents.relevance_gate import select_by_relevance
 
             answer, reason = select_by_relevance(deps.index, state.input.claims, state.input.evidence)
         else:

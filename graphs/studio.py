@@ -5,15 +5,15 @@ this module loads no model, embedder or index. Override config values for every 
 ``EVIDEX_STUDIO_SET`` (``;``-separated ``key.path=value`` pairs, as ``--set`` in ``python -m graphs.run``), e.g.
 ``EVIDEX_STUDIO_SET="model.spec=openai:gpt-4o-mini;retrieval.k=8" langgraph dev``.
 
-    from graphs.studio import mixed
+    from evidex.graphs.studio import mixed
     graph = mixed()                                     # == build_graph(config_for_task("mixed"))
 """
 from __future__ import annotations
 
 import os
 
-from graphs import build_graph
-from graphs.config import config_for_task
+from evidex.graphs import build_graph
+from evidex.graphs.config import config_for_task
 
 TASKS = ("baseline", "missing_evidence", "wrong_evidence", "mixed", "selection", "assignment", "r4c", "wrong_claim")
 OVERRIDES_ENV = "EVIDEX_STUDIO_SET"

@@ -22,9 +22,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from evaluators.report_html import read_rows  # read-only: safe on a run in progress
-from graphs.tracing import safe_name
-from tools.cli_help import plain_help
+from evidex.evaluators.report_html import read_rows  # read-only: safe on a run in progress
+from evidex.graphs.tracing import safe_name
+from evidex.tools.cli_help import plain_help
 
 ERROR_MARK = "✗"
 OK_MARK = "✓"
@@ -339,7 +339,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def _default_runs_dir() -> Path:
     try:
-        from tools.settings import get_settings
+        from evidex.tools.settings import get_settings
         return Path(get_settings().runs_dir)
     except Exception:  # noqa: BLE001 - a broken .env must not stop the viewer
         return Path("runs")
@@ -358,7 +358,7 @@ def main(argv: list[str] | None = None, console=None) -> int:
 
 
 def _main(args: argparse.Namespace, console) -> int:
-    from graphs.trace_html import write_trace_html
+    from evidex.graphs.trace_html import write_trace_html
 
     runs_dir = args.runs_dir or _default_runs_dir()
     if args.run_dir is not None and args.run_dir.is_file():  # a single trace file

@@ -61,7 +61,7 @@ def data_file(relpath: str) -> Path | None:
 
 
 def require_task_data(task: str) -> None:
-    from evaluators.ibe import TASK_FILES
+    from evidex.evaluators.ibe import TASK_FILES
 
     # baseline.json: the claim catalog (judge.claim_catalog) and wrong_claim's supported controls
     needed = [TASK_FILES[task], CIVIC_KB, "ibe/CIVIC/baseline.json"]
@@ -74,7 +74,7 @@ def require_task_data(task: str) -> None:
 @pytest.fixture(scope="session")
 def civic_data() -> Path:
     """Skip unless every CIViC + R4C file is present."""
-    from evaluators.ibe import TASK_FILES
+    from evidex.evaluators.ibe import TASK_FILES
 
     missing = [f for f in [*TASK_FILES.values(), CIVIC_KB] if data_file(f) is None]
     if missing:
@@ -87,7 +87,7 @@ def civic_data() -> Path:
 @pytest.fixture(scope="session")
 def embedder():
     """The real MiniLM embedder, loaded once (get_embeddings is cached, so the runner/CLI reuse it)."""
-    from agents.embeddings import get_embeddings
+    from evidex.agents.embeddings import get_embeddings
 
     emb = get_embeddings("all-MiniLM-L6-v2")
     emb.encode(["warm up"])
@@ -103,8 +103,8 @@ def evidex_cache(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def kb_index(civic_data, embedder, evidex_cache):
     """The CIViC KB index, built once into the session cache under the name graphs.deps would use."""
-    from evaluators.ibe import load_kb
-    from tools.kb_index import KBDoc, KnowledgeBaseIndex
+    from evidex.evaluators.ibe import load_kb
+    from evidex.tools.kb_index import KBDoc, KnowledgeBaseIndex
 
     docs = [KBDoc(id=e.id, text=e.text) for e in load_kb(CIVIC_KB)]
     name = CIVIC_KB.replace("/", "_").removesuffix(".json")
@@ -120,8 +120,8 @@ def _seed_index_from_user_cache(name, docs, embedder, index_root: Path) -> None:
     still validates it. Set EVIDEX_TEST_BUILD_INDEX=1 to always build from scratch."""
     import shutil
 
-    from tools.kb_index import DEFAULT_ANALYZER, content_hash
-    from tools.settings import Settings
+    from evidex.tools.kb_index import DEFAULT_ANALYZER, content_hash
+    from evidex.tools.settings import Settings
 
     if os.environ.get("EVIDEX_TEST_BUILD_INDEX") == "1":
         return
@@ -140,7 +140,7 @@ def _seed_index_from_user_cache(name, docs, embedder, index_root: Path) -> None:
 @pytest.fixture
 def use_test_cache(evidex_cache, monkeypatch):
     """Point EVIDEX_CACHE_DIR at the session cache (so code that opens the index itself reuses kb_index)."""
-    from tools.settings import get_settings
+    from evidex.tools.settings import get_settings
 
     monkeypatch.setenv("EVIDEX_CACHE_DIR", str(evidex_cache))
     get_settings.cache_clear()
@@ -273,7 +273,7 @@ def responder() -> Responder:
 @pytest.fixture
 def make_llm():
     """``make_llm(responder_or_list) -> ScriptedChatModel``."""
-    from agents.scripted import ScriptedChatModel
+    from evidex.agents.scripted import ScriptedChatModel
 
     def make(responses=None):
         return ScriptedChatModel(responses=responses if responses is not None else Responder())

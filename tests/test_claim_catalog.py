@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluators.ibe import Claim, load_claim_catalog
+from evidex.evaluators.ibe import Claim, load_claim_catalog
 
 SECRET = "HIDDEN-EVIDENCE-SENTINEL"
 
@@ -36,7 +36,7 @@ def test_loader_names_the_setting_when_a_file_holds_no_claims(tmp_path):
 
 
 def test_config_default_and_off_switch():
-    from graphs.config import config_for_task
+    from evidex.graphs.config import config_for_task
 
     assert config_for_task("mixed").judge.claim_catalog == "ibe/CIVIC/baseline.json"
     assert config_for_task("r4c").judge.claim_catalog is None
@@ -72,8 +72,8 @@ def catalog():
 @pytest.mark.shared_data
 @civic
 def test_an_item_of_another_claim_names_that_claim(catalog):
-    from agents.query_planner import relevance_ranks
-    from evaluators.ibe import Evidence
+    from evidex.agents.query_planner import relevance_ranks
+    from evidex.evaluators.ibe import Evidence
 
     assert len(catalog.claims) == 65  # 66 baseline rows, one claim sentence twice
     # 6938 (COMBI-d, dabrafenib + trametinib in V600E melanoma) is filed under the melanoma claim
@@ -95,8 +95,8 @@ def test_an_item_of_another_claim_names_that_claim(catalog):
 @pytest.mark.shared_data
 @civic
 def test_gate_rejects_another_claims_item_only_with_a_catalog(catalog):
-    from agents.candidate_gate import CandidateChecks, gate_candidates
-    from tools.kb_index import SearchHit
+    from evidex.agents.candidate_gate import CandidateChecks, gate_candidates
+    from evidex.tools.kb_index import SearchHit
 
     text = catalog.index.docs[catalog.index.position["6938"]].text
     hits = [SearchHit(id="6938", text=text, score=1.0)]
@@ -108,8 +108,8 @@ def test_gate_rejects_another_claims_item_only_with_a_catalog(catalog):
 @pytest.mark.shared_data
 @civic
 def test_given_item_of_another_claim_is_discarded_only_by_a_clear_margin(catalog):
-    from agents.relevance_gate import GivenClaimCheck, gate_given
-    from evaluators.ibe import Evidence
+    from evidex.agents.relevance_gate import GivenClaimCheck, gate_given
+    from evidex.evaluators.ibe import Evidence
 
     index = catalog.index
     given = [Evidence(id=i, text=index.docs[index.position[i]].text) for i in ("6938",)]
@@ -128,8 +128,8 @@ def test_given_item_of_another_claim_is_discarded_only_by_a_clear_margin(catalog
 @pytest.mark.shared_data
 @civic
 def test_assignment_sends_a_third_claims_item_to_neither(catalog):
-    from agents.relevance_gate import GivenClaimCheck, assign_by_relevance
-    from evaluators.ibe import Evidence
+    from evidex.agents.relevance_gate import GivenClaimCheck, assign_by_relevance
+    from evidex.evaluators.ibe import Evidence
 
     index = catalog.index
     vhl = next(c for c in catalog.claims if "Von Hippel" in c.text)

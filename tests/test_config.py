@@ -7,9 +7,9 @@ import textwrap
 import pytest
 import yaml
 
-from graphs.config import (ConfigError, GraphConfig, apply_overrides, config_for_task, dump_config, load_config,
+from evidex.graphs.config import (ConfigError, GraphConfig, apply_overrides, config_for_task, dump_config, load_config,
                            task_table, validate)
-from graphs.run import main
+from evidex.graphs.run import main
 
 TASKS = ["assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection", "wrong_claim", "wrong_evidence"]
 
@@ -151,7 +151,7 @@ def test_top_level_must_be_a_mapping(tmp_path):
 
 
 def test_unknown_key_in_file_names_key_file_and_allowed(tmp_path, monkeypatch):
-    from graphs import config as config_mod
+    from evidex.graphs import config as config_mod
 
     cfg = write(tmp_path / "typo.yaml", f"""
         extends: {config_mod.CONFIG_DIR / '_base.yaml'}
@@ -296,18 +296,18 @@ def test_cli_resume_of_a_non_run_folder_exits_1(tmp_path, capsys):
 
 
 def test_cli_interrupt_exits_130(monkeypatch, capsys):
-    import graphs.runner
+    import evidex.graphs.runner
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(graphs.runner, "run_task", interrupted)
+    monkeypatch.setattr(evidex.graphs.runner, "run_task", interrupted)
     assert main(["--task", "baseline", "--no-progress"]) == 130
     assert "finished items are saved" in capsys.readouterr().err
 
 
 def test_cli_passes_limit_llm_and_sets_to_the_config(monkeypatch, tmp_path):
-    import graphs.runner
+    import evidex.graphs.runner
 
     seen = {}
 
@@ -315,7 +315,7 @@ def test_cli_passes_limit_llm_and_sets_to_the_config(monkeypatch, tmp_path):
         seen["cfg"], seen["kwargs"] = cfg, kwargs
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(graphs.runner, "run_task", fake_run)
+    monkeypatch.setattr(evidex.graphs.runner, "run_task", fake_run)
     assert main(["--task", "selection", "--limit", "4", "--llm", "scripted:x.json", "--concurrency", "2",
                  "--set", "retrieval.k=5", "--out", str(tmp_path), "--no-progress"]) == 130
     cfg = seen["cfg"]
@@ -327,7 +327,7 @@ def test_cli_passes_limit_llm_and_sets_to_the_config(monkeypatch, tmp_path):
 def test_broken_task_config_is_reported_not_hidden(tmp_path, monkeypatch):
     import shutil
 
-    from graphs import config as config_mod
+    from evidex.graphs import config as config_mod
 
     configs = tmp_path / "configs"
     shutil.copytree(config_mod.CONFIG_DIR, configs)
@@ -344,7 +344,7 @@ def test_config_dir_copy_loads_like_the_original(tmp_path, monkeypatch):
     """Control for the test above: an intact copy of configs/ gives the same eight tasks."""
     import shutil
 
-    from graphs import config as config_mod
+    from evidex.graphs import config as config_mod
 
     configs = tmp_path / "configs"
     shutil.copytree(config_mod.CONFIG_DIR, configs)
@@ -356,8 +356,8 @@ def test_config_dir_copy_loads_like_the_original(tmp_path, monkeypatch):
 def test_config_defaults_match_the_library_defaults():
     """graphs.config does not import the agents at load time, so defaults written in both places must agree:
     a graph run and a direct ``gather_candidates`` call rank the KB the same way."""
-    from agents.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY
-    from graphs.config import RetrievalConfig
+    from evidex.agents.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY
+    from evidex.graphs.config import RetrievalConfig
 
     assert RetrievalConfig().rival_variant_penalty == RIVAL_VARIANT_PENALTY
     assert RetrievalConfig().claim_penalty == CLAIM_PENALTY

@@ -7,9 +7,9 @@ from functools import partial
 
 import pytest
 
-import tools.datasets as datasets
-from tools.datasets import DataNotFoundError, resolve_data_file
-from tools.settings import Settings
+import evidex.tools.datasets as datasets
+from evidex.tools.datasets import DataNotFoundError, resolve_data_file
+from evidex.tools.settings import Settings
 
 
 def test_data_dir_wins(tmp_path):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from evaluators.ibe import ClaimInput, ClaimPrediction
+from evidex.evaluators.ibe import ClaimInput, ClaimPrediction
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -42,8 +42,8 @@ def claim_input(item_id: str = "emb-1", claim: str = "BRAF V600E predicts respon
 
 @pytest.fixture(scope="module")
 def graph(kit):
-    from agents.scripted import ScriptedChatModel
-    from graphs import build_graph, config_for_task
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs import build_graph, config_for_task
 
     cfg = config_for_task("baseline", ["judge.strategy=llm"])
     return build_graph(cfg, llm=ScriptedChatModel(responses=kit.Responder()), embedder=FakeEmbedder())
@@ -153,12 +153,12 @@ def test_astream_events_v2(graph):
 def test_langgraph_json_registers_every_task():
     import importlib
 
-    from graphs.config import task_table
+    from evidex.graphs.config import task_table
 
     spec = json.loads((REPO / "langgraph.json").read_text())
     assert spec["dependencies"] == ["."]
     assert set(spec["graphs"]) == set(task_table())
-    studio = importlib.import_module("graphs.studio")
+    studio = importlib.import_module("evidex.graphs.studio")
     assert set(studio.TASKS) == set(spec["graphs"])
     for name, target in spec["graphs"].items():
         path, attr = target.split(":")
@@ -167,15 +167,15 @@ def test_langgraph_json_registers_every_task():
 
 
 def test_studio_factory_builds_from_config(tmp_path, monkeypatch):
-    import agents.embeddings
-    from graphs import studio
+    import evidex.agents.embeddings
+    from evidex.graphs import studio
 
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps([{"evidence_finding": "r1", "label": "supports"}, {"evidence_finding": "r2", "label": "supports"},
                                    {"sentences": [{"text": "Vemurafenib improves response", "ids": ["E1"]},
                                                   {"text": "Survival is longer with vemurafenib", "ids": ["E2"]},
                                                   {"text": "Both trials studied BRAF V600E melanoma", "ids": ["E1"]}]}]))
-    monkeypatch.setattr(agents.embeddings, "get_embeddings", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr(evidex.agents.embeddings, "get_embeddings", lambda *a, **k: FakeEmbedder())
     monkeypatch.setenv(studio.OVERRIDES_ENV, f"model.spec=scripted:{replies}; judge.strategy=llm")
     g = studio.baseline()
     assert g.name == "baseline" and g.get_input_jsonschema()["properties"].keys() == {"input"}

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from agents import embeddings as emb_mod
-from agents.embeddings import LocalEmbeddings, resolve_precision
+from evidex.agents import embeddings as emb_mod
+from evidex.agents.embeddings import LocalEmbeddings, resolve_precision
 
 TEXTS = [
     "BRAF V600E predicts response to vemurafenib in melanoma.",
@@ -37,7 +37,7 @@ def test_bf16_vectors_match_fp32(embedder):
 def test_unknown_precision_is_rejected_by_ingest_config():
     from pydantic import ValidationError
 
-    from tools.ingest.config import EmbeddingConfig
+    from evidex.tools.ingest.config import EmbeddingConfig
 
     with pytest.raises(ValidationError, match="auto"):
         EmbeddingConfig(precision="int4")

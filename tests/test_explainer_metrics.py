@@ -16,12 +16,12 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from evaluators.explainers import (
+from evidex.evaluators.explainers import (
     COVERAGE_KEY, aggregate, content_tokens, fact_coverage, score_item, split_sentences,
 )
-from evaluators.ibe import Claim, ClaimInput, ClaimPrediction, EvidenceDecision, Evidence, Gold
-from evaluators.ragas_metrics import RagasSample, count_nan, ragas_scores
-from evaluators.stats import bootstrap_ci, micro_prf, prf_from_counts, summarize
+from evidex.evaluators.ibe import Claim, ClaimInput, ClaimPrediction, EvidenceDecision, Evidence, Gold
+from evidex.evaluators.ragas_metrics import RagasSample, count_nan, ragas_scores
+from evidex.evaluators.stats import bootstrap_ci, micro_prf, prf_from_counts, summarize
 
 nan = float("nan")
 isnan = math.isnan
@@ -396,8 +396,8 @@ def test_ragas_rejects_unknown_metric(bow):
 
 def test_ragas_run_resumes_after_interruption(tmp_path, monkeypatch):
     """`python -m evaluators.ragas_run` appends each item as it is scored; a rerun scores only the rest."""
-    import evaluators.ragas_metrics as rm
-    from evaluators.ragas_run import score_run
+    import evidex.evaluators.ragas_metrics as rm
+    from evidex.evaluators.ragas_run import score_run
 
     rows = [{"id": f"mixed-{i:03d}", "input": {"claims": {"claim": {"text": SAMPLE.user_input}}},
              "prediction": {"explanations": {"claim": SAMPLE.response},
@@ -441,8 +441,8 @@ def test_no_explanation_metrics_when_nothing_was_written(bow):
 
 
 def test_ragas_run_adds_its_scores_to_the_report(tmp_path):
-    from evaluators.ragas_run import score_run
-    from evaluators.report import summarize_run
+    from evidex.evaluators.ragas_run import score_run
+    from evidex.evaluators.report import summarize_run
 
     rows = [{"id": f"mixed-{i:03d}", "task": "mixed", "tags": ["mixed"], "error": None, "latency_s": 1.0,
              "tokens": {"prompt": 1, "completion": 1}, "metrics": {"citation_validity": 1.0},

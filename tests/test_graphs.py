@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from evaluators.ibe import TASK_FILES, ClaimPrediction, load_task
-from graphs import build_graph, config_for_task
+from evidex.evaluators.ibe import TASK_FILES, ClaimPrediction, load_task
+from evidex.graphs import build_graph, config_for_task
 
 N_ITEMS = 2
 ALL_TASKS = ("baseline", "missing_evidence", "wrong_evidence", "mixed", "selection", "assignment", "r4c",
@@ -31,7 +31,7 @@ def run_task_graph(task: str, kit, embedder, kb_index, overrides: tuple[str, ...
     """Run the task's graph on its first N_ITEMS items once per session: (items, predictions, responder)."""
     key = (task, *overrides)
     if key not in _RUNS:
-        from agents.scripted import ScriptedChatModel
+        from evidex.agents.scripted import ScriptedChatModel
 
         kit.require_task_data(task)
         cfg = config_for_task(task, [f"dataset.limit={N_ITEMS}", *overrides])
@@ -159,7 +159,7 @@ def test_baseline_call_pattern(kit, embedder, kb_index):
 
 def test_r4c_llm_judge_discards_irrelevant_paragraphs(kit, embedder):
     """judge.strategy=llm: the model's labels decide; irrelevant paragraphs are discarded and never cited."""
-    from agents.scripted import ScriptedChatModel
+    from evidex.agents.scripted import ScriptedChatModel
 
     kit.require_task_data("r4c")
     cfg = config_for_task("r4c", ["dataset.limit=1", "judge.strategy=llm"])
@@ -181,8 +181,8 @@ def test_r4c_llm_judge_discards_irrelevant_paragraphs(kit, embedder):
 def test_r4c_given_rank_keeps_the_paragraphs_closest_to_the_claim(kit, embedder):
     """judge.strategy=given_rank: the paragraphs are ranked among themselves (no KB, no model), the top
     keep_top are kept, and the model only gives their stance before writing."""
-    from agents.scripted import ScriptedChatModel
-    from tools.kb_index import rank_texts
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.tools.kb_index import rank_texts
 
     kit.require_task_data("r4c")
     cfg = config_for_task("r4c", ["dataset.limit=1", "judge.strategy=given_rank", "judge.keep_top=2"])
@@ -202,8 +202,8 @@ def test_r4c_given_rank_keeps_the_paragraphs_closest_to_the_claim(kit, embedder)
 
 def test_no_evidence_kept_explains_without_calling_writer(kit, embedder, kb_index):
     """When the gate discards everything the explanation is deterministic and the writer is not called."""
-    from agents.scripted import ScriptedChatModel
-    from evaluators.ibe import ClaimInput, Evidence
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.evaluators.ibe import ClaimInput, Evidence
 
     kit.require_task_data("baseline")
     base = load_task("baseline", limit=1)[0].input
@@ -221,9 +221,9 @@ def test_no_evidence_kept_explains_without_calling_writer(kit, embedder, kb_inde
 
 
 def test_no_evidence_explanation_cites_nothing(kit, embedder, kb_index):
-    from agents.scripted import ScriptedChatModel
-    from evaluators.explainers import citation_scores
-    from evaluators.ibe import ClaimInput, Evidence
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.evaluators.explainers import citation_scores
+    from evidex.evaluators.ibe import ClaimInput, Evidence
 
     kit.require_task_data("baseline")
     base = load_task("baseline", limit=1)[0].input
@@ -375,7 +375,7 @@ def test_inputs_hold_no_gold(task, kit):
 
 
 def _missing_evidence(item):
-    from evaluators.ibe import _evidence, _load_json
+    from evidex.evaluators.ibe import _evidence, _load_json
 
     if not item.gold.missing_ids:
         return []

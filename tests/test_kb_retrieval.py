@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.query_planner import WeightedQuery, gather_candidates, plan_queries
-from evaluators.ibe import Claim, Evidence
-from tools.kb_index import (
+from evidex.agents.query_planner import WeightedQuery, gather_candidates, plan_queries
+from evidex.evaluators.ibe import Claim, Evidence
+from evidex.tools.kb_index import (
     KBDoc,
     KnowledgeBaseIndex,
     analyze,
@@ -217,8 +217,8 @@ def test_gather_candidates_demotes_items_about_another_variant(index):
 
 def test_gather_candidates_demotes_items_a_competing_claim_ranks_better(index):
     """An item another known claim ranks better loses claim_penalty x ln(rank here / rank there), capped."""
-    from agents.claim_catalog import ClaimCatalog
-    from agents.query_planner import CLAIM_PENALTY_CAP
+    from evidex.agents.claim_catalog import ClaimCatalog
+    from evidex.agents.query_planner import CLAIM_PENALTY_CAP
 
     alk = Claim(text="ALK fusion lung cancer is sensitive to crizotinib",
                 context={"Molecular Profile": "ALK Fusion", "Therapies": "Crizotinib"})
@@ -273,8 +273,8 @@ MEASURED_RECOVERY = {"missing_evidence": (0.800, 0.706), "mixed": (0.797, 0.671)
 def test_gate_recovery_on_first_30_items(task, tmp_path):
     import json
 
-    from graphs.config import config_for_task
-    from graphs.runner import run_task
+    from evidex.graphs.config import config_for_task
+    from evidex.graphs.runner import run_task
 
     cfg = config_for_task(task, ["dataset.limit=30", "judge.llm_stance=false", "steps.write=false"])
     metrics = json.loads((run_task(cfg, out_dir=tmp_path, progress=False) / "metrics.json").read_text())
@@ -285,7 +285,7 @@ def test_gate_recovery_on_first_30_items(task, tmp_path):
 
 # -- candidate gate: neighbours and required facets ------------------------------------------------------------
 def test_neighbour_rank_and_facet_coverage(index):
-    from agents.query_planner import facet_coverage, neighbour_rank
+    from evidex.agents.query_planner import facet_coverage, neighbour_rank
 
     # doc 4 (ALK/crizotinib lung) is nearer to doc 7 (ALK/crizotinib lung) than to doc 8 (HER2 breast)
     near, far = neighbour_rank(index, "4", {"7"}), neighbour_rank(index, "4", {"8"})
@@ -298,8 +298,8 @@ def test_neighbour_rank_and_facet_coverage(index):
 
 
 def test_gate_candidates_checks_score_neighbours_and_facets(index):
-    from agents.candidate_gate import CandidateChecks, gate_candidates
-    from tools.kb_index import SearchHit
+    from evidex.agents.candidate_gate import CandidateChecks, gate_candidates
+    from evidex.tools.kb_index import SearchHit
 
     hits = [SearchHit(id="4", text=DOCS[3].text, score=1.0), SearchHit(id="8", text=DOCS[7].text, score=0.9),
             SearchHit(id="3", text=DOCS[2].text, score=0.2)]
@@ -321,8 +321,8 @@ def test_gate_candidates_checks_score_neighbours_and_facets(index):
 def test_gate_candidates_rescues_low_scores_that_rank_like_kept_evidence(index):
     """Below the score ratio, a candidate is still added when it ranks for the claim's subject no worse than the
     worst kept item and kept evidence is among its nearest neighbours."""
-    from agents.candidate_gate import CandidateChecks, gate_candidates
-    from tools.kb_index import SearchHit
+    from evidex.agents.candidate_gate import CandidateChecks, gate_candidates
+    from evidex.tools.kb_index import SearchHit
 
     hits = [SearchHit(id="3", text=DOCS[2].text, score=1.0), SearchHit(id="4", text=DOCS[3].text, score=0.3),
             SearchHit(id="8", text=DOCS[7].text, score=0.2)]
@@ -340,7 +340,7 @@ def test_gate_candidates_rescues_low_scores_that_rank_like_kept_evidence(index):
 
 
 def test_shingle_overlap_counts_shared_word_5grams():
-    from agents.candidate_gate import shingle_overlap
+    from evidex.agents.candidate_gate import shingle_overlap
 
     a = "one two three four five six"  # 5-grams: (one..five), (two..six)
     assert shingle_overlap(a, "One, two, three four five!") == 0.5  # case and punctuation do not matter
@@ -351,8 +351,8 @@ def test_shingle_overlap_counts_shared_word_5grams():
 def test_gate_candidates_rejects_near_copies_of_kept_items():
     """CIViC files one study under several assertions with near-identical text; a copy of a kept item is the
     other assertion's and adds nothing new."""
-    from agents.candidate_gate import CandidateChecks, gate_candidates
-    from tools.kb_index import SearchHit
+    from evidex.agents.candidate_gate import CandidateChecks, gate_candidates
+    from evidex.tools.kb_index import SearchHit
 
     study = ("The study compiled clinicopathologic and molecular features of 46 gliomas with a MYB or MYBL1 "
              "alteration diagnosed at a single center and classified them as diffuse astrocytoma or angiocentric "
@@ -369,7 +369,7 @@ def test_gate_candidates_rejects_near_copies_of_kept_items():
 
 
 def test_rank_texts_ranks_a_few_texts_without_an_index(emb):
-    from tools.kb_index import rank_texts
+    from evidex.tools.kb_index import rank_texts
 
     texts = [DOCS[7].text, DOCS[3].text, "", DOCS[4].text]  # an empty text must not break BM25
     scores = rank_texts("crizotinib in ALK-positive lung adenocarcinoma", texts, emb)

@@ -24,10 +24,10 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[2])  # tests/ (for the conftest Responder)
 import numpy as np
 from conftest import Responder
-from agents.scripted import ScriptedChatModel
-from evaluators.ibe import ClaimInput
-from graphs import build_graph, config_for_task
-from graphs.tracing import RunTreeTracer
+from evidex.agents.scripted import ScriptedChatModel
+from evidex.evaluators.ibe import ClaimInput
+from evidex.graphs import build_graph, config_for_task
+from evidex.graphs.tracing import RunTreeTracer
 
 class FakeEmbedder:
     model_name = "fake"
@@ -146,7 +146,7 @@ def test_nothing_is_sent_by_default(fake_server, tmp_path):
 
 # -- Phoenix ------------------------------------------------------------------------------------------------
 def test_phoenix_missing_packages_names_the_extra(monkeypatch):
-    from graphs import phoenix
+    from evidex.graphs import phoenix
 
     for mod in ("phoenix", "phoenix.otel", "openinference", "openinference.instrumentation",
                 "openinference.instrumentation.langchain"):
@@ -160,7 +160,7 @@ def test_phoenix_missing_packages_names_the_extra(monkeypatch):
 
 
 def test_phoenix_endpoint_resolution(monkeypatch):
-    from graphs.phoenix import DEFAULT_ENDPOINT, maybe_enable_phoenix, resolve_endpoint
+    from evidex.graphs.phoenix import DEFAULT_ENDPOINT, maybe_enable_phoenix, resolve_endpoint
 
     monkeypatch.delenv("PHOENIX_COLLECTOR_ENDPOINT", raising=False)
     monkeypatch.delenv("EVIDEX_PHOENIX_ENDPOINT", raising=False)
@@ -187,10 +187,10 @@ def test_phoenix_exports_spans(kit, tmp_path):
                         reason="optional extra not installed: pip install -e .[phoenix]")
     import numpy as np
 
-    from agents.scripted import ScriptedChatModel
-    from evaluators.ibe import ClaimInput
-    from graphs import build_graph, config_for_task
-    from graphs.phoenix import disable_phoenix, enable_phoenix, flush_phoenix
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.evaluators.ibe import ClaimInput
+    from evidex.graphs import build_graph, config_for_task
+    from evidex.graphs.phoenix import disable_phoenix, enable_phoenix, flush_phoenix
 
     class FakeEmbedder:
         def encode(self, texts):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.local_llm import GGUFSpec, ModelUnavailableError, _part_number, resolve_gguf
-from tools.settings import Settings
+from evidex.agents.local_llm import GGUFSpec, ModelUnavailableError, _part_number, resolve_gguf
+from evidex.tools.settings import Settings
 
 PARTS = [b"GGUF" + bytes(range(256)) * 40, b"second-part" * 500, b"tail"]
 BLOB = b"".join(PARTS)

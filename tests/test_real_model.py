@@ -16,9 +16,9 @@ def test_mixed_item_on_the_local_model(tmp_path, kit, embedder, kb_index):
     if os.environ.get("EVIDEX_SKIP_REAL_MODEL") == "1":
         pytest.skip("EVIDEX_SKIP_REAL_MODEL=1: the real local GGUF model test is switched off")
     kit.require_task_data("mixed")
-    from agents.local_llm import resolve_gguf
-    from graphs import config_for_task
-    from graphs.runner import run_task
+    from evidex.agents.local_llm import resolve_gguf
+    from evidex.graphs import config_for_task
+    from evidex.graphs.runner import run_task
 
     path = resolve_gguf()
     assert path.is_file() and path.stat().st_size > 500_000_000

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from agents.variants import names_own_variant
+from evidex.agents.variants import names_own_variant
 from benchmarks.recovery_losses import kind_of, main, outcome_of
 
 
@@ -42,8 +42,8 @@ def test_outcome_of_names_the_check(reason, outcome):
 @pytest.mark.shared_data
 def test_losses_of_a_gate_only_run_add_up(tmp_path, kit):
     """A real gate-only mixed run: every hidden item is counted once and the added ones match the run's recall."""
-    from graphs.config import config_for_task
-    from graphs.runner import run_task
+    from evidex.graphs.config import config_for_task
+    from evidex.graphs.runner import run_task
 
     kit.require_task_data("mixed")
     cfg = config_for_task("mixed", ["dataset.limit=8", "judge.llm_stance=false", "steps.write=false"])
@@ -51,7 +51,7 @@ def test_losses_of_a_gate_only_run_add_up(tmp_path, kit):
     out = tmp_path / "losses.json"
     assert main([str(run), "--json", str(out)]) == 0
     [res] = json.loads(out.read_text())
-    from evaluators.ibe import load_task
+    from evidex.evaluators.ibe import load_task
 
     assert res["items"] == 8 and res["missing"] == sum(len(it.gold.missing_ids) for it in load_task("mixed", limit=8))
     assert res["missing"] == sum(sum(c.values()) for c in res["by_kind"].values())

@@ -43,8 +43,8 @@ def _rows(shift: float, seed: int, ids: list[str], error_id: str | None = None) 
 
 def make_run(root: Path, name: str, rows: list[dict], overrides: list[str] | None = None,
              model: str = "scripted") -> Path:
-    from evaluators.report import summarize_run, write_markdown_report
-    from graphs.config import config_for_task, dump_config
+    from evidex.evaluators.report import summarize_run, write_markdown_report
+    from evidex.graphs.config import config_for_task, dump_config
 
     path = root / name
     path.mkdir(parents=True)
@@ -83,7 +83,7 @@ def _assert_offline(text: str) -> None:
 
 # -- report.html --------------------------------------------------------------------------------------------
 def test_write_html_report(runs):
-    from evaluators.report_html import write_html_report
+    from evidex.evaluators.report_html import write_html_report
 
     a = runs[0]
     out = write_html_report(a)
@@ -101,7 +101,7 @@ def test_write_html_report(runs):
 
 
 def test_report_recomputes_missing_metrics_json(runs, tmp_path):
-    from evaluators.report_html import write_html_report
+    from evidex.evaluators.report_html import write_html_report
 
     copy = tmp_path / "run"
     shutil.copytree(runs[1], copy)
@@ -114,7 +114,7 @@ def test_report_recomputes_missing_metrics_json(runs, tmp_path):
 
 def test_report_from_finalize_run_data(runs, tmp_path):
     """What graphs.runner.finalize_run passes: the summary and rows it already has (no re-reading)."""
-    from evaluators.report_html import read_rows, write_html_report
+    from evidex.evaluators.report_html import read_rows, write_html_report
 
     copy = tmp_path / "run"
     shutil.copytree(runs[0], copy)
@@ -127,7 +127,7 @@ def test_report_from_finalize_run_data(runs, tmp_path):
 
 
 def test_report_with_no_scored_items(tmp_path):
-    from evaluators.report_html import write_html_report
+    from evidex.evaluators.report_html import write_html_report
 
     rows = [{"id": "x", "task": "mixed", "tags": ["mixed"], "prediction": None, "metrics": {},
              "error": "ValueError: boom", "latency_s": 0.5, "tokens": {"prompt": 0, "completion": 0}}]
@@ -138,7 +138,7 @@ def test_report_with_no_scored_items(tmp_path):
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
 def test_report_renders_in_chromium(runs, tmp_path):
-    from evaluators.report_html import write_html_report
+    from evidex.evaluators.report_html import write_html_report
 
     out = write_html_report(runs[0], out=tmp_path / "report.html")
     png = tmp_path / "report.png"
@@ -151,7 +151,7 @@ def test_report_renders_in_chromium(runs, tmp_path):
 
 # -- comparison ---------------------------------------------------------------------------------------------
 def test_paired_delta_on_shared_items(runs):
-    from evaluators.compare import compare_metric, load_runs
+    from evidex.evaluators.compare import compare_metric, load_runs
 
     a, b, c = load_runs(runs)
     d = compare_metric(a, b, "explanation_similarity")
@@ -164,8 +164,8 @@ def test_paired_delta_on_shared_items(runs):
 
 
 def test_micro_delta_recomputed_from_counts(runs):
-    from evaluators.compare import compare_metric, load_runs
-    from evaluators.stats import micro_prf
+    from evidex.evaluators.compare import compare_metric, load_runs
+    from evidex.evaluators.stats import micro_prf
 
     a, b, _ = load_runs(runs)
     shared = sorted(set(a.ok_rows) & set(b.ok_rows))
@@ -182,7 +182,7 @@ def test_micro_delta_recomputed_from_counts(runs):
 
 
 def test_compare_cli_terminal_and_html(runs, tmp_path):
-    from evaluators.compare import main
+    from evidex.evaluators.compare import main
 
     console, buf = _console()
     out = tmp_path / "compare.html"
@@ -198,7 +198,7 @@ def test_compare_cli_terminal_and_html(runs, tmp_path):
 
 
 def test_compare_three_runs_and_single(runs, tmp_path):
-    from evaluators.compare import main
+    from evidex.evaluators.compare import main
 
     console, buf = _console()
     assert main([str(r) for r in runs] + ["--metrics", "explanation_similarity"], console=console) == 0
@@ -214,15 +214,15 @@ def test_compare_three_runs_and_single(runs, tmp_path):
 
 
 def test_module_entry_points(runs):
-    proc = subprocess.run([sys.executable, "-m", "evaluators.compare", str(runs[0]), str(runs[1]), "--n-boot", "200"],
+    proc = subprocess.run([sys.executable, "-m", "evidex.evaluators.compare", str(runs[0]), str(runs[1]), "--n-boot", "200"],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Δ B−A" in proc.stdout
-    import evaluators.report as report
+    import evidex.evaluators.report as report
 
     if not hasattr(report, "main"):
         pytest.skip("evaluators/report.py has no main() yet (lead: delegate to evaluators.compare.main)")
-    proc = subprocess.run([sys.executable, "-m", "evaluators.report", str(runs[0]), str(runs[1]), "--n-boot", "200"],
+    proc = subprocess.run([sys.executable, "-m", "evidex.evaluators.report", str(runs[0]), str(runs[1]), "--n-boot", "200"],
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Δ B−A" in proc.stdout

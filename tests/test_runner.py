@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evaluators.ibe import load_task
-from graphs import config_for_task
-from graphs.runner import read_results, run_task
+from evidex.evaluators.ibe import load_task
+from evidex.graphs import config_for_task
+from evidex.graphs.runner import read_results, run_task
 
 LANGSMITH_FIELDS = {"id", "trace_id", "parent_run_id", "dotted_order", "run_type", "name", "inputs", "outputs",
                     "error", "start_time", "end_time", "tags", "extra", "events", "child_runs"}
@@ -31,7 +31,7 @@ def claim_of(item) -> str:
 
 
 def run(cfg, tmp_path, responder, embedder, kb_index, **kw):
-    from agents.scripted import ScriptedChatModel
+    from evidex.agents.scripted import ScriptedChatModel
 
     return run_task(cfg, out_dir=tmp_path, llm=ScriptedChatModel(responses=responder), embedder=embedder,
                     index=kb_index, progress=False, **kw)
@@ -123,7 +123,7 @@ def test_read_results_truncates_only_the_torn_tail(tmp_path):
 
 
 def test_row_without_trailing_newline_survives_the_next_append(tmp_path):
-    from graphs.runner import ResultWriter
+    from evidex.graphs.runner import ResultWriter
 
     path = tmp_path / "results.jsonl"
     path.write_text('{"id": "a"}\n{"id": "b"}', encoding="utf-8")  # killed just before the final "\n"
@@ -256,10 +256,10 @@ def test_cli_end_to_end_with_scripted_file(tmp_path, kit, embedder, kb_index, us
     """``python -m graphs.run --task wrong_evidence --limit 2 --llm scripted:<file>``. With the model stance and
     verification off, the only model call per item is the writer's (when anything is kept), so the replies
     can be listed in order; the writer may only cite kept ids, which the relevance gate decides."""
-    from agents.claim_catalog import ClaimCatalog
-    from agents.relevance_gate import gate_given
-    from evaluators.ibe import load_claim_catalog
-    from graphs.run import main
+    from evidex.agents.claim_catalog import ClaimCatalog
+    from evidex.agents.relevance_gate import gate_given
+    from evidex.evaluators.ibe import load_claim_catalog
+    from evidex.graphs.run import main
 
     kit.require_task_data("wrong_evidence")
     sets = ["judge.llm_stance=false", "steps.verify=false"]
@@ -329,7 +329,7 @@ def test_cli_end_to_end_with_scripted_file(tmp_path, kit, embedder, kb_index, us
 
 def test_cli_resume_of_a_finished_run_is_a_no_op(tmp_path, kit, embedder, kb_index, use_test_cache, capsys):
     """--resume on a complete run runs nothing (no model needed) and rewrites the same metrics."""
-    from graphs.run import main
+    from evidex.graphs.run import main
 
     kit.require_task_data("baseline")
     cfg = config_for_task("baseline", ["dataset.limit=1", "steps.verify=false",
@@ -342,7 +342,7 @@ def test_cli_resume_of_a_finished_run_is_a_no_op(tmp_path, kit, embedder, kb_ind
 
 
 def test_a_missing_kb_or_claim_catalog_fails_before_the_run(tmp_path, kit):
-    from tools.datasets import DataNotFoundError
+    from evidex.tools.datasets import DataNotFoundError
 
     kit.require_task_data("mixed")
     cfg = config_for_task("mixed", ["dataset.limit=2", "judge.claim_catalog=nope/claims.json"])
@@ -373,7 +373,7 @@ def test_a_malformed_data_file_fails_before_the_run(tmp_path, kit, key, content,
 
 def test_a_bad_model_spec_fails_before_the_run_folder_exists(tmp_path, kit, use_test_cache, capsys):
     """A model the config needs is built before the run folder: one error, nothing left behind."""
-    from graphs.run import main
+    from evidex.graphs.run import main
 
     kit.require_task_data("baseline")
     out = tmp_path / "runs"
@@ -386,14 +386,14 @@ def test_a_bad_model_spec_fails_before_the_run_folder_exists(tmp_path, kit, use_
 def test_a_model_free_run_never_builds_the_model(tmp_path, kit, embedder, kb_index, monkeypatch):
     """Gate-only (no writer, no model stance): the configured model is never built, so a spec that cannot be
     built does not matter, and run.json says no model was used."""
-    import agents.models
+    import evidex.agents.models
 
     kit.require_task_data("mixed")
 
     def refuse(*_a, **_k):
         raise AssertionError("the model was built for a model-free config")
 
-    monkeypatch.setattr(agents.models, "make_chat_model", refuse)
+    monkeypatch.setattr(evidex.agents.models, "make_chat_model", refuse)
     cfg = config_for_task("mixed", ["dataset.limit=2", "steps.write=false", "judge.llm_stance=false",
                                     "model.spec=scripted:/nonexistent.json"])
     assert not cfg.uses_model
@@ -422,7 +422,7 @@ def test_selection_and_assignment_use_the_model_unless_the_cascade_decides_and_n
 
 def test_selection_checks_the_kb_it_ranks_with_before_the_run(tmp_path, kit):
     """Model-free selection ranks evidence in the KB (its judge step is off): a missing KB is caught up front."""
-    from tools.datasets import DataNotFoundError
+    from evidex.tools.datasets import DataNotFoundError
 
     kit.require_task_data("selection")
     cfg = config_for_task("selection", ["dataset.limit=1", "steps.write=false", "retrieval.kb=nope/kb.json"])
@@ -433,7 +433,7 @@ def test_selection_checks_the_kb_it_ranks_with_before_the_run(tmp_path, kit):
 
 def test_cli_exit_status_when_every_item_fails(tmp_path, kit, embedder, kb_index, use_test_cache, capsys):
     """Every item failing (here: replies that never parse) is a failed run: exit status 1 naming results.jsonl."""
-    from graphs.run import main
+    from evidex.graphs.run import main
 
     kit.require_task_data("baseline")
     script = tmp_path / "junk.json"
@@ -446,14 +446,14 @@ def test_cli_exit_status_when_every_item_fails(tmp_path, kit, embedder, kb_index
 
 @pytest.mark.parametrize("flag", ["--limit", "--concurrency"])
 def test_cli_rejects_a_count_below_one_naming_the_flag(flag, capsys):
-    from graphs.run import main
+    from evidex.graphs.run import main
 
     assert main(["--task", "mixed", flag, "0"]) == 2
     assert f"{flag} must be at least 1" in capsys.readouterr().err
 
 
 def test_cli_resume_errors_are_one_line(tmp_path, capsys):
-    from graphs.run import main
+    from evidex.graphs.run import main
 
     assert main(["--resume", str(tmp_path / "gone")]) == 1
     assert "does not exist" in capsys.readouterr().err
@@ -463,7 +463,7 @@ def test_cli_resume_errors_are_one_line(tmp_path, capsys):
 
 
 def test_cli_out_must_be_a_folder(tmp_path, kit, use_test_cache, capsys):
-    from graphs.run import main
+    from evidex.graphs.run import main
 
     kit.require_task_data("baseline")
     afile = tmp_path / "afile"

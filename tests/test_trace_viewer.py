@@ -31,7 +31,7 @@ class FakeEmbedder:
 
 
 def _item(item_id: str, claim: str):
-    from evaluators.ibe import ClaimInput, Gold, TaskItem
+    from evidex.evaluators.ibe import ClaimInput, Gold, TaskItem
 
     inp = ClaimInput(id=item_id, task="baseline", claims={"claim": {"text": claim}}, evidence=[
         {"id": "E1", "text": "Vemurafenib improved response rates in BRAF V600E melanoma in a phase 3 trial."},
@@ -41,10 +41,10 @@ def _item(item_id: str, claim: str):
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory, kit) -> Path:
-    from agents.scripted import ScriptedChatModel
-    from graphs import build_graph, config_for_task
-    from graphs.config import dump_config
-    from graphs.runner import finalize_run, run_one
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs import build_graph, config_for_task
+    from evidex.graphs.config import dump_config
+    from evidex.graphs.runner import finalize_run, run_one
 
     bad_claim = "KRAS G12C predicts response to sotorasib"
 
@@ -81,7 +81,7 @@ def _console():
 
 
 def _run(argv):
-    from graphs.trace import main
+    from evidex.graphs.trace import main
 
     console, buf = _console()
     code = main([str(a) for a in argv], console=console)
@@ -191,7 +191,7 @@ def test_html_renders_in_chromium(run_dir, tmp_path):
 
 def test_module_entry_point(run_dir, tmp_path):
     out = tmp_path / "cli.html"
-    proc = subprocess.run([sys.executable, "-m", "graphs.trace", str(run_dir), "--item", BAD, "--html", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "evidex.graphs.trace", str(run_dir), "--item", BAD, "--html", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "COLUMNS": "200"})
     assert proc.returncode == 0, proc.stderr

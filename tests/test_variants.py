@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.variants import (Variant, conflicting_class, conflicting_variant, dominant_rival, profile_variants,
+from evidex.agents.variants import (Variant, conflicting_class, conflicting_variant, dominant_rival, profile_variants,
                              rival_variant, variant_classes, variants_in)
-from evaluators.ibe import Claim
+from evidex.evaluators.ibe import Claim
 
 
 def test_variant_classes():
@@ -127,8 +127,8 @@ def test_conflicting_variant(profile, text, rival):
 
 
 def test_gate_rejects_candidates_about_another_variant():
-    from agents.candidate_gate import CandidateChecks, gate_candidates
-    from tools.kb_index import SearchHit
+    from evidex.agents.candidate_gate import CandidateChecks, gate_candidates
+    from evidex.tools.kb_index import SearchHit
 
     claim = Claim(text="BRAF V600K predicts response to vemurafenib and cobimetinib",
                   context={"Molecular Profile": "BRAF V600K", "Disease": "Melanoma"})

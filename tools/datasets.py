@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from tools.settings import Settings, get_settings
+from evidex.tools.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 

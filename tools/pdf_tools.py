@@ -1,6 +1,6 @@
 """LangChain tools over one paper store: sql, search, calculate, view_image.
 
-    from tools.pdf_tools import make_pdf_tools
+    from evidex.tools.pdf_tools import make_pdf_tools
     tools = make_pdf_tools(db="airqa")          # list[StructuredTool], usable by any agent / ToolNode
 
 Each tool validates its arguments with a pydantic schema and returns an observation string (view_image
@@ -13,13 +13,13 @@ from pathlib import Path
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from tools.calc import CalcArgs, calc_observation
-from tools.filters import FilterSyntaxError
-from tools.schema_prompt import FILTER_HELP
-from tools.search import SearchArgs, SearchError, search
-from tools.sql import DEFAULT_MAX_CHARS, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, SQLArgs, sql_observation
-from tools.store import StoreError
-from tools.view_image import ViewImageArgs, ViewImageError, view_image_content
+from evidex.tools.calc import CalcArgs, calc_observation
+from evidex.tools.filters import FilterSyntaxError
+from evidex.tools.schema_prompt import FILTER_HELP
+from evidex.tools.search import SearchArgs, SearchError, search
+from evidex.tools.sql import DEFAULT_MAX_CHARS, DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, SQLArgs, sql_observation
+from evidex.tools.store import StoreError
+from evidex.tools.view_image import ViewImageArgs, ViewImageError, view_image_content
 
 
 def _validation_message(exc: Exception) -> str:

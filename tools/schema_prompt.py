@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tools.store import TABLES, StoreError, connect_readonly, read_index_manifest, require_store, store_paths
+from evidex.tools.store import TABLES, StoreError, connect_readonly, read_index_manifest, require_store, store_paths
 
 FILTER_HELP = (
     "Search filters are Milvus-style conditions over pdf_id, page_number, primary_key, table_name, column_name and "

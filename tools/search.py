@@ -22,9 +22,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from tools.filters import Filter, FilterSyntaxError, parse_filter
-from tools.kb_index import rrf_fuse
-from tools.store import (
+from evidex.tools.filters import Filter, FilterSyntaxError, parse_filter
+from evidex.tools.kb_index import rrf_fuse
+from evidex.tools.store import (
     BM25_STOPWORDS,
     BM25_TOKEN_PATTERN,
     StoreError,
@@ -170,7 +170,7 @@ class SearchEngine:
     @property
     def embeddings(self):
         if self._embeddings is None:
-            from agents.embeddings import get_embeddings
+            from evidex.agents.embeddings import get_embeddings
 
             self._embeddings = get_embeddings(self.manifest["embedding_model"])
         return self._embeddings

@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 from pydantic import BaseModel, Field
 
-from tools.store import TABLES, StoreError, StorePaths, connect_readonly, require_store, store_paths
+from evidex.tools.store import TABLES, StoreError, StorePaths, connect_readonly, require_store, store_paths
 
 MAX_SQL_CHARS = 20_000
 DEFAULT_MAX_ROWS = 10

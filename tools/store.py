@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from tools.settings import get_settings
+from evidex.tools.settings import get_settings
 
 DB_FILE = "papers.duckdb"
 # bm25s tokenisation shared by indexing and querying: single characters count (table cells, "Table 1", x_1)

@@ -15,7 +15,7 @@ from typing import Literal
 import pymupdf
 from pydantic import BaseModel, Field, field_validator
 
-from tools.store import StoreError, connect_readonly, require_store, store_paths
+from evidex.tools.store import StoreError, connect_readonly, require_store, store_paths
 
 MAX_SIDE_PX = 1600
 DEFAULT_DPI = 144

@@ -50,7 +50,7 @@ def fake_embeddings() -> FakeEmbeddings:
 @pytest.fixture(scope="session")
 def synthetic_store(synthetic_dir, fake_embeddings, tmp_path_factory):
     """A store from the two synthetic papers, fake embeddings: (store_dir, IngestReport)."""
-    from tools.ingest import ingest
+    from evidex.tools.ingest import ingest
 
     store = tmp_path_factory.mktemp("synthetic_store")
     report = ingest([synthetic_dir], store_dir=store, embeddings=fake_embeddings, progress=False)
@@ -61,7 +61,7 @@ def synthetic_store(synthetic_dir, fake_embeddings, tmp_path_factory):
 @pytest.fixture(scope="session")
 def corpus_store(corpus, tmp_path_factory):
     """Real MiniLM store over SMALL_CORPUS, with AirQA metadata (conference_year) from the manifest."""
-    from tools.ingest import ingest
+    from evidex.tools.ingest import ingest
 
     data = json.loads((corpus / "corpus_manifest.json").read_text())
     meta_dir = tmp_path_factory.mktemp("metadata")

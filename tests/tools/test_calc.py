@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tools.calc import CalcError, calc_observation, calculate, format_result
+from evidex.tools.calc import CalcError, calc_observation, calculate, format_result
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from tools.filters import FilterSyntaxError, parse_filter
+from evidex.tools.filters import FilterSyntaxError, parse_filter
 
 REC = {
     "pdf_id": "abc-123",

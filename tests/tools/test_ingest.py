@@ -10,11 +10,11 @@ import duckdb
 import pytest
 
 from pdfgen_helpers import SMALL_CORPUS, make_bad_pdfs, make_paper_pdf, make_scanned_pdf
-from tools.ingest import IngestConfigError, airqa_paper_uuid, ingest, load_ingest_config
-from tools.ingest.__main__ import main as ingest_cli
-from tools.ingest.config import config_from_dict
-from tools.ingest.parser import ocr_available
-from tools.store import TABLES, close_readonly, row_uuid, store_paths
+from evidex.tools.ingest import IngestConfigError, airqa_paper_uuid, ingest, load_ingest_config
+from evidex.tools.ingest.__main__ import main as ingest_cli
+from evidex.tools.ingest.config import config_from_dict
+from evidex.tools.ingest.parser import ocr_available
+from evidex.tools.store import TABLES, close_readonly, row_uuid, store_paths
 
 
 def q(store: Path, sql: str, params=None):
@@ -173,7 +173,7 @@ def test_incremental_skip_replace_and_from_scratch(tmp_path, fake_embeddings):
     titles = sorted(r[0] for r in q(store, "SELECT title FROM metadata"))
     assert titles == ["Paper Alpha On Incremental Ingestion", "Paper Gamma Replacing Beta"]
     assert q(store, "SELECT count(*) FROM chunks WHERE CAST(ref_paper_id AS VARCHAR) = ?", [old_pid])[0][0] == 0
-    from tools.search import SearchArgs, get_engine
+    from evidex.tools.search import SearchArgs, get_engine
 
     hits = get_engine(store_dir=store, embeddings=fake_embeddings).search(
         SearchArgs(query="Beta", table="metadata", column="title", mode="dense", limit=5)
@@ -185,7 +185,7 @@ def test_incremental_skip_replace_and_from_scratch(tmp_path, fake_embeddings):
 
 
 def test_crash_mid_batch_then_rerun_completes(tmp_path, fake_embeddings, monkeypatch):
-    import tools.ingest.pipeline as pipeline
+    import evidex.tools.ingest.pipeline as pipeline
 
     src = tmp_path / "in"
     src.mkdir()
@@ -280,7 +280,7 @@ def test_parallel_workers_match_serial(tmp_path, fake_embeddings, synthetic_dir)
 
 
 def test_store_config_mismatch_requires_from_scratch(tmp_path, fake_embeddings, synthetic_dir):
-    from tools.ingest import StoreConfigMismatch
+    from evidex.tools.ingest import StoreConfigMismatch
 
     store = tmp_path / "store"
     ingest([synthetic_dir], store_dir=store, embeddings=fake_embeddings, progress=False)
@@ -344,7 +344,7 @@ class _StubParser:
         self.config = config
 
     def parse(self, path, sha256):
-        from tools.ingest.records import ChunkRecord, PageRecord, PaperMetadata, ParsedPaper
+        from evidex.tools.ingest.records import ChunkRecord, PageRecord, PaperMetadata, ParsedPaper
 
         return ParsedPaper(
             path=str(Path(path).resolve()), sha256=sha256, parser=self.name,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tools.filters import FilterSyntaxError
-from tools.search import SearchArgs, SearchError, get_engine
-from tools.search import main as search_cli
+from evidex.tools.filters import FilterSyntaxError
+from evidex.tools.search import SearchArgs, SearchError, get_engine
+from evidex.tools.search import main as search_cli
 
 
 @pytest.fixture()

@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tools.sql import SQLPolicyError, check_sql, run_sql, sql_observation
-from tools.store import TABLES, close_readonly, connect_readonly, store_paths
+from evidex.tools.sql import SQLPolicyError, check_sql, run_sql, sql_observation
+from evidex.tools.store import TABLES, close_readonly, connect_readonly, store_paths
 
 SENTINEL = Path("/tmp/evidex_sql_sentinel")
 
@@ -209,7 +209,7 @@ def test_policy_messages_are_actionable():
 
 def test_writer_can_reopen_after_readers(store, synthetic_dir, fake_embeddings):
     """Ingestion closes cached read-only connections before writing to the same file."""
-    from tools.ingest import ingest
+    from evidex.tools.ingest import ingest
 
     run_sql("SELECT 1", store_dir=store)
     report = ingest([synthetic_dir], store_dir=store, embeddings=fake_embeddings, progress=False)

@@ -4,11 +4,11 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from tools.pdf_tools import make_pdf_tools
-from tools.schema_prompt import schema_prompt
-from tools.search import get_engine
-from tools.store import close_readonly, store_paths
-from tools.view_image import ViewImageArgs, ViewImageError, render, view_image_content
+from evidex.tools.pdf_tools import make_pdf_tools
+from evidex.tools.schema_prompt import schema_prompt
+from evidex.tools.search import get_engine
+from evidex.tools.store import close_readonly, store_paths
+from evidex.tools.view_image import ViewImageArgs, ViewImageError, render, view_image_content
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -88,7 +88,7 @@ def test_langchain_tools(store):
 
 
 def test_plain_help_drops_rst_markup():
-    from tools.cli_help import plain_help
+    from evidex.tools.cli_help import plain_help
 
     doc = "Scores with :func:`agents.x.f` and :class:`~a.B`; set ``--json`` to write.\n\nExamples::\n\n    run it\n"
     assert plain_help(doc) == "Scores with agents.x.f and a.B; set --json to write.\n\nExamples:\n\n    run it\n"

@@ -2,13 +2,13 @@
 
 Public API::
 
-    from tools.ingest import ingest, load_ingest_config
+    from evidex.tools.ingest import ingest, load_ingest_config
     report = ingest(["papers/"], db="mydocs", workers=2)
 
 Parsers plug in through ``tools.ingest.parser.PDFParser``; summaries through a ``summariser`` callable.
 """
-from tools.ingest.config import IngestConfig, load_ingest_config
-from tools.ingest.errors import (
+from evidex.tools.ingest.config import IngestConfig, load_ingest_config
+from evidex.tools.ingest.errors import (
     CorruptPDFError,
     EmptyPDFError,
     EncryptedPDFError,
@@ -19,10 +19,10 @@ from tools.ingest.errors import (
     ScannedPDFError,
     StoreConfigMismatch,
 )
-from tools.ingest.metadata import airqa_paper_uuid
-from tools.ingest.parser import PDFParser, PyMuPDFParser
-from tools.ingest.pipeline import FileResult, IngestReport, ingest
-from tools.ingest.summaries import SummaryRequest
+from evidex.tools.ingest.metadata import airqa_paper_uuid
+from evidex.tools.ingest.parser import PDFParser, PyMuPDFParser
+from evidex.tools.ingest.pipeline import FileResult, IngestReport, ingest
+from evidex.tools.ingest.summaries import SummaryRequest
 
 __all__ = [
     "CorruptPDFError", "EmptyPDFError", "EncryptedPDFError", "FileResult", "IngestConfig", "IngestConfigError",

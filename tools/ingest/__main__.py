@@ -12,9 +12,9 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from tools.ingest.errors import IngestError
-from tools.ingest.pipeline import IngestReport, ingest
-from tools.store import StoreError
+from evidex.tools.ingest.errors import IngestError
+from evidex.tools.ingest.pipeline import IngestReport, ingest
+from evidex.tools.store import StoreError
 
 
 def build_arg_parser() -> argparse.ArgumentParser:

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tools.ingest.layout import join_lines, to_box, union_rect
-from tools.ingest.records import ChunkRecord
+from evidex.tools.ingest.layout import join_lines, to_box, union_rect
+from evidex.tools.ingest.records import ChunkRecord
 
 _WORDPIECE_RE = re.compile(r"\w+|[^\w\s]")
 
@@ -51,7 +51,7 @@ def _load_tokenizer(model_name: str):
     try:
         from tokenizers import Tokenizer
 
-        from agents.embeddings import resolve_model_path
+        from evidex.agents.embeddings import resolve_model_path
 
         path = Path(resolve_model_path(model_name)) / "tokenizer.json"
         if not path.is_file():

@@ -14,8 +14,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tools.ingest.errors import IngestConfigError
-from tools.store import TABLES
+from evidex.tools.ingest.errors import IngestConfigError
+from evidex.tools.store import TABLES
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "ingest"
 DEFAULT_CONFIG = "default"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pymupdf
 
-from tools.ingest.layout import Line, PageLayout, union_rect
+from evidex.tools.ingest.layout import Line, PageLayout, union_rect
 
 TABLE_CAPTION_RE = re.compile(r"^\s*(Table|TABLE|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\s*[:.|–—]", re.U)
 FIGURE_CAPTION_RE = re.compile(r"^\s*(Figure|FIGURE|Fig\.|FIG\.)\s*([A-Z]?\d+)\s*[:.|–—]", re.U)
@@ -30,7 +30,7 @@ class Caption:
 
     @property
     def text(self) -> str:
-        from tools.ingest.layout import join_lines
+        from evidex.tools.ingest.layout import join_lines
 
         return join_lines([ln.text for ln in self.lines])
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
-from tools.ingest.config import IngestConfig
-from tools.store import (
+from evidex.tools.ingest.config import IngestConfig
+from evidex.tools.store import (
     BM25_STOPWORDS,
     BM25_TOKEN_PATTERN,
     TABLES,

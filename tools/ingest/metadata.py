@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tools.ingest.layout import Line, PageLayout, join_lines
-from tools.ingest.records import PaperMetadata
+from evidex.tools.ingest.layout import Line, PageLayout, join_lines
+from evidex.tools.ingest.records import PaperMetadata
 
 CONF_YEAR_RE = re.compile(r"^[a-z\d]+$")
 AFFILIATION_RE = re.compile(
@@ -243,7 +243,7 @@ class MetadataLookup:
 
 
 def load_metadata_json(path: Path) -> MetadataJSON:
-    from tools.ingest.errors import IngestError
+    from evidex.tools.ingest.errors import IngestError
 
     try:
         data: Any = json.loads(Path(path).read_text())

@@ -16,11 +16,11 @@ from typing import Protocol, runtime_checkable
 
 import pymupdf
 
-from tools.ingest import elements as el
-from tools.ingest.chunking import TokenCounter, Unit, chunk_page
-from tools.ingest.config import ParserConfig
-from tools.ingest.errors import CorruptPDFError, IngestConfigError, EmptyPDFError, EncryptedPDFError, NotAPDFError, ScannedPDFError
-from tools.ingest.layout import (
+from evidex.tools.ingest import elements as el
+from evidex.tools.ingest.chunking import TokenCounter, Unit, chunk_page
+from evidex.tools.ingest.config import ParserConfig
+from evidex.tools.ingest.errors import CorruptPDFError, IngestConfigError, EmptyPDFError, EncryptedPDFError, NotAPDFError, ScannedPDFError
+from evidex.tools.ingest.layout import (
     TEXT_FLAGS,
     PageLayout,
     body_font_size,
@@ -31,8 +31,8 @@ from tools.ingest.layout import (
     mark_furniture,
     to_box,
 )
-from tools.ingest.metadata import parse_abstract, parse_title_authors
-from tools.ingest.records import (
+from evidex.tools.ingest.metadata import parse_abstract, parse_title_authors
+from evidex.tools.ingest.records import (
     ChunkRecord,
     EquationRecord,
     ImageRecord,
@@ -43,7 +43,7 @@ from tools.ingest.records import (
     SectionRecord,
     TableRecord,
 )
-from tools.ingest.structure import (
+from evidex.tools.ingest.structure import (
     add_reference_heading,
     build_sections,
     entry_box,

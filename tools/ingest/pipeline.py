@@ -28,15 +28,15 @@ from typing import Literal
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field
 
-from tools.ingest.config import IngestConfig, load_ingest_config
-from tools.ingest.errors import DuplicatePaperError, IngestConfigError, IngestError, PDFError, StoreConfigMismatch
-from tools.ingest.indexer import DenseIndexer, rebuild_bm25, remove_store, wipe_dense, write_manifest
-from tools.ingest.metadata import MetadataLookup, apply_metadata_json
-from tools.ingest.parser import make_parser
-from tools.ingest.records import ParsedPaper
-from tools.ingest.summaries import Summariser, SummaryCache, summarise_paper
-from tools.ingest.writer import delete_paper, write_paper
-from tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths
+from evidex.tools.ingest.config import IngestConfig, load_ingest_config
+from evidex.tools.ingest.errors import DuplicatePaperError, IngestConfigError, IngestError, PDFError, StoreConfigMismatch
+from evidex.tools.ingest.indexer import DenseIndexer, rebuild_bm25, remove_store, wipe_dense, write_manifest
+from evidex.tools.ingest.metadata import MetadataLookup, apply_metadata_json
+from evidex.tools.ingest.parser import make_parser
+from evidex.tools.ingest.records import ParsedPaper
+from evidex.tools.ingest.summaries import Summariser, SummaryCache, summarise_paper
+from evidex.tools.ingest.writer import delete_paper, write_paper
+from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths
 
 log = logging.getLogger(__name__)
 
@@ -292,7 +292,7 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
         nonlocal dense, embeddings
         if dense is None:
             if embeddings is None:
-                from agents.embeddings import LocalEmbeddings
+                from evidex.agents.embeddings import LocalEmbeddings
 
                 # own wrapper (the model weights are shared via the loader cache) so batch_size stays local
                 embeddings = LocalEmbeddings(cfg.embedding.model, batch_size=cfg.embedding.batch_size, precision=cfg.embedding.precision)
@@ -356,7 +356,7 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
     dense_counts = get_dense().counts() if not skip_dense else {}
     dim = dense.dimension if dense is not None else None
     if dim is None:  # nothing embedded in this run: keep what the previous run recorded
-        from tools.store import read_index_manifest
+        from evidex.tools.store import read_index_manifest
 
         dim = read_index_manifest(paths).get("dimension")
     write_manifest(paths, cfg, dense_counts, bm25_counts, dim)

@@ -10,7 +10,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from tools.ingest.layout import Line, join_lines, union_rect
+from evidex.tools.ingest.layout import Line, join_lines, union_rect
 
 KNOWN_HEADINGS = {
     "abstract", "introduction", "related work", "related works", "background", "preliminaries", "method",

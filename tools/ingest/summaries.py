@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from tools.ingest.records import ParsedPaper
+from evidex.tools.ingest.records import ParsedPaper
 
 View = Literal["pages", "sections", "tables", "images"]
 

@@ -11,8 +11,8 @@ import datetime as dt
 import duckdb
 import pyarrow as pa
 
-from tools.ingest.records import PaperMetadata, ParsedPaper
-from tools.store import TABLES, row_uuid
+from evidex.tools.ingest.records import PaperMetadata, ParsedPaper
+from evidex.tools.store import TABLES, row_uuid
 
 
 def _cut(text: str | None, limit: int) -> str | None:

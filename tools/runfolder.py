@@ -1,0 +1,51 @@
+"""Run-folder reading and writing shared by every layer: the runner appends results, evaluators and the trace
+viewer read them back.
+
+``results.jsonl`` holds one JSON line per finished item, appended and fsynced, so a kill loses at most the items
+in flight; :func:`read_results` drops a torn last line (and repairs the file), :func:`read_rows` reads without
+touching the file (safe on a run in progress).
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """Complete lines of results.jsonl; a torn last line (killed mid-write) is dropped from the file."""
+    if not path.is_file():
+        return []
+    rows, good_bytes, newline_missing = [], 0, False
+    with open(path, "rb") as fh:
+        for raw in fh:
+            try:
+                rows.append(json.loads(raw))
+            except json.JSONDecodeError:
+                break
+            good_bytes += len(raw)
+            newline_missing = not raw.endswith(b"\n")
+    if good_bytes != path.stat().st_size:
+        with open(path, "r+b") as fh:
+            fh.truncate(good_bytes)
+    if newline_missing:  # killed right before the newline: keep the row, restore the newline for the next append
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
+    return rows
+
+
+class ResultWriter:
+    """Appends one JSON line per finished item and fsyncs it (read back with :func:`read_results`)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+
+    def append(self, row: dict[str, Any]) -> None:
+        line = json.dumps(row, default=str, ensure_ascii=False) + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
