@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, create_model
 from evidex.agents.claim_prompt import messages
 from evidex.agents.prompts import render
 from evidex.agents.structured import call_structured, per_id_items, per_id_schema
-from evidex.evaluators.ibe import AssignLabel, Claim, Evidence
+from evidex.tools.claims import AssignLabel, Claim, Evidence
 
 
 class Assignment(BaseModel):

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from evidex.agents.prompts import load_prompt
-from evidex.evaluators.ibe import Claim, Evidence
+from evidex.tools.claims import Claim, Evidence
 
 
 def clip(text: str, limit: int) -> str:

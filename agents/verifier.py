@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from evidex.agents.writer import _CITATION, parse_citations
-from evidex.evaluators.explainers import split_sentences
+from evidex.tools.text import split_sentences
 
 _CITED_END = re.compile(r"(?<=\]\.)\s+")
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, create_model
 from evidex.agents.claim_prompt import messages
 from evidex.agents.prompts import render
 from evidex.agents.structured import call_structured
-from evidex.evaluators.ibe import Claim, Evidence
+from evidex.tools.claims import Claim, Evidence
 
 _CITATION = re.compile(r"\[([^\[\]]{1,120})\]")
 _ID = re.compile(r"[A-Za-z0-9_.:-]+")

@@ -167,7 +167,7 @@ def full_ingest(files: list[Path], manifest: list[dict], db: str, workers: int, 
     with Clock() as clock:
         report = ingest(files, db, config=cfg, metadata_dir=meta_dir, from_scratch=True, workers=workers, progress=True)
     pages = sum(f.pages for f in report.files)
-    from evidex.agents.embeddings import resolve_precision
+    from evidex.tools.embeddings import resolve_precision
 
     return {
         "pages": pages,
@@ -295,7 +295,7 @@ def embedding_probe(db: str, sample: int = 256) -> dict:
     to tell the embedding cost apart from machine contention."""
     import torch
 
-    from evidex.agents.embeddings import LocalEmbeddings
+    from evidex.tools.embeddings import LocalEmbeddings
     from evidex.tools.ingest.chunking import TokenCounter
     from evidex.tools.ingest.indexer import cell_query
     from evidex.tools.ingest.config import load_ingest_config

@@ -20,9 +20,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from evidex.agents.variants import PROFILE_KEY, names_own_variant
+from evidex.agents.civic.variants import PROFILE_KEY, names_own_variant
 from benchmarks import write_results
-from evidex.evaluators.ibe import load_kb, load_task
+from evidex.tools.claim_data import load_kb, load_task
 from evidex.graphs.runner import read_results
 from evidex.tools.cli_help import plain_help
 

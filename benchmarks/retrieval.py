@@ -28,11 +28,12 @@ import random
 import time
 from pathlib import Path
 
-from evidex.agents.claim_catalog import ClaimCatalog
-from evidex.agents.embeddings import get_embeddings
-from evidex.agents.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY, gather_candidates
+from evidex.agents.civic.claim_catalog import ClaimCatalog
+from evidex.tools.embeddings import get_embeddings
+from evidex.agents.civic.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY, gather_candidates
 from benchmarks import write_results
-from evidex.evaluators.ibe import ClaimInput, Gold, TaskItem, load_claim_catalog, load_kb, load_task
+from evidex.tools.claims import ClaimInput, Gold, TaskItem
+from evidex.tools.claim_data import load_claim_catalog, load_kb, load_task
 from evidex.tools.kb_index import KBDoc, KnowledgeBaseIndex
 from evidex.tools.settings import get_settings
 

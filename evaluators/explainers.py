@@ -25,8 +25,9 @@ from typing import Protocol
 
 import numpy as np
 
-from evidex.evaluators.ibe import ClaimInput, ClaimPrediction, Gold
 from evidex.evaluators.stats import NAN, bootstrap_micro_prf, prf_from_counts, safe_ratio, summarize
+from evidex.tools.claims import ClaimInput, ClaimPrediction, Gold
+from evidex.tools.text import split_sentences
 
 RECOVERY_TASKS = frozenset({"missing_evidence", "mixed"})
 DISCARD_TASKS = frozenset({"wrong_evidence", "mixed", "wrong_claim"})
@@ -115,14 +116,8 @@ def assignment_scores(gold: Gold, pred: ClaimPrediction) -> dict[str, float]:
 # -- explanations ---------------------------------------------------------------------------------------------
 # Split after . ! ? when whitespace and a capital follow (fixed-width lookbehinds keep common abbreviations
 # together), and at blank lines. Deliberately no nltk: its punkt data would need a download.
-_SENTENCE_SPLIT = re.compile(
-    r"\n\s*\n|(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bal\.)(?<!\bFig\.)(?<!\bDr\.)(?<!\bNo\.)"
-    r"\s+(?=[A-Z0-9(\[\"])"
-)
 
 
-def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_SPLIT.split(text or "") if s and s.strip()]
 
 
 def _unit_vectors(embedder: Embedder, texts: list[str]) -> dict[str, np.ndarray]:
@@ -179,7 +174,7 @@ def _pair_scores(gold_text: str, generated: str, vec: dict[str, np.ndarray]) -> 
 
 
 def _default_embedder() -> Embedder:
-    from evidex.agents.embeddings import get_embeddings  # lazy: loading MiniLM costs seconds
+    from evidex.tools.embeddings import get_embeddings  # lazy: loading MiniLM costs seconds
 
     return get_embeddings()
 

@@ -97,7 +97,7 @@ def ragas_scores(samples: Sequence[RagasSample], llm: BaseChatModel, embeddings:
     if not samples or not metrics:
         return results
     if embeddings is None and any(specs[m].needs_embeddings for m in metrics):
-        from evidex.agents.embeddings import get_embeddings
+        from evidex.tools.embeddings import get_embeddings
 
         embeddings = get_embeddings()
     # Group samples by the metrics that apply to them, so one evaluate() call covers each group.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from evidex.agents.assigner import assign_evidence
-from evidex.evaluators.ibe import EvidenceDecision
+from evidex.tools.claims import EvidenceDecision
 from evidex.graphs.deps import GraphDeps
 from evidex.graphs.explainer import add_writing
 from evidex.graphs.nodes import finalize
@@ -20,7 +20,7 @@ def build_assignment(deps: GraphDeps):
     def assign(state: ClaimGraphState) -> dict:
         if deps.config.judge.strategy == "cascade":
             from evidex.agents.assigner import Assignment
-            from evidex.agents.relevance_gate import assign_by_relevance
+            from evidex.agents.civic.relevance_gate import assign_by_relevance
 
             catalog, check = deps.given_claim_rule()
             table = assign_by_relevance(deps.index, state.input.claims, state.input.evidence,

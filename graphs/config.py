@@ -110,7 +110,7 @@ class JudgeConfig(_Strict):
 
     def given_claim_check(self):
         """The competing-claim rule for given items, or ``None`` when it is off."""
-        from evidex.agents.relevance_gate import GivenClaimCheck
+        from evidex.agents.civic.relevance_gate import GivenClaimCheck
 
         if self.claim_catalog is None or self.given_claim_margin is None:
             return None
@@ -126,7 +126,7 @@ class JudgeConfig(_Strict):
 
     def candidate_checks(self):
         """The ``candidate_*`` thresholds as the candidate gate takes them."""
-        from evidex.agents.candidate_gate import CandidateChecks
+        from evidex.agents.civic.candidate_gate import CandidateChecks
 
         return CandidateChecks(ratio=self.candidate_ratio, neighbour_rank=self.candidate_neighbour_rank,
                                facets=self.candidate_facets, max_overlap=self.candidate_max_overlap,

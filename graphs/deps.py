@@ -39,7 +39,7 @@ class GraphDeps:
         """The KB index, opened (and built if its content changed) on first use."""
         with self._lock:
             if self._index is None:
-                from evidex.evaluators.ibe import load_kb
+                from evidex.tools.claim_data import load_kb
                 from evidex.tools.kb_index import KBDoc, KnowledgeBaseIndex
                 from evidex.tools.settings import get_settings
 
@@ -57,8 +57,8 @@ class GraphDeps:
         index = self.index
         with self._lock:
             if self._catalog is None:
-                from evidex.agents.claim_catalog import ClaimCatalog
-                from evidex.evaluators.ibe import load_claim_catalog
+                from evidex.agents.civic.claim_catalog import ClaimCatalog
+                from evidex.tools.claim_data import load_claim_catalog
 
                 self._catalog = ClaimCatalog(index, load_claim_catalog(path))
             return self._catalog
@@ -73,7 +73,7 @@ class GraphDeps:
 def make_deps(config: GraphConfig, llm: BaseChatModel | None = None, embedder=None, index=None) -> GraphDeps:
     """Deps for ``config``; a graph that calls the model (:attr:`GraphConfig.uses_model`) gets it built now, so a
     bad model spec fails here rather than on the first item."""
-    from evidex.agents.embeddings import get_embeddings
+    from evidex.tools.embeddings import get_embeddings
 
     embedder = embedder or get_embeddings(config.retrieval.embedding_model)
     deps = GraphDeps(config=config, _llm=llm, embedder=embedder, _index=index)

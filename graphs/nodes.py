@@ -7,7 +7,7 @@ from collections.abc import Callable
 from evidex.agents.evidence_judge import judge_evidence, judge_stances
 from evidex.agents.verifier import verify_explanation
 from evidex.agents.writer import parse_citations, revise_explanation, write_explanation
-from evidex.evaluators.ibe import Claim, ClaimPrediction, Evidence, EvidenceDecision
+from evidex.tools.claims import Claim, ClaimPrediction, Evidence, EvidenceDecision
 from evidex.graphs.deps import GraphDeps
 from evidex.graphs.state import ClaimGraphState
 
@@ -66,14 +66,14 @@ def make_judge_given(deps: GraphDeps) -> Node:
     def judge_given(state: ClaimGraphState) -> dict:
         evidence = state.input.evidence
         if j.strategy == "cascade":
-            from evidex.agents.relevance_gate import gate_given
+            from evidex.agents.civic.relevance_gate import gate_given
 
             catalog, check = deps.given_claim_rule()
             gates = gate_given(deps.index, state.input.claims["claim"], evidence, j.keep_rank, catalog=catalog,
                                check=check)
             return {"decisions": _cascade(evidence, gates, "given")}
         if j.strategy == "given_rank":
-            from evidex.agents.relevance_gate import gate_top_given
+            from evidex.agents.civic.relevance_gate import gate_top_given
 
             gates = gate_top_given(deps.embedder, state.input.claims["claim"], evidence, j.keep_top)
             return {"decisions": _cascade(evidence, gates, "given")}
@@ -91,8 +91,8 @@ def make_gather(deps: GraphDeps) -> Node:
     cfg = deps.config
 
     def gather(state: ClaimGraphState) -> dict:
-        from evidex.agents.query_planner import gather_candidates, plan_queries
-        from evidex.agents.candidate_gate import gate_candidates
+        from evidex.agents.civic.query_planner import gather_candidates, plan_queries
+        from evidex.agents.civic.candidate_gate import gate_candidates
 
         claim = state.input.claims["claim"]
         kept = {d.id for d in state.decisions if d.kept} if state.decisions else None

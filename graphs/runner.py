@@ -21,7 +21,9 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
-from evidex.evaluators.ibe import TaskItem, load_task
+from evidex.tools.claims import TaskItem
+
+from evidex.tools.claim_data import load_task
 from evidex.graphs.config import ConfigError, GraphConfig, dump_config, validate
 from evidex.graphs.tracing import RunTreeTracer, safe_name
 from evidex.tools.runfolder import ResultWriter, read_results
@@ -132,7 +134,7 @@ def _ragas_for(item: TaskItem, pred, llm, embedder) -> dict[str, float]:
 def check_data_files(cfg: GraphConfig) -> None:
     """Load (download if needed) the KB and claim catalog the config uses before the run starts: a missing or
     malformed file would otherwise fail every item one by one. Errors name the config key."""
-    from evidex.evaluators.ibe import load_claim_catalog, load_kb
+    from evidex.tools.claim_data import load_claim_catalog, load_kb
     from evidex.tools.datasets import DataNotFoundError
 
     # The cascade reads the KB to judge given items, and always in selection / assignment (it decides there);
@@ -153,7 +155,7 @@ def check_data_files(cfg: GraphConfig) -> None:
 def run_task(cfg: GraphConfig, *, out_dir: Path | None = None, resume: Path | None = None, llm=None,
              embedder=None, index=None, progress: bool = True) -> Path:
     """Run (or finish) a task; returns the run folder."""
-    from evidex.agents.embeddings import get_embeddings
+    from evidex.tools.embeddings import get_embeddings
     from evidex.graphs import build_graph
     from evidex.tools.settings import get_settings
 

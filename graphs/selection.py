@@ -7,7 +7,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from evidex.agents.selector import select_claim
-from evidex.evaluators.ibe import EvidenceDecision
+from evidex.tools.claims import EvidenceDecision
 from evidex.graphs.deps import GraphDeps
 from evidex.graphs.explainer import add_writing
 from evidex.graphs.nodes import finalize
@@ -19,7 +19,7 @@ def build_selection(deps: GraphDeps):
 
     def select(state: ClaimGraphState) -> dict:
         if deps.config.judge.strategy == "cascade":
-            from evidex.agents.relevance_gate import select_by_relevance
+            from evidex.agents.civic.relevance_gate import select_by_relevance
 
             answer, reason = select_by_relevance(deps.index, state.input.claims, state.input.evidence)
         else:

@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from evidex.evaluators.ibe import ClaimInput, ClaimPrediction, EvidenceDecision, Label
+from evidex.tools.claims import ClaimInput, ClaimPrediction, EvidenceDecision, Label
 
 
 def merge_decisions(old: list[EvidenceDecision], new: list[EvidenceDecision]) -> list[EvidenceDecision]:

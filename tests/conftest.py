@@ -3,7 +3,7 @@
 * Environment defaults (offline hub, no telemetry) and ``EVIDEX_DATA_DIR`` defaulting to ``../shared/data``
   next to the repository. Tests that need the datasets skip, with the reason, when the files are absent; they
   never download them.
-* ``embedder``: one real MiniLM model per session (``agents.embeddings.get_embeddings``, the same cached object
+* ``embedder``: one real MiniLM model per session (``tools.embeddings.get_embeddings``, the same cached object
   the runner and the CLI use).
 * ``kb_index``: one CIViC KB index per session, built into a temporary cache folder (``evidex_cache`` /
   ``indexes``), passed as ``index=`` to ``build_graph``/``run_task``. The CLI tests point ``EVIDEX_CACHE_DIR``
@@ -61,7 +61,7 @@ def data_file(relpath: str) -> Path | None:
 
 
 def require_task_data(task: str) -> None:
-    from evidex.evaluators.ibe import TASK_FILES
+    from evidex.tools.claim_data import TASK_FILES
 
     # baseline.json: the claim catalog (judge.claim_catalog) and wrong_claim's supported controls
     needed = [TASK_FILES[task], CIVIC_KB, "ibe/CIVIC/baseline.json"]
@@ -74,7 +74,7 @@ def require_task_data(task: str) -> None:
 @pytest.fixture(scope="session")
 def civic_data() -> Path:
     """Skip unless every CIViC + R4C file is present."""
-    from evidex.evaluators.ibe import TASK_FILES
+    from evidex.tools.claim_data import TASK_FILES
 
     missing = [f for f in [*TASK_FILES.values(), CIVIC_KB] if data_file(f) is None]
     if missing:
@@ -87,7 +87,7 @@ def civic_data() -> Path:
 @pytest.fixture(scope="session")
 def embedder():
     """The real MiniLM embedder, loaded once (get_embeddings is cached, so the runner/CLI reuse it)."""
-    from evidex.agents.embeddings import get_embeddings
+    from evidex.tools.embeddings import get_embeddings
 
     emb = get_embeddings("all-MiniLM-L6-v2")
     emb.encode(["warm up"])
@@ -103,7 +103,7 @@ def evidex_cache(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def kb_index(civic_data, embedder, evidex_cache):
     """The CIViC KB index, built once into the session cache under the name graphs.deps would use."""
-    from evidex.evaluators.ibe import load_kb
+    from evidex.tools.claim_data import load_kb
     from evidex.tools.kb_index import KBDoc, KnowledgeBaseIndex
 
     docs = [KBDoc(id=e.id, text=e.text) for e in load_kb(CIVIC_KB)]

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evidex.evaluators.ibe import Claim, load_claim_catalog
+from evidex.tools.claims import Claim
+
+from evidex.tools.claim_data import load_claim_catalog
 
 SECRET = "HIDDEN-EVIDENCE-SENTINEL"
 
@@ -72,8 +74,8 @@ def catalog():
 @pytest.mark.shared_data
 @civic
 def test_an_item_of_another_claim_names_that_claim(catalog):
-    from evidex.agents.query_planner import relevance_ranks
-    from evidex.evaluators.ibe import Evidence
+    from evidex.agents.civic.query_planner import relevance_ranks
+    from evidex.tools.claims import Evidence
 
     assert len(catalog.claims) == 65  # 66 baseline rows, one claim sentence twice
     # 6938 (COMBI-d, dabrafenib + trametinib in V600E melanoma) is filed under the melanoma claim
@@ -95,7 +97,7 @@ def test_an_item_of_another_claim_names_that_claim(catalog):
 @pytest.mark.shared_data
 @civic
 def test_gate_rejects_another_claims_item_only_with_a_catalog(catalog):
-    from evidex.agents.candidate_gate import CandidateChecks, gate_candidates
+    from evidex.agents.civic.candidate_gate import CandidateChecks, gate_candidates
     from evidex.tools.kb_index import SearchHit
 
     text = catalog.index.docs[catalog.index.position["6938"]].text
@@ -108,8 +110,8 @@ def test_gate_rejects_another_claims_item_only_with_a_catalog(catalog):
 @pytest.mark.shared_data
 @civic
 def test_given_item_of_another_claim_is_discarded_only_by_a_clear_margin(catalog):
-    from evidex.agents.relevance_gate import GivenClaimCheck, gate_given
-    from evidex.evaluators.ibe import Evidence
+    from evidex.agents.civic.relevance_gate import GivenClaimCheck, gate_given
+    from evidex.tools.claims import Evidence
 
     index = catalog.index
     given = [Evidence(id=i, text=index.docs[index.position[i]].text) for i in ("6938",)]
@@ -128,8 +130,8 @@ def test_given_item_of_another_claim_is_discarded_only_by_a_clear_margin(catalog
 @pytest.mark.shared_data
 @civic
 def test_assignment_sends_a_third_claims_item_to_neither(catalog):
-    from evidex.agents.relevance_gate import GivenClaimCheck, assign_by_relevance
-    from evidex.evaluators.ibe import Evidence
+    from evidex.agents.civic.relevance_gate import GivenClaimCheck, assign_by_relevance
+    from evidex.tools.claims import Evidence
 
     index = catalog.index
     vhl = next(c for c in catalog.claims if "Von Hippel" in c.text)

@@ -356,7 +356,7 @@ def test_config_dir_copy_loads_like_the_original(tmp_path, monkeypatch):
 def test_config_defaults_match_the_library_defaults():
     """graphs.config does not import the agents at load time, so defaults written in both places must agree:
     a graph run and a direct ``gather_candidates`` call rank the KB the same way."""
-    from evidex.agents.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY
+    from evidex.agents.civic.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY
     from evidex.graphs.config import RetrievalConfig
 
     assert RetrievalConfig().rival_variant_penalty == RIVAL_VARIANT_PENALTY

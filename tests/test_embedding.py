@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from evidex.evaluators.ibe import ClaimInput, ClaimPrediction
+from evidex.tools.claims import ClaimInput, ClaimPrediction
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -167,7 +167,7 @@ def test_langgraph_json_registers_every_task():
 
 
 def test_studio_factory_builds_from_config(tmp_path, monkeypatch):
-    import evidex.agents.embeddings
+    import evidex.tools.embeddings
     from evidex.graphs import studio
 
     replies = tmp_path / "replies.json"
@@ -175,7 +175,7 @@ def test_studio_factory_builds_from_config(tmp_path, monkeypatch):
                                    {"sentences": [{"text": "Vemurafenib improves response", "ids": ["E1"]},
                                                   {"text": "Survival is longer with vemurafenib", "ids": ["E2"]},
                                                   {"text": "Both trials studied BRAF V600E melanoma", "ids": ["E1"]}]}]))
-    monkeypatch.setattr(evidex.agents.embeddings, "get_embeddings", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr(evidex.tools.embeddings, "get_embeddings", lambda *a, **k: FakeEmbedder())
     monkeypatch.setenv(studio.OVERRIDES_ENV, f"model.spec=scripted:{replies}; judge.strategy=llm")
     g = studio.baseline()
     assert g.name == "baseline" and g.get_input_jsonschema()["properties"].keys() == {"input"}

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from evidex.agents import embeddings as emb_mod
-from evidex.agents.embeddings import LocalEmbeddings, resolve_precision
+from evidex.tools import embeddings as emb_mod
+from evidex.tools.embeddings import LocalEmbeddings, resolve_precision
 
 TEXTS = [
     "BRAF V600E predicts response to vemurafenib in melanoma.",

@@ -19,7 +19,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from evidex.evaluators.explainers import (
     COVERAGE_KEY, aggregate, content_tokens, fact_coverage, score_item, split_sentences,
 )
-from evidex.evaluators.ibe import Claim, ClaimInput, ClaimPrediction, EvidenceDecision, Evidence, Gold
+from evidex.tools.claims import Claim, ClaimInput, ClaimPrediction, EvidenceDecision, Evidence, Gold
 from evidex.evaluators.ragas_metrics import RagasSample, count_nan, ragas_scores
 from evidex.evaluators.stats import bootstrap_ci, micro_prf, prf_from_counts, summarize
 

@@ -13,7 +13,9 @@ import re
 
 import pytest
 
-from evidex.evaluators.ibe import TASK_FILES, ClaimPrediction, load_task
+from evidex.tools.claims import ClaimPrediction
+
+from evidex.tools.claim_data import TASK_FILES, load_task
 from evidex.graphs import build_graph, config_for_task
 
 N_ITEMS = 2
@@ -203,7 +205,7 @@ def test_r4c_given_rank_keeps_the_paragraphs_closest_to_the_claim(kit, embedder)
 def test_no_evidence_kept_explains_without_calling_writer(kit, embedder, kb_index):
     """When the gate discards everything the explanation is deterministic and the writer is not called."""
     from evidex.agents.scripted import ScriptedChatModel
-    from evidex.evaluators.ibe import ClaimInput, Evidence
+    from evidex.tools.claims import ClaimInput, Evidence
 
     kit.require_task_data("baseline")
     base = load_task("baseline", limit=1)[0].input
@@ -223,7 +225,7 @@ def test_no_evidence_kept_explains_without_calling_writer(kit, embedder, kb_inde
 def test_no_evidence_explanation_cites_nothing(kit, embedder, kb_index):
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.evaluators.explainers import citation_scores
-    from evidex.evaluators.ibe import ClaimInput, Evidence
+    from evidex.tools.claims import ClaimInput, Evidence
 
     kit.require_task_data("baseline")
     base = load_task("baseline", limit=1)[0].input
@@ -375,7 +377,7 @@ def test_inputs_hold_no_gold(task, kit):
 
 
 def _missing_evidence(item):
-    from evidex.evaluators.ibe import _evidence, _load_json
+    from evidex.tools.claim_data import _evidence, _load_json
 
     if not item.gold.missing_ids:
         return []

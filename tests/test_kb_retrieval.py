@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evidex.agents.query_planner import WeightedQuery, gather_candidates, plan_queries
-from evidex.evaluators.ibe import Claim, Evidence
+from evidex.agents.civic.query_planner import WeightedQuery, gather_candidates, plan_queries
+from evidex.tools.claims import Claim, Evidence
 from evidex.tools.kb_index import (
     KBDoc,
     KnowledgeBaseIndex,
@@ -217,8 +217,8 @@ def test_gather_candidates_demotes_items_about_another_variant(index):
 
 def test_gather_candidates_demotes_items_a_competing_claim_ranks_better(index):
     """An item another known claim ranks better loses claim_penalty x ln(rank here / rank there), capped."""
-    from evidex.agents.claim_catalog import ClaimCatalog
-    from evidex.agents.query_planner import CLAIM_PENALTY_CAP
+    from evidex.agents.civic.claim_catalog import ClaimCatalog
+    from evidex.agents.civic.query_planner import CLAIM_PENALTY_CAP
 
     alk = Claim(text="ALK fusion lung cancer is sensitive to crizotinib",
                 context={"Molecular Profile": "ALK Fusion", "Therapies": "Crizotinib"})
@@ -285,7 +285,7 @@ def test_gate_recovery_on_first_30_items(task, tmp_path):
 
 # -- candidate gate: neighbours and required facets ------------------------------------------------------------
 def test_neighbour_rank_and_facet_coverage(index):
-    from evidex.agents.query_planner import facet_coverage, neighbour_rank
+    from evidex.agents.civic.query_planner import facet_coverage, neighbour_rank
 
     # doc 4 (ALK/crizotinib lung) is nearer to doc 7 (ALK/crizotinib lung) than to doc 8 (HER2 breast)
     near, far = neighbour_rank(index, "4", {"7"}), neighbour_rank(index, "4", {"8"})
@@ -298,7 +298,7 @@ def test_neighbour_rank_and_facet_coverage(index):
 
 
 def test_gate_candidates_checks_score_neighbours_and_facets(index):
-    from evidex.agents.candidate_gate import CandidateChecks, gate_candidates
+    from evidex.agents.civic.candidate_gate import CandidateChecks, gate_candidates
     from evidex.tools.kb_index import SearchHit
 
     hits = [SearchHit(id="4", text=DOCS[3].text, score=1.0), SearchHit(id="8", text=DOCS[7].text, score=0.9),
@@ -321,7 +321,7 @@ def test_gate_candidates_checks_score_neighbours_and_facets(index):
 def test_gate_candidates_rescues_low_scores_that_rank_like_kept_evidence(index):
     """Below the score ratio, a candidate is still added when it ranks for the claim's subject no worse than the
     worst kept item and kept evidence is among its nearest neighbours."""
-    from evidex.agents.candidate_gate import CandidateChecks, gate_candidates
+    from evidex.agents.civic.candidate_gate import CandidateChecks, gate_candidates
     from evidex.tools.kb_index import SearchHit
 
     hits = [SearchHit(id="3", text=DOCS[2].text, score=1.0), SearchHit(id="4", text=DOCS[3].text, score=0.3),
@@ -340,7 +340,7 @@ def test_gate_candidates_rescues_low_scores_that_rank_like_kept_evidence(index):
 
 
 def test_shingle_overlap_counts_shared_word_5grams():
-    from evidex.agents.candidate_gate import shingle_overlap
+    from evidex.agents.civic.candidate_gate import shingle_overlap
 
     a = "one two three four five six"  # 5-grams: (one..five), (two..six)
     assert shingle_overlap(a, "One, two, three four five!") == 0.5  # case and punctuation do not matter
@@ -351,7 +351,7 @@ def test_shingle_overlap_counts_shared_word_5grams():
 def test_gate_candidates_rejects_near_copies_of_kept_items():
     """CIViC files one study under several assertions with near-identical text; a copy of a kept item is the
     other assertion's and adds nothing new."""
-    from evidex.agents.candidate_gate import CandidateChecks, gate_candidates
+    from evidex.agents.civic.candidate_gate import CandidateChecks, gate_candidates
     from evidex.tools.kb_index import SearchHit
 
     study = ("The study compiled clinicopathologic and molecular features of 46 gliomas with a MYB or MYBL1 "

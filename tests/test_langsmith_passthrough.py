@@ -25,7 +25,7 @@ sys.path.insert(0, sys.argv[2])  # tests/ (for the conftest Responder)
 import numpy as np
 from conftest import Responder
 from evidex.agents.scripted import ScriptedChatModel
-from evidex.evaluators.ibe import ClaimInput
+from evidex.tools.claims import ClaimInput
 from evidex.graphs import build_graph, config_for_task
 from evidex.graphs.tracing import RunTreeTracer
 
@@ -188,7 +188,7 @@ def test_phoenix_exports_spans(kit, tmp_path):
     import numpy as np
 
     from evidex.agents.scripted import ScriptedChatModel
-    from evidex.evaluators.ibe import ClaimInput
+    from evidex.tools.claims import ClaimInput
     from evidex.graphs import build_graph, config_for_task
     from evidex.graphs.phoenix import disable_phoenix, enable_phoenix, flush_phoenix
 

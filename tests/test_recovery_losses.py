@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from evidex.agents.variants import names_own_variant
+from evidex.agents.civic.variants import names_own_variant
 from benchmarks.recovery_losses import kind_of, main, outcome_of
 
 
@@ -51,7 +51,7 @@ def test_losses_of_a_gate_only_run_add_up(tmp_path, kit):
     out = tmp_path / "losses.json"
     assert main([str(run), "--json", str(out)]) == 0
     [res] = json.loads(out.read_text())
-    from evidex.evaluators.ibe import load_task
+    from evidex.tools.claim_data import load_task
 
     assert res["items"] == 8 and res["missing"] == sum(len(it.gold.missing_ids) for it in load_task("mixed", limit=8))
     assert res["missing"] == sum(sum(c.values()) for c in res["by_kind"].values())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evidex.evaluators.ibe import load_task
+from evidex.tools.claim_data import load_task
 from evidex.graphs import config_for_task
 from evidex.graphs.runner import read_results, run_task
 
@@ -256,9 +256,9 @@ def test_cli_end_to_end_with_scripted_file(tmp_path, kit, embedder, kb_index, us
     """``python -m graphs.run --task wrong_evidence --limit 2 --llm scripted:<file>``. With the model stance and
     verification off, the only model call per item is the writer's (when anything is kept), so the replies
     can be listed in order; the writer may only cite kept ids, which the relevance gate decides."""
-    from evidex.agents.claim_catalog import ClaimCatalog
-    from evidex.agents.relevance_gate import gate_given
-    from evidex.evaluators.ibe import load_claim_catalog
+    from evidex.agents.civic.claim_catalog import ClaimCatalog
+    from evidex.agents.civic.relevance_gate import gate_given
+    from evidex.tools.claim_data import load_claim_catalog
     from evidex.graphs.run import main
 
     kit.require_task_data("wrong_evidence")

@@ -31,7 +31,7 @@ class FakeEmbedder:
 
 
 def _item(item_id: str, claim: str):
-    from evidex.evaluators.ibe import ClaimInput, Gold, TaskItem
+    from evidex.tools.claims import ClaimInput, Gold, TaskItem
 
     inp = ClaimInput(id=item_id, task="baseline", claims={"claim": {"text": claim}}, evidence=[
         {"id": "E1", "text": "Vemurafenib improved response rates in BRAF V600E melanoma in a phase 3 trial."},

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evidex.agents.variants import (Variant, conflicting_class, conflicting_variant, dominant_rival, profile_variants,
+from evidex.agents.civic.variants import (Variant, conflicting_class, conflicting_variant, dominant_rival, profile_variants,
                              rival_variant, variant_classes, variants_in)
-from evidex.evaluators.ibe import Claim
+from evidex.tools.claims import Claim
 
 
 def test_variant_classes():
@@ -127,7 +127,7 @@ def test_conflicting_variant(profile, text, rival):
 
 
 def test_gate_rejects_candidates_about_another_variant():
-    from evidex.agents.candidate_gate import CandidateChecks, gate_candidates
+    from evidex.agents.civic.candidate_gate import CandidateChecks, gate_candidates
     from evidex.tools.kb_index import SearchHit
 
     claim = Claim(text="BRAF V600K predicts response to vemurafenib and cobimetinib",

@@ -170,7 +170,7 @@ class SearchEngine:
     @property
     def embeddings(self):
         if self._embeddings is None:
-            from evidex.agents.embeddings import get_embeddings
+            from evidex.tools.embeddings import get_embeddings
 
             self._embeddings = get_embeddings(self.manifest["embedding_model"])
         return self._embeddings

@@ -51,7 +51,7 @@ def _load_tokenizer(model_name: str):
     try:
         from tokenizers import Tokenizer
 
-        from evidex.agents.embeddings import resolve_model_path
+        from evidex.tools.embeddings import resolve_model_path
 
         path = Path(resolve_model_path(model_name)) / "tokenizer.json"
         if not path.is_file():

@@ -292,7 +292,7 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
         nonlocal dense, embeddings
         if dense is None:
             if embeddings is None:
-                from evidex.agents.embeddings import LocalEmbeddings
+                from evidex.tools.embeddings import LocalEmbeddings
 
                 # own wrapper (the model weights are shared via the loader cache) so batch_size stays local
                 embeddings = LocalEmbeddings(cfg.embedding.model, batch_size=cfg.embedding.batch_size, precision=cfg.embedding.precision)

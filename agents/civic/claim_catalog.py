@@ -9,7 +9,7 @@ queries (claim sentence, profile, disease, therapy), and the claim being explain
 kept evidence, so all claims are compared on the same footing.
 
 The catalog holds claim sentences and their context only, never evidence lists (see
-:func:`evaluators.ibe.load_claim_catalog`), so no hidden answer is used.
+:func:`evidex.tools.claim_data.load_claim_catalog`), so no hidden answer is used.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from collections.abc import Iterable
 import numpy as np
 from pydantic import BaseModel
 
-from evidex.agents.query_planner import facet_queries, facet_scores
-from evidex.evaluators.ibe import Claim
+from evidex.agents.civic.query_planner import facet_queries, facet_scores
+from evidex.tools.claims import Claim
 from evidex.tools.kb_index import KnowledgeBaseIndex
 
 

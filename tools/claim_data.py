@@ -11,14 +11,8 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Literal
-
-from pydantic import BaseModel, Field
-
+from evidex.tools.claims import AssignLabel, Claim, ClaimInput, Evidence, Gold, Label, TaskItem
 from evidex.tools.datasets import resolve_data_file
-
-Label = Literal["A", "B"]
-AssignLabel = Literal["A", "B", "neither"]
 
 TASK_FILES: dict[str, str] = {
     "baseline": "ibe/CIVIC/baseline.json",
@@ -31,44 +25,6 @@ TASK_FILES: dict[str, str] = {
     "r4c": "ibe/R4C/full_data_noid.json",
 }
 CIVIC_KB_FILE = "ibe/CIVIC/evidence_kb.json"
-
-
-class Evidence(BaseModel):
-    id: str
-    text: str
-
-
-class Claim(BaseModel):
-    text: str
-    context: dict[str, str] = Field(default_factory=dict)
-
-
-class ClaimInput(BaseModel):
-    """What a claim graph is given. Single-claim tasks use ``claims["claim"]``; selection and assignment use
-    ``claims["A"]`` and ``claims["B"]``."""
-
-    id: str
-    task: str
-    claims: dict[str, Claim]
-    evidence: list[Evidence]
-
-
-class Gold(BaseModel):
-    """Hidden answers, used only for scoring."""
-
-    explanations: dict[str, str] = Field(default_factory=dict)  # keyed like ClaimInput.claims
-    missing_ids: list[str] = Field(default_factory=list)
-    wrong_ids: list[str] = Field(default_factory=list)
-    correct_claim: Label | None = None  # selection
-    assignment: dict[str, AssignLabel] = Field(default_factory=dict)  # evidence id -> claim
-    supported: bool | None = None  # wrong_claim
-    golden_facts: list[str] = Field(default_factory=list)  # r4c
-    correct_evidence_texts: list[str] = Field(default_factory=list)  # visible correct evidence (reference)
-
-
-class TaskItem(BaseModel):
-    input: ClaimInput
-    gold: Gold
 
 
 def _evidence(raw: list[dict]) -> list[Evidence]:
@@ -221,36 +177,3 @@ _BUILDERS = {
     "baseline": _single, "missing_evidence": _single, "wrong_evidence": _single, "mixed": _single,
     "wrong_claim": _single, "r4c": _single, "selection": _selection, "assignment": _assignment,
 }
-
-
-# -- what a claim graph returns (scored by evaluators.explainers) ---------------------------------------------
-JudgeLabel = Literal["supports", "contradicts", "irrelevant"]
-
-
-class EvidenceDecision(BaseModel):
-    """One judged evidence item: a given one (kept or discarded) or a retrieved candidate (added or not)."""
-
-    id: str
-    source: Literal["given", "retrieved"]
-    label: JudgeLabel
-    reason: str
-    kept: bool
-    claim: AssignLabel | None = None  # assignment: which claim the item belongs to
-    score: float | None = None  # retrieval score for retrieved candidates
-
-
-class ClaimPrediction(BaseModel):
-    id: str
-    task: str
-    decisions: list[EvidenceDecision] = Field(default_factory=list)
-    kept_ids: list[str] = Field(default_factory=list)  # evidence the explanation may cite
-    added_ids: list[str] = Field(default_factory=list)  # retrieved and kept
-    discarded_ids: list[str] = Field(default_factory=list)  # given but not kept
-    explanations: dict[str, str] = Field(default_factory=dict)  # keyed like ClaimInput.claims
-    cited_ids: dict[str, list[str]] = Field(default_factory=dict)
-    selected_claim: Label | None = None
-    assignment: dict[str, AssignLabel] = Field(default_factory=dict)
-    supported: bool | None = None
-    queries: list[str] = Field(default_factory=list)
-    verification: dict[str, object] = Field(default_factory=dict)
-    evidence_texts: dict[str, str] = Field(default_factory=dict)  # id -> text of every kept item (for RAGAS)

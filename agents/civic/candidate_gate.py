@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, Field
 
-from evidex.agents.claim_catalog import ClaimCatalog
-from evidex.agents.query_planner import facet_coverage, neighbour_rank, relevance_ranks
-from evidex.agents.relevance_gate import GateResult
-from evidex.agents.variants import PROFILE_KEY, rival_variant
-from evidex.evaluators.ibe import Claim, Evidence
+from evidex.agents.civic.claim_catalog import ClaimCatalog
+from evidex.agents.civic.query_planner import facet_coverage, neighbour_rank, relevance_ranks
+from evidex.agents.civic.relevance_gate import GateResult
+from evidex.agents.civic.variants import PROFILE_KEY, rival_variant
+from evidex.tools.claims import Claim, Evidence
 from evidex.tools.kb_index import SearchHit
 
 

@@ -30,11 +30,11 @@ from collections.abc import Iterable
 import numpy as np
 from pydantic import BaseModel
 
-from evidex.agents.variants import PROFILE_KEY, rival_variant, variant_classes
-from evidex.evaluators.ibe import Claim, Evidence
+from evidex.agents.civic.variants import PROFILE_KEY, rival_variant, variant_classes
+from evidex.tools.claims import Claim, Evidence
 from evidex.tools.kb_index import KnowledgeBaseIndex, SearchHit, SearchMode, analyze, combsum, znorm
 
-# Facet weights (BM25 channel). Keys are context keys as loaded by evaluators.ibe.
+# Facet weights (BM25 channel). Keys are context keys as loaded by tools.claim_data.
 CONTEXT_FACETS: dict[str, tuple[str, float]] = {
     PROFILE_KEY: ("profile", 1.0),
     "Disease": ("disease", 0.5),  # broad names ("Cancer", "Lung ... Carcinoma") are shared by many claims

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from evidex.agents.claim_catalog import RivalClaim, quote
-from evidex.agents.query_planner import relevance_ranks
-from evidex.evaluators.ibe import Claim, Evidence
+from evidex.agents.civic.claim_catalog import RivalClaim, quote
+from evidex.agents.civic.query_planner import relevance_ranks
+from evidex.tools.claims import Claim, Evidence
 
 
 class GivenClaimCheck(BaseModel):
