@@ -29,7 +29,7 @@ KEPT_FIELDS = ("decisions", "kept_ids", "added_ids", "discarded_ids", "selected_
 
 def snapshot(tasks: tuple[str, ...], limit: int | None) -> dict[str, dict[str, dict]]:
     """task -> item id -> the decision fields of its prediction (or its error)."""
-    from evidex.graphs.config import config_for_task
+    from evidex.graphs.tasks import config_for_task
     from evidex.graphs.runner import run_task
     from evidex.tools.runfolder import read_results
 

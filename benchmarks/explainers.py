@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
                 p.error(f"{run_dir} holds no metrics.json: pass finished run folders")
             rows.append(row_from_metrics(json.loads((run_dir / "metrics.json").read_text())))
     else:
-        from evidex.graphs.config import ConfigError, config_for_task
+        from evidex.graphs.config import ConfigError
+        from evidex.graphs.tasks import config_for_task
         from evidex.graphs.runner import run_task
 
         sets = list(args.overrides) + [f"dataset.limit={args.limit}"]

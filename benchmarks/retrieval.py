@@ -11,7 +11,7 @@ tokenizer: the earlier baseline),
 judgements of the given items (``kept_ids`` = given minus the gold wrong ids). That last row uses gold labels
 to simulate the graph's judge and is an upper bound for the kept-ids path, not a retrieval-only result.
 The planner's modes demote items about another variant (``--rival-penalty``) and items that a competing CIViC
-claim ranks better (``--claim-penalty``, the graph's ``judge.claim_catalog``; 0 = off), as the graph does.
+claim ranks better (``--claim-penalty``, the graph's ``gate.claim_catalog``; 0 = off), as the graph does.
 
 Tuning used items 30..65 only (the real held-out items plus 8 simulated re-splits of the same 36 claims,
 ``--simulated 8``); items 0..29 are the reported test split::

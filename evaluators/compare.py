@@ -15,6 +15,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from evidex.evaluators.report_html import (LOWER_IS_BETTER, PALETTE, esc, facts_html, finite, load_run, new_figure,
-                                    ordered_metrics, page, plot_grouped, safe_plot)
+from evidex.evaluators.report_html import PALETTE, esc, facts_html, load_run, new_figure, page, plot_grouped, safe_plot
+from evidex.evaluators.summary import finite, metric_rows, ordered_metrics
 from evidex.tools.cli_help import plain_help
 
-PRF_PREFIXES = ("recovery", "discard")
 COST_METRICS = ("latency_s", "total_tokens")
-LOWER_BETTER = LOWER_IS_BETTER | set(COST_METRICS)
+PRF_METRIC = re.compile(r"^(?P<prefix>.+)_(?P<which>precision|recall|f1)_micro$")
+ITEM_ACCURACY_METRIC = re.compile(r"^(?P<prefix>.+)_item_accuracy_micro$")
 
 
 @dataclass
@@ -93,24 +94,25 @@ def _prf(which: str) -> Callable[[np.ndarray], np.ndarray]:
 
 def metric_spec(name: str):
     """(extract(row) -> value | None, reduce(resampled values, axis) -> statistic, is_sum) for a metric."""
-    if name.endswith("_micro"):
-        base = name.removesuffix("_micro")
-        for prefix in PRF_PREFIXES:
-            for which in ("precision", "recall", "f1"):
-                if base == f"{prefix}_{which}":
-                    def extract(row, prefix=prefix):
-                        m = row.get("metrics") or {}
-                        keys = [f"{prefix}_{c}" for c in ("tp", "fp", "fn")]
-                        return tuple(float(m[k]) for k in keys) if all(k in m for k in keys) else None
-                    return extract, _prf(which), True
-        if base == "assignment_item_accuracy":
-            def extract(row):
-                m = row.get("metrics") or {}
-                if "assignment_n_items" not in m:
-                    return None
-                n, ok = float(m["assignment_n_items"]), float(m["assignment_n_correct"])
-                return (ok, 0.0, n - ok)
-            return extract, _prf("recall"), True
+    prf = PRF_METRIC.match(name)
+    if prf:  # micro P/R/F1, recomputed from the resampled <prefix>_tp/_fp/_fn counts
+        keys = [f"{prf['prefix']}_{c}" for c in ("tp", "fp", "fn")]
+
+        def extract(row, keys=keys):
+            m = row.get("metrics") or {}
+            return tuple(float(m[k]) for k in keys) if all(k in m for k in keys) else None
+        return extract, _prf(prf["which"]), True
+    acc = ITEM_ACCURACY_METRIC.match(name)
+    if acc:  # accuracy pooled over sub-items: <prefix>_n_correct of <prefix>_n_items, as micro recall
+        n_key, ok_key = f"{acc['prefix']}_n_items", f"{acc['prefix']}_n_correct"
+
+        def extract(row):
+            m = row.get("metrics") or {}
+            if n_key not in m:
+                return None
+            n, ok = float(m[n_key]), float(m[ok_key])
+            return (ok, 0.0, n - ok)
+        return extract, _prf("recall"), True
     if name == "latency_s":
         def extract(row):
             v = row.get("latency_s")
@@ -200,7 +202,7 @@ def compare_runs(runs: list[Run], metrics: Sequence[str] | None = None, *, n_boo
             summaries = [(r.summary.get("metrics") or {}).get(name) or {} for r in runs]
         deltas = [None] + [compare_metric(runs[0], r, name, n_boot=n_boot, alpha=alpha, seed=seed) for r in runs[1:]]
         table.append({"name": name, "summaries": summaries, "deltas": deltas})
-    return {"runs": runs, "metrics": table, "config_diff": config_diff(runs)}
+    return {"runs": runs, "metrics": table, "config_diff": config_diff(runs), "lower_is_better": lower_is_better(runs)}
 
 
 def _shared_metric_names(runs: list[Run]) -> list[str]:
@@ -209,7 +211,12 @@ def _shared_metric_names(runs: list[Run]) -> list[str]:
         for m in (r.summary.get("metrics") or {}):
             union[m] = union.get(m, 0) + 1
     shared = {m: 1 for m, c in union.items() if c == len(runs)} or {m: 1 for m in union}
-    return ordered_metrics(shared)
+    return ordered_metrics(shared, runs[0].summary.get("headline") or [])
+
+
+def lower_is_better(runs: list[Run]) -> set[str]:
+    """Metrics any run's family marks lower-is-better, plus cost."""
+    return {m for r in runs for m in (r.summary.get("lower_is_better") or [])} | set(COST_METRICS)
 
 
 def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
@@ -243,12 +250,12 @@ def _fmt_delta(d: Delta | None) -> str:
     return f"{d.delta:+.3f}{ci}{'*' if d.significant else ''} n={d.n}{'' if d.paired else ' u'}"
 
 
-def _direction(name: str, d: Delta | None) -> int:
+def _direction(name: str, d: Delta | None, lower_better: set[str]) -> int:
     """+1 better, -1 worse, 0 not significant."""
     if d is None or not d.significant:
         return 0
     sign = 1 if d.delta > 0 else -1
-    return -sign if name in LOWER_BETTER else sign
+    return -sign if name in lower_better else sign
 
 
 def print_comparison(result: dict[str, Any], console=None) -> None:
@@ -292,17 +299,15 @@ def print_comparison(result: dict[str, Any], console=None) -> None:
             if i:
                 d = entry["deltas"][i]
                 text = _fmt_delta(d)
-                style = {1: "green", -1: "red", 0: ""}[_direction(name, d)]
+                style = {1: "green", -1: "red", 0: ""}[_direction(name, d, result["lower_is_better"])]
                 cells.append(f"[{style}]{text}[/{style}]" if style else text)
-        table.add_row(name + (" ↓" if name in LOWER_BETTER else ""), *cells)
+        table.add_row(name + (" ↓" if name in result["lower_is_better"] else ""), *cells)
     console.print(table)
 
 
 def print_single(run: Run, console=None) -> None:
     from rich.console import Console
     from rich.table import Table
-
-    from evidex.evaluators.report import metric_rows
 
     console = console or Console()
     s = run.summary
@@ -311,7 +316,7 @@ def print_single(run: Run, console=None) -> None:
                   title_justify="left")
     for col in ("metric", "mean [95% CI]", "n", "NaN"):
         table.add_column(col, justify="left" if col == "metric" else "right")
-    for m, v, n, nan in metric_rows(s.get("metrics") or {}):
+    for m, v, n, nan in metric_rows(s.get("metrics") or {}, s.get("headline") or []):
         table.add_row(m, v, str(n), str(nan))
     console.print(table)
 
@@ -349,6 +354,7 @@ def plot_deltas(result: dict[str, Any]):
 
 def render_comparison_html(result: dict[str, Any]) -> str:
     runs: list[Run] = result["runs"]
+    lower = result["lower_is_better"]
     letters = [chr(65 + i) if i < 26 else str(i) for i in range(len(runs))]
     rows = "".join(
         f"<tr><td><b>{letters[i]}</b></td><td>{esc(r.label)}</td><td>{esc(r.summary.get('task', ''))}</td>"
@@ -373,9 +379,10 @@ def render_comparison_html(result: dict[str, Any]) -> str:
             cells.append(f"<td class='num'>{esc(_fmt_summary(s))}</td>")
             if i:
                 d = e["deltas"][i]
-                cls = {1: "pos", -1: "neg", 0: "muted" if d is None or not d.significant else ""}[_direction(e["name"], d)]
+                cls = {1: "pos", -1: "neg", 0: "muted" if d is None or not d.significant else ""}[
+                    _direction(e["name"], d, lower)]
                 cells.append(f"<td class='num {cls}'>{esc(_fmt_delta(d))}</td>")
-        body.append(f"<tr><td>{esc(e['name'])}{' ↓' if e['name'] in LOWER_BETTER else ''}</td>{''.join(cells)}</tr>")
+        body.append(f"<tr><td>{esc(e['name'])}{' ↓' if e['name'] in lower else ''}</td>{''.join(cells)}</tr>")
     table_html = ("<section><h2>Metrics: mean [95% CI]; Δ vs A [95% CI]</h2>"
                   "<p class='note'>* CI excludes 0 · u = unpaired (no shared item ids) · n = items used · ↓ lower is "
                   "better · green/red = significantly better/worse than A</p>"

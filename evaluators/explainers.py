@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from evidex.evaluators.stats import NAN, bootstrap_micro_prf, prf_from_counts, safe_ratio, summarize
+from evidex.evaluators.stats import NAN, aggregate_metrics, prf_from_counts, safe_ratio
 from evidex.tools.claims import ClaimInput, ClaimPrediction, Gold
 from evidex.tools.text import split_sentences
 
@@ -35,14 +35,6 @@ FALSE_DISCARD_TASKS = frozenset({"baseline", "missing_evidence"})
 COVERAGE_THRESHOLD = 0.7  # completeness_coverage@0.7
 FACT_TOKEN_THRESHOLD = 0.5  # a golden fact counts as present if >= 50% of its content tokens are
 COVERAGE_KEY = f"completeness_coverage@{COVERAGE_THRESHOLD}"
-
-# Raw counts: summed for micro averages, never averaged themselves.
-PRF_COUNT_PREFIXES = ("recovery", "discard")
-COUNT_KEYS = frozenset(
-    [f"{p}_{c}" for p in PRF_COUNT_PREFIXES for c in ("tp", "fp", "fn")]
-    + ["assignment_n_items", "assignment_n_correct"]
-)
-
 
 class Embedder(Protocol):
     def encode(self, texts: list[str]) -> np.ndarray: ...
@@ -256,26 +248,5 @@ def score_item(inp: ClaimInput, gold: Gold, pred: ClaimPrediction, *,
 
 def aggregate(per_item: Sequence[dict[str, float]], *, n_boot: int = 2000, alpha: float = 0.05,
               seed: int = 0) -> dict[str, dict[str, float]]:
-    """Mean + bootstrap CI for every metric (over the items where it applies) and micro P/R/F1."""
-    keys = list(dict.fromkeys(k for item in per_item for k in item if k not in COUNT_KEYS))
-    out = {k: summarize([item[k] for item in per_item if k in item], n_boot=n_boot, alpha=alpha,
-                        seed=seed).model_dump() for k in keys}
-    for prefix in PRF_COUNT_PREFIXES:
-        counts = [tuple(item[f"{prefix}_{c}"] for c in ("tp", "fp", "fn"))
-                  for item in per_item if f"{prefix}_tp" in item]
-        if counts:
-            micro = bootstrap_micro_prf(counts, n_boot=n_boot, alpha=alpha, seed=seed)
-            out.update({f"{prefix}_{name}_micro": s.model_dump() for name, s in micro.items()})
-    out.update(_assignment_micro(per_item, n_boot, alpha, seed))
-    return out
-
-
-def _assignment_micro(per_item: Sequence[dict[str, float]], n_boot: int, alpha: float,
-                      seed: int) -> dict[str, dict[str, float]]:
-    # Item accuracy pooled over all evidence items: correct as tp, wrong as fn -> micro recall = accuracy.
-    counts = [(it["assignment_n_correct"], 0.0, it["assignment_n_items"] - it["assignment_n_correct"])
-              for it in per_item if "assignment_n_items" in it]
-    if not counts:
-        return {}
-    recall = bootstrap_micro_prf(counts, n_boot=n_boot, alpha=alpha, seed=seed)["recall"]
-    return {"assignment_item_accuracy_micro": recall.model_dump()}
+    """Mean + bootstrap CI for every metric and micro P/R/F1 (see :func:`evaluators.stats.aggregate_metrics`)."""
+    return aggregate_metrics(per_item, n_boot=n_boot, alpha=alpha, seed=seed)

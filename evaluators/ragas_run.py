@@ -2,7 +2,9 @@
 
     python -m evaluators.ragas_run runs/<run_id> [--llm local|openai:gpt-4o-mini] [--limit N]
 
-For every item: user_input = the claim, response = the explanation, contexts = the kept evidence texts.
+For every item, each grounded answer the run recorded (``grounded`` in results.jsonl; for claim tasks: the claim,
+its explanation and the kept evidence texts) becomes a RAGAS sample: user_input = the question, response = the
+answer, contexts = the texts it rests on.
 Writes ``ragas.jsonl`` (per item) and adds ``ragas_*`` summaries (mean, 95% CI, n, NaN count) to
 ``metrics.json``. NaN (the judge's output could not be parsed, or a timeout) is kept and counted.
 Each item is appended to ``ragas.jsonl`` as soon as it is scored: an interrupted run resumes where it stopped
@@ -25,7 +27,7 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600, restart: bool = False) -> dict:
     from evidex.evaluators.ragas_metrics import RagasSample, count_nan, ragas_scores
     from evidex.evaluators.stats import summarize
-    from evidex.graphs.runner import ResultWriter, read_results
+    from evidex.tools.runfolder import ResultWriter, read_results
 
     rows = [r for r in read_results(run_dir / "results.jsonl") if r.get("prediction")][: limit or None]
     out_path = run_dir / "ragas.jsonl"
@@ -38,10 +40,8 @@ def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600, 
     for r in rows:
         if r["id"] in done:
             continue
-        pred, claims = r["prediction"], r["input"]["claims"]
-        samples = [RagasSample(user_input=claims[k]["text"], response=text,
-                               retrieved_contexts=list(pred.get("evidence_texts", {}).values()))
-                   for k, text in pred["explanations"].items() if k in claims and text]
+        samples = [RagasSample(user_input=g["question"], response=g["answer"], retrieved_contexts=g["contexts"])
+                   for g in r.get("grounded") or [] if g.get("answer")]
         scores = ragas_scores(samples, llm, timeout=timeout) if samples else []
         merged = {m: sum(s[m] for s in scores) / len(scores) for m in (scores[0] if scores else {})}
         row = {"id": r["id"], **merged}
@@ -76,11 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--limit must be at least 1 (got {args.limit})")
     if not (args.run_dir / "results.jsonl").is_file():
         p.error(f"{args.run_dir} is not a run folder (no results.jsonl); pass a folder made by python -m graphs.run")
-    from evidex.graphs.runner import read_results
+    from evidex.tools.runfolder import read_results
 
-    if not any(text for r in read_results(args.run_dir / "results.jsonl") if r.get("prediction")
-               for text in r["prediction"].get("explanations", {}).values()):
-        p.error(f"{args.run_dir} has no explanations to score (was steps.write off?)")
+    if not any(g.get("answer") for r in read_results(args.run_dir / "results.jsonl") if r.get("prediction")
+               for g in r.get("grounded") or []):
+        p.error(f"{args.run_dir} has no answers to score (was steps.write off, or was the run made before "
+                "results recorded them? run it again)")
     from evidex.agents.models import make_chat_model
 
     try:

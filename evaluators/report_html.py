@@ -16,18 +16,17 @@ import html
 import io
 import json
 import logging
-import math
 from pathlib import Path
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from evidex.evaluators.report import HEADLINE, fmt
+from evidex.evaluators.summary import finite, fmt, ordered_metrics
+from evidex.tools.runfolder import read_rows
 
 log = logging.getLogger(__name__)
 
 PALETTE = ("#2563eb", "#f59e0b", "#16a34a", "#dc2626", "#9333ea", "#0e7490", "#db2777", "#65a30d", "#7c3aed",
            "#ea580c")
-COUNT_SUFFIXES = ("_tp", "_fp", "_fn", "_n_items", "_n_correct")
-LOWER_IS_BETTER = frozenset({"false_discard_rate"})
 
 
 def esc(value: Any) -> str:
@@ -35,22 +34,6 @@ def esc(value: Any) -> str:
 
 
 # -- loading ------------------------------------------------------------------------------------------------
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """Complete lines of results.jsonl, read-only (a torn last line is skipped, not truncated)."""
-    rows: list[dict[str, Any]] = []
-    if not path.is_file():
-        return rows
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                break
-            if isinstance(row, dict):
-                rows.append(row)
-    return rows
-
-
 def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(summary, rows) of a run folder; the summary is recomputed from the rows when metrics.json is absent."""
     run_dir = Path(run_dir)
@@ -68,7 +51,7 @@ def load_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
 
 
 def _summarize(run_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    from evidex.evaluators.report import summarize_run
+    from evidex.evaluators.summary import summarize_run
 
     task = config = model = "?"
     cfg_path = run_dir / "config.yaml"
@@ -79,15 +62,6 @@ def _summarize(run_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
         task, config = raw.get("task", "?"), raw.get("name", "?")
         model = (raw.get("model") or {}).get("spec", "?")
     return summarize_run(rows, run_id=run_dir.name, task=task, config_name=config, model=model)
-
-
-def ordered_metrics(metrics: dict[str, Any]) -> list[str]:
-    names = [m for m in HEADLINE if m in metrics] + sorted(m for m in metrics if m not in HEADLINE)
-    return [m for m in names if not m.endswith(COUNT_SUFFIXES)]
-
-
-def finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not (isinstance(x, float) and math.isnan(x))
 
 
 # -- plots --------------------------------------------------------------------------------------------------
@@ -121,8 +95,9 @@ def _ci_err(summaries: list[dict[str, Any]]) -> tuple[list[float], list[float], 
     return means, lows, [lows, highs]
 
 
-def plot_metrics(metrics: dict[str, dict[str, Any]], title: str = "Metrics (mean, 95% bootstrap CI)"):
-    names = [m for m in ordered_metrics(metrics) if finite(metrics[m].get("mean"))]
+def plot_metrics(metrics: dict[str, dict[str, Any]], headline: Sequence[str] = (),
+                 title: str = "Metrics (mean, 95% bootstrap CI)"):
+    names = [m for m in ordered_metrics(metrics, headline) if finite(metrics[m].get("mean"))]
     if not names:
         return None
     fig = new_figure(8, 0.34 * len(names) + 1.0)
@@ -230,10 +205,11 @@ def _num(x: Any, digits: int = 3) -> str:
     return f"{x:.{digits}f}" if finite(x) else "n/a"
 
 
-def metrics_table(metrics: dict[str, dict[str, Any]]) -> str:
+def metrics_table(metrics: dict[str, dict[str, Any]], headline: Sequence[str] = (),
+                  lower_is_better: Collection[str] = ()) -> str:
     head = "<tr><th>metric</th><th>mean</th><th>95% CI</th><th>n</th><th>NaN</th><th class='barcol'></th></tr>"
     body = []
-    for m in ordered_metrics(metrics):
+    for m in ordered_metrics(metrics, headline):
         s = metrics[m]
         mean = s.get("mean")
         ci = f"[{_num(s.get('ci_low'))}, {_num(s.get('ci_high'))}]" if finite(s.get("ci_low")) else ""
@@ -243,15 +219,15 @@ def metrics_table(metrics: dict[str, dict[str, Any]]) -> str:
             hi = s.get("ci_high") if finite(s.get("ci_high")) else mean
             bar = (f'<div class="bar"><span class="fill" style="width:{mean * 100:.1f}%"></span>'
                    f'<span class="ci" style="left:{lo * 100:.1f}%;width:{max(hi - lo, 0) * 100:.1f}%"></span></div>')
-        body.append(f"<tr><td>{esc(m)}{' ↓' if m in LOWER_IS_BETTER else ''}</td><td class='num'>{_num(mean)}</td>"
+        body.append(f"<tr><td>{esc(m)}{' ↓' if m in lower_is_better else ''}</td><td class='num'>{_num(mean)}</td>"
                     f"<td class='num'>{ci}</td><td class='num'>{s.get('n', '')}</td>"
                     f"<td class='num'>{s.get('n_nan', '')}</td><td>{bar}</td></tr>")
     return f'<table class="metrics">{head}{"".join(body)}</table>'
 
 
-def by_tag_table(by_tag: dict[str, dict[str, dict[str, Any]]]) -> str:
+def by_tag_table(by_tag: dict[str, dict[str, dict[str, Any]]], headline: Sequence[str] = ()) -> str:
     tags = list(by_tag)
-    names = ordered_metrics({m: 1 for t in tags for m in by_tag[t]})
+    names = ordered_metrics({m: 1 for t in tags for m in by_tag[t]}, headline)
     head = "<tr><th>metric</th>" + "".join(f"<th>{esc(t)}</th>" for t in tags) + "</tr>"
     body = "".join("<tr><td>" + esc(m) + "</td>" + "".join(
         f"<td class='num'>{esc(fmt(by_tag[t].get(m)))}</td>" for t in tags) + "</tr>" for m in names)
@@ -271,7 +247,8 @@ def cost_table(summary: dict[str, Any]) -> str:
 
 
 def items_table(rows: list[dict[str, Any]], summary: dict[str, Any]) -> str:
-    key_metrics = [m.removesuffix("_micro") for m in ordered_metrics(summary.get("metrics") or {})]
+    key_metrics = [m.removesuffix("_micro") for m in ordered_metrics(summary.get("metrics") or {},
+                                                                     summary.get("headline") or [])]
     seen: list[str] = []
     for m in key_metrics:
         if m not in seen and any(m in (r.get("metrics") or {}) for r in rows):
@@ -338,6 +315,7 @@ def render_html_report(summary: dict[str, Any], rows: list[dict[str, Any]], conf
     status = status or {}
     metrics = summary.get("metrics") or {}
     by_tag = summary.get("by_tag") or {}
+    headline = summary.get("headline") or []
     facts = [("task", summary.get("task")), ("config", summary.get("config")), ("model", summary.get("model")),
              ("items", f"{summary.get('n_ok', 0)}/{summary.get('n_items', 0)} ok"),
              ("errors", summary.get("n_errors", 0))]
@@ -350,13 +328,14 @@ def render_html_report(summary: dict[str, Any], rows: list[dict[str, Any]], conf
     parts = []
     if metrics:
         parts.append('<section id="metrics"><h2>Metrics (mean, 95% bootstrap CI over items; ↓ lower is better)</h2>'
-                     f'{metrics_table(metrics)}{safe_plot(plot_metrics, metrics, alt="metric means with CI")}'
+                     f'{metrics_table(metrics, headline, summary.get("lower_is_better") or [])}'
+                     f'{safe_plot(plot_metrics, metrics, headline, alt="metric means with CI")}'
                      "</section>")
     else:
         parts.append('<section id="metrics"><h2>Metrics</h2><p class="note">No scored items yet.</p></section>')
     if by_tag:
-        names = [m for m in ordered_metrics(metrics) if m in HEADLINE][:8] or ordered_metrics(metrics)[:8]
-        parts.append('<section id="by-tag"><h2>By tag</h2>' + by_tag_table(by_tag)
+        names = [m for m in ordered_metrics(metrics, headline) if m in headline][:8] or ordered_metrics(metrics)[:8]
+        parts.append('<section id="by-tag"><h2>By tag</h2>' + by_tag_table(by_tag, headline)
                      + safe_plot(plot_grouped, by_tag, names, "Per tag (mean, 95% CI)", alt="metrics per tag")
                      + "</section>")
     plots = safe_plot(plot_latency, rows, alt="latency histogram") + safe_plot(plot_tokens, rows, alt="tokens")

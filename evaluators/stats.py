@@ -128,3 +128,35 @@ def _div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     np.divide(num, den, out=out, where=den != 0)
     return out
 
+
+
+# -- aggregating per-item metrics ---------------------------------------------------------------------------
+# Naming conventions every family's scorer follows, so aggregation, reports and comparisons need no family code:
+#   <prefix>_tp / _fp / _fn              raw counts -> <prefix>_{precision,recall,f1}_micro
+#   <prefix>_n_items / <prefix>_n_correct  raw counts -> <prefix>_item_accuracy_micro (pooled accuracy)
+# Raw counts are summed, never averaged or shown themselves.
+COUNT_SUFFIXES = ("_tp", "_fp", "_fn", "_n_items", "_n_correct")
+
+
+def aggregate_metrics(per_item: Sequence[dict[str, float]], *, n_boot: int = 2000, alpha: float = 0.05,
+                      seed: int = 0) -> dict[str, dict[str, float]]:
+    """Mean + bootstrap CI for every metric (over the items where it applies) and micro P/R/F1 and pooled
+    accuracies from the raw counts (the honest aggregate when per-item precision is often 0/0)."""
+    keys = list(dict.fromkeys(k for item in per_item for k in item if not k.endswith(COUNT_SUFFIXES)))
+    out = {k: summarize([item[k] for item in per_item if k in item], n_boot=n_boot, alpha=alpha,
+                        seed=seed).model_dump() for k in keys}
+    prefixes = list(dict.fromkeys(k.removesuffix("_tp") for item in per_item for k in item if k.endswith("_tp")))
+    for prefix in prefixes:
+        counts = [tuple(item[f"{prefix}_{c}"] for c in ("tp", "fp", "fn"))
+                  for item in per_item if f"{prefix}_tp" in item]
+        micro = bootstrap_micro_prf(counts, n_boot=n_boot, alpha=alpha, seed=seed)
+        out.update({f"{prefix}_{name}_micro": s.model_dump() for name, s in micro.items()})
+    pooled = list(dict.fromkeys(k.removesuffix("_n_items") for item in per_item for k in item
+                                if k.endswith("_n_items")))
+    for prefix in pooled:
+        # correct as tp, wrong as fn -> micro recall = accuracy over every sub-item
+        counts = [(it[f"{prefix}_n_correct"], 0.0, it[f"{prefix}_n_items"] - it[f"{prefix}_n_correct"])
+                  for it in per_item if f"{prefix}_n_items" in it]
+        recall = bootstrap_micro_prf(counts, n_boot=n_boot, alpha=alpha, seed=seed)["recall"]
+        out[f"{prefix}_item_accuracy_micro"] = recall.model_dump()
+    return out

@@ -1,28 +1,21 @@
-"""Public API: ``build_graph(config)`` returns a compiled LangGraph; ``load_config(name_or_path)`` reads YAML.
+"""Public API of the evidex graphs.
 
     from evidex.graphs import build_graph, load_config
-    graph = build_graph(load_config("civic/mixed"))
-    out = graph.invoke({"input": claim_input})      # -> {"prediction": ClaimPrediction}
+    graph = build_graph("civic/mixed")                       # a compiled LangGraph
+    out = graph.invoke({"input": claim_input})               # -> {"prediction": ClaimPrediction}
+
+``build_graph`` takes a config (or its name) of any registered task family (:mod:`graphs.registry`);
+``config_for_task("mixed")`` is the task's default config and ``task_table()`` lists every task.
+
+This file only re-exports: in a source checkout ``python -m graphs.run`` runs it a second time as the top-level
+``graphs`` package, so it must hold no state of its own.
 """
 from __future__ import annotations
 
-from evidex.graphs.config import ConfigError, GraphConfig, config_for_task, load_config
+from evidex.graphs.api import build_graph
+from evidex.graphs.config import ConfigError, TaskConfig
+from evidex.graphs.registry import Resources, TaskFamily, families, get_family, register_family
+from evidex.graphs.tasks import config_for_task, load_config, task_table
 
-__all__ = ["build_graph", "load_config", "config_for_task", "GraphConfig", "ConfigError"]
-
-
-def build_graph(config: GraphConfig | str, *, llm=None, embedder=None, index=None):
-    """Compile the graph a config describes. ``llm``/``embedder``/``index`` override the configured ones."""
-    from evidex.graphs.deps import make_deps
-
-    if isinstance(config, str):
-        config = load_config(config)
-    deps = make_deps(config, llm=llm, embedder=embedder, index=index)
-    if config.graph == "selection":
-        from evidex.graphs.selection import build_selection
-        return build_selection(deps)
-    if config.graph == "assignment":
-        from evidex.graphs.assignment import build_assignment
-        return build_assignment(deps)
-    from evidex.graphs.explainer import build_explainer
-    return build_explainer(deps)
+__all__ = ["build_graph", "load_config", "config_for_task", "task_table", "TaskConfig", "ConfigError", "families",
+           "get_family", "register_family", "TaskFamily", "Resources"]

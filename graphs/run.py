@@ -1,4 +1,4 @@
-"""python -m graphs.run --task mixed: run a claim-explainer task into runs/<run_id>/.
+"""python -m graphs.run --task mixed: run a task of any family into runs/<run_id>/.
 
 Examples:
   python -m graphs.run --list
@@ -33,7 +33,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="finish an interrupted run")
     p.add_argument("--concurrency", type=int, help="items in flight at once (default from config: 1)")
     p.add_argument("--out", type=Path, help="parent folder for run folders (default: runs/)")
-    p.add_argument("--list", action="store_true", help="list every task with a one-line description")
+    p.add_argument("--list", action="store_true", help="list every task, grouped by family")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true")
     return p.parse_args(argv)
@@ -43,12 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     _sigterm_as_interrupt()
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
-    from evidex.graphs.config import ConfigError, config_for_task, load_config, task_table
+    from evidex.graphs.config import ConfigError
+    from evidex.graphs.tasks import config_for_task, load_config
 
     if args.list:
-        for task, (path, desc) in sorted(task_table().items()):
-            print(f"{task:<17} {desc}  [{path.relative_to(path.parents[1]) if 'civic' in path.parts else path.name}]")
-        return 0
+        return _print_task_list()
     for flag, value in (("--limit", args.limit), ("--concurrency", args.concurrency)):
         if value is not None and value < 1:
             print(f"error: {flag} must be at least 1 (got {value})", file=sys.stderr)
@@ -77,10 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("error: give --task T (see --list), --config FILE or --resume RUN_DIR", file=sys.stderr)
             return 2
-        from evidex.graphs.config import GraphConfig
-
-        run_dir = run_task(cfg if isinstance(cfg, GraphConfig) else None, out_dir=args.out, resume=args.resume,
-                           progress=not args.no_progress)
+        run_dir = run_task(cfg, out_dir=args.out, resume=args.resume, progress=not args.no_progress)
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
@@ -91,6 +87,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return _print_summary(run_dir)
+
+
+def _print_task_list() -> int:
+    """Every task, grouped by family, with its description and default config."""
+    from evidex.graphs.registry import families
+    from evidex.graphs.tasks import task_table
+
+    table = task_table()
+    for name, fam in families().items():
+        entries = sorted((e for e in table.values() if e.family == name), key=lambda e: e.task)
+        print(f"{name}: {fam.description}")
+        for e in entries:
+            print(f"  {e.task:<17} {e.description}  [{name}/{e.path.stem}]")
+        if not entries:
+            print("  (no configs found)")
+    return 0
 
 
 def _sigterm_as_interrupt() -> None:
@@ -106,13 +118,13 @@ def _print_summary(run_dir: Path) -> int:
     """Print the run's headline metrics; exit status 1 when every item failed."""
     import json
 
-    from evidex.evaluators.report import metric_rows
+    from evidex.evaluators.summary import metric_rows
 
     summary = json.loads((run_dir / "metrics.json").read_text())
     print(f"\nrun folder: {run_dir}")
     print(f"items: {summary['n_ok']}/{summary['n_items']} ok, errors: {summary['n_errors']}; "
           f"median latency {summary['latency_s'].get('median', 'n/a')} s")
-    for name, value, n, nan in metric_rows(summary["metrics"])[:14]:
+    for name, value, n, nan in metric_rows(summary["metrics"], summary.get("headline") or [])[:14]:
         print(f"  {name:<32} {value:<24} n={n}")
     if summary["n_items"] and not summary["n_ok"]:
         print(f"error: every item failed; the errors are in {run_dir / 'results.jsonl'} and {run_dir / 'report.md'}",

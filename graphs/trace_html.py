@@ -7,7 +7,7 @@ errors in red with a ✗ on the node and on the item. A search box filters nodes
 and error text; "errors only" keeps failed nodes and their ancestors.
 
     from evidex.graphs.trace_html import write_trace_html
-    write_trace_html("trace.html", graphs.trace.load_items(run_dir), info=graphs.trace.run_info(run_dir))
+    write_trace_html("trace.html", trace_tree.load_items(run_dir), info=trace_tree.run_info(run_dir))
 """
 from __future__ import annotations
 
@@ -170,7 +170,7 @@ def error_html_block(err: str) -> str:
 # -- tree ---------------------------------------------------------------------------------------------------
 class _Ctx:
     def __init__(self, item_index: int, root: dict[str, Any]):
-        from evidex.graphs.trace import latency_s, parse_time
+        from evidex.graphs.trace_tree import latency_s, parse_time
 
         self.item_index = item_index
         self.counter = 0
@@ -180,7 +180,7 @@ class _Ctx:
 
 
 def _node_html(node: dict[str, Any], ctx: _Ctx, depth: int) -> str:
-    from evidex.graphs.trace import ERROR_MARK, first_line, fmt_latency, latency_s, parse_time, tokens_of
+    from evidex.graphs.trace_tree import ERROR_MARK, first_line, fmt_latency, latency_s, parse_time, tokens_of
 
     ctx.counter += 1
     rt = str(node.get("run_type") or "?")
@@ -223,7 +223,7 @@ def _node_html(node: dict[str, Any], ctx: _Ctx, depth: int) -> str:
 
 
 def _item_html(index: int, item, open_: bool) -> str:
-    from evidex.graphs.trace import ERROR_MARK, OK_MARK, count_nodes, first_line, fmt_latency, latency_s
+    from evidex.graphs.trace_tree import ERROR_MARK, OK_MARK, count_nodes, first_line, fmt_latency, latency_s
 
     tree = item.tree
     row = item.row or {}
@@ -258,7 +258,7 @@ def _item_html(index: int, item, open_: bool) -> str:
 
 def render_trace_html(items: list, info: dict[str, Any] | None = None, title: str | None = None) -> str:
     """The whole page for ``items`` (``graphs.trace.TraceItem``: ``id``, ``row``, ``tree``, ``error``)."""
-    from evidex.graphs.trace import ERROR_MARK, OK_MARK
+    from evidex.graphs.trace_tree import ERROR_MARK, OK_MARK
 
     info = dict(info or {})
     run_id = str(info.get("run_id", "trace"))

@@ -63,7 +63,7 @@ def data_file(relpath: str) -> Path | None:
 def require_task_data(task: str) -> None:
     from evidex.tools.claim_data import TASK_FILES
 
-    # baseline.json: the claim catalog (judge.claim_catalog) and wrong_claim's supported controls
+    # baseline.json: the claim catalog (gate.claim_catalog) and wrong_claim's supported controls
     needed = [TASK_FILES[task], CIVIC_KB, "ibe/CIVIC/baseline.json"]
     missing = [f for f in needed if data_file(f) is None]
     if missing:

@@ -33,21 +33,21 @@ def test_loader_reads_claim_sentences_and_context_only(tmp_path):
 def test_loader_names_the_setting_when_a_file_holds_no_claims(tmp_path):
     path = tmp_path / "kb.json"
     path.write_text(json.dumps([{"evidence_id": 1, "description": "a KB file, not a claims file"}]))
-    with pytest.raises(ValueError, match="judge.claim_catalog"):
+    with pytest.raises(ValueError, match="gate.claim_catalog"):
         load_claim_catalog(str(path))
 
 
 def test_config_default_and_off_switch():
-    from evidex.graphs.config import config_for_task
+    from evidex.graphs.tasks import config_for_task
 
-    assert config_for_task("mixed").judge.claim_catalog == "ibe/CIVIC/baseline.json"
-    assert config_for_task("r4c").judge.claim_catalog is None
-    off = config_for_task("mixed", ["judge.claim_catalog=null"])
-    assert off.judge.claim_catalog is None
+    assert config_for_task("mixed").gate.claim_catalog == "ibe/CIVIC/baseline.json"
+    assert config_for_task("r4c").gate.name == "given_rank"  # no KB, no claims competing for it
+    off = config_for_task("mixed", ["gate.claim_catalog=null"])
+    assert off.gate.claim_catalog is None
     # the default catalog belongs to the CIViC KB: another KB turns it off unless it is set explicitly
-    assert config_for_task("mixed", ["retrieval.kb=my/kb.json"]).judge.claim_catalog is None
-    mine = config_for_task("mixed", ["retrieval.kb=my/kb.json", "judge.claim_catalog=my/claims.json"])
-    assert mine.judge.claim_catalog == "my/claims.json"
+    assert config_for_task("mixed", ["retrieval.kb=my/kb.json"]).gate.claim_catalog is None
+    mine = config_for_task("mixed", ["retrieval.kb=my/kb.json", "gate.claim_catalog=my/claims.json"])
+    assert mine.gate.claim_catalog == "my/claims.json"
 
 
 # -- real CIViC knowledge base -------------------------------------------------------------------------------------
@@ -82,7 +82,7 @@ def test_an_item_of_another_claim_names_that_claim(catalog):
     rival = catalog.rival(COLORECTAL, "6938")
     assert rival is not None and rival.claim.text == COMBI and rival.rank < rival.own_rank
     assert "another known claim" in rival.reason() and COMBI[:60] in rival.reason()
-    # judge.candidate_claim_margin: the rival must rank more than `margin` times better
+    # gate.candidate_claim_margin: the rival must rank more than `margin` times better
     assert catalog.rival(COLORECTAL, "6938", margin=rival.own_rank / rival.rank - 0.5) is not None
     assert catalog.rival(COLORECTAL, "6938", margin=rival.own_rank / rival.rank) is None
     # the same rank as the given-item gate computes

@@ -1,4 +1,4 @@
-"""Graph configs (graphs.config) and the CLI's config handling (graphs.run): every task has a config, YAML
+"""Task configs (graphs.config, graphs.tasks) and the CLI's config handling (graphs.run): every task has a config, YAML
 ``extends:`` composes, ``--set`` overrides are typed, and every error names the file/key and what is allowed."""
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import textwrap
 import pytest
 import yaml
 
-from evidex.graphs.config import (ConfigError, GraphConfig, apply_overrides, config_for_task, dump_config, load_config,
-                           task_table, validate)
+from evidex.graphs.claims.config import ClaimTaskConfig
+from evidex.graphs.config import PACKAGED_CONFIG_DIR, ConfigError, apply_overrides, dump_config
+from evidex.graphs.tasks import config_for_task, load_config, task_table, validate
 from evidex.graphs.run import main
 
 TASKS = ["assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection", "wrong_claim", "wrong_evidence"]
@@ -23,11 +24,12 @@ def write(path, text: str):
 def test_every_task_has_a_config():
     table = task_table()
     assert sorted(table) == TASKS
-    for task, (path, desc) in table.items():
+    for task, entry in table.items():
         cfg = config_for_task(task)
-        assert isinstance(cfg, GraphConfig)
-        assert cfg.task == task and cfg.name == task
-        assert path.is_file() and desc, task
+        assert isinstance(cfg, ClaimTaskConfig)
+        assert cfg.task == task and cfg.name == task and cfg.family == entry.family
+        assert entry.path.is_file() and entry.description, task
+        assert entry.path.parent.name == entry.family  # configs/<family>/<task>.yaml
         assert cfg.model.spec == "local" and cfg.dataset.shuffle is True and cfg.dataset.seed == 13
 
 
@@ -38,18 +40,21 @@ def test_task_configs_switch_steps_and_graphs():
     assert gather == {"missing_evidence", "mixed"}
     assert config_for_task("selection").steps.judge is False
     r4c = config_for_task("r4c")
-    # r4c extends _base and overrides a nested section without dropping its siblings
-    assert r4c.judge.strategy == "given_rank" and r4c.judge.keep_top == 3 and not r4c.steps.gather  # no KB
+    # r4c extends the shared _base and overrides a nested section without dropping its siblings
+    assert r4c.family == "r4c" and r4c.gate.name == "given_rank" and r4c.gate.keep_top == 3
+    assert not r4c.steps.gather and r4c.retrieval.kb is None  # no KB
     assert r4c.prompts.evidence_chars == 420 and r4c.prompts.context_chars == 240
     assert r4c.retrieval.mode == "hybrid" and r4c.retrieval.k == 10
-    assert config_for_task("mixed").judge.strategy == "cascade"
+    assert config_for_task("mixed").judge.strategy == "cascade" and config_for_task("mixed").gate.name == "civic"
+    assert config_for_task("mixed").family == "civic"
+    assert {t for t in TASKS if config_for_task(t).steps.verdict} == {"wrong_claim"}
     assert config_for_task("mixed").prompts.evidence_chars == 360
 
 
 def test_load_config_by_name_and_path():
     by_name = load_config("civic/mixed")
     table = task_table()
-    by_path = load_config(str(table["mixed"][0]))
+    by_path = load_config(str(table["mixed"].path))
     assert by_name == by_path == config_for_task("mixed")
 
 
@@ -62,16 +67,16 @@ def test_dump_config_round_trips():
 # ------------------------------------------------------------------------------------------------ overrides
 def test_overrides_are_typed():
     cfg = config_for_task("mixed", ["retrieval.k=8", "judge.llm_stance=false", "dataset.seed=7",
-                                    "model.spec=scripted:/tmp/replies.json", "judge.candidate_ratio=0.5",
+                                    "model.spec=scripted:/tmp/replies.json", "gate.candidate_ratio=0.5",
                                     "dataset.limit=3", "metrics.ragas_llm=null"])
     assert cfg.retrieval.k == 8 and isinstance(cfg.retrieval.k, int)
     assert cfg.judge.llm_stance is False
     assert cfg.dataset.seed == 7 and cfg.dataset.limit == 3
     assert cfg.model.spec == "scripted:/tmp/replies.json"
-    assert cfg.judge.candidate_ratio == 0.5
+    assert cfg.gate.candidate_ratio == 0.5
     assert cfg.metrics.ragas_llm is None
     # untouched siblings survive
-    assert cfg.retrieval.mode == "hybrid" and cfg.judge.keep_rank == 30
+    assert cfg.retrieval.mode == "hybrid" and cfg.gate.keep_rank == 30
 
 
 def test_apply_overrides_does_not_mutate_its_input():
@@ -105,7 +110,10 @@ def test_bad_value_names_key_and_allowed_values():
     assert "retrieval.k" in str(info.value) and "greater than or equal to 1" in str(info.value)
     with pytest.raises(ConfigError) as info:
         config_for_task("mixed", ["judge.strategy=vote"])
-    assert "judge.strategy" in str(info.value) and "'cascade', 'given_rank' or 'llm'" in str(info.value)
+    assert "judge.strategy" in str(info.value) and "'cascade' or 'llm'" in str(info.value)
+    with pytest.raises(ConfigError) as info:
+        config_for_task("mixed", ["gate.name=vote"])
+    assert "gate" in str(info.value) and "'given_rank', 'civic'" in str(info.value)
 
 
 def test_unknown_override_key_lists_allowed_keys():
@@ -113,7 +121,11 @@ def test_unknown_override_key_lists_allowed_keys():
         config_for_task("mixed", ["retrieval.fuzz=1"])
     msg = str(info.value)
     assert "retrieval.fuzz" in msg and "unknown key" in msg
-    assert "allowed here: kb, mode, k, rival_variant_penalty, claim_penalty, embedding_model" in msg
+    assert "allowed here: kb, mode, k, embedding_model" in msg
+    with pytest.raises(ConfigError) as info:
+        config_for_task("mixed", ["gate.keep_rnak=10"])
+    msg = str(info.value)
+    assert "gate.civic.keep_rnak" in msg and "allowed here: name, keep_rank, candidate_ratio" in msg
 
 
 # ------------------------------------------------------------------------------------------------ YAML files
@@ -151,15 +163,15 @@ def test_top_level_must_be_a_mapping(tmp_path):
 
 
 def test_unknown_key_in_file_names_key_file_and_allowed(tmp_path, monkeypatch):
-    from evidex.graphs import config as config_mod
-
     cfg = write(tmp_path / "typo.yaml", f"""
-        extends: {config_mod.CONFIG_DIR / '_base.yaml'}
+        extends: {PACKAGED_CONFIG_DIR / 'civic' / '_base.yaml'}
         name: typo
         task: mixed
         retreival:
           k: 4
         judge:
+          keep_rnak: 10
+        gate:
           keep_rnak: 10
         """)
     with pytest.raises(ConfigError) as info:
@@ -167,12 +179,15 @@ def test_unknown_key_in_file_names_key_file_and_allowed(tmp_path, monkeypatch):
     msg = str(info.value)
     assert msg.startswith(f"{cfg}: invalid config")
     assert "retreival: Extra inputs are not permitted" in msg
-    assert "allowed here: name, description, task, graph, model, retrieval, steps, judge, prompts" in msg
-    assert "judge.keep_rnak" in msg and "allowed here: strategy, keep_rank, keep_top, candidate_ratio, candidate_neighbour_rank, candidate_facets, candidate_max_overlap, candidate_rescue_neighbour_rank, candidate_variant_conflict, claim_catalog, candidate_claim_margin, given_claim_margin, given_claim_floor, given_claim_keep_rank, llm_stance" in msg
+    assert ("allowed here: name, description, family, task, model, dataset, metrics, run, tracing, graph, retrieval, "
+            "steps, judge, gate, prompts") in msg
+    assert "judge.keep_rnak" in msg and "allowed here: strategy, llm_stance, stance_batch" in msg
+    assert "gate.civic.keep_rnak" in msg and ("allowed here: name, keep_rank, candidate_ratio, candidate_neighbour_rank, "
+                                              "candidate_facets") in msg
 
 
 def test_missing_required_and_unknown_task_in_file(tmp_path):
-    cfg = write(tmp_path / "notask.yaml", "name: x\ntask: guessing\n")
+    cfg = write(tmp_path / "notask.yaml", "name: x\nfamily: civic\ntask: guessing\n")
     with pytest.raises(ConfigError) as info:
         load_config(str(cfg))
     msg = str(info.value)
@@ -243,13 +258,16 @@ def test_unknown_task_lists_tasks():
 def test_cli_list_prints_all_tasks(capsys):
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
-    lines = [ln for ln in out.splitlines() if ln.strip()]
-    assert [ln.split()[0] for ln in lines] == TASKS
+    families = [ln.split(":")[0] for ln in out.splitlines() if ln and not ln.startswith(" ")]
+    assert families == ["civic", "r4c"]  # grouped by family, each with its description
+    lines = [ln for ln in out.splitlines() if ln.startswith("  ")]
+    assert sorted(ln.split()[0] for ln in lines) == TASKS
     table = task_table()
     for ln in lines:
         task = ln.split()[0]
-        assert table[task][1][:40] in ln  # one-line description
-    assert "[civic/mixed.yaml]" in out and "[r4c.yaml]" in out
+        assert table[task].description[:40] in ln  # one-line description
+    assert "[civic/mixed]" in out and "[r4c/r4c]" in out
+    assert out.index("civic:") < out.index("  mixed") < out.index("r4c:") < out.index("  r4c ")
 
 
 def test_cli_unknown_task_exits_2_and_lists_tasks(capsys):
@@ -327,13 +345,11 @@ def test_cli_passes_limit_llm_and_sets_to_the_config(monkeypatch, tmp_path):
 def test_broken_task_config_is_reported_not_hidden(tmp_path, monkeypatch):
     import shutil
 
-    from evidex.graphs import config as config_mod
-
     configs = tmp_path / "configs"
-    shutil.copytree(config_mod.CONFIG_DIR, configs)
+    shutil.copytree(PACKAGED_CONFIG_DIR, configs)
     mixed = configs / "civic" / "mixed.yaml"
-    mixed.write_text("extends: ../_base\nname: mixed\ntask: mixed\nsteps: {judge: true, gather: true\n")
-    monkeypatch.setattr(config_mod, "CONFIG_DIR", configs)
+    mixed.write_text("extends: _base\nname: mixed\ntask: mixed\nsteps: {judge: true, gather: true\n")
+    monkeypatch.setenv("EVIDEX_CONFIG_DIR", str(configs))  # the user's tree shadows the shipped files
     assert sorted(task_table()) == [t for t in TASKS if t != "mixed"]  # what happens today
     with pytest.raises(ConfigError) as info:
         config_for_task("mixed")
@@ -344,28 +360,27 @@ def test_config_dir_copy_loads_like_the_original(tmp_path, monkeypatch):
     """Control for the test above: an intact copy of configs/ gives the same eight tasks."""
     import shutil
 
-    from evidex.graphs import config as config_mod
-
     configs = tmp_path / "configs"
-    shutil.copytree(config_mod.CONFIG_DIR, configs)
-    monkeypatch.setattr(config_mod, "CONFIG_DIR", configs)
+    shutil.copytree(PACKAGED_CONFIG_DIR, configs)
+    monkeypatch.setenv("EVIDEX_CONFIG_DIR", str(configs))
     assert sorted(task_table()) == TASKS
+    assert all(e.path.is_relative_to(configs) for e in task_table().values())
     assert config_for_task("mixed").steps.gather is True
 
 
 def test_config_defaults_match_the_library_defaults():
-    """graphs.config does not import the agents at load time, so defaults written in both places must agree:
-    a graph run and a direct ``gather_candidates`` call rank the KB the same way."""
+    """The CIViC gate's settings and the retrieval library each spell the penalty defaults: they must agree, so a
+    graph run and a direct ``gather_candidates`` call rank the KB the same way."""
+    from evidex.agents.civic.gate import CivicGateSettings
     from evidex.agents.civic.query_planner import CLAIM_PENALTY, RIVAL_VARIANT_PENALTY
-    from evidex.graphs.config import RetrievalConfig
 
-    assert RetrievalConfig().rival_variant_penalty == RIVAL_VARIANT_PENALTY
-    assert RetrievalConfig().claim_penalty == CLAIM_PENALTY
+    assert CivicGateSettings().rival_variant_penalty == RIVAL_VARIANT_PENALTY
+    assert CivicGateSettings().claim_penalty == CLAIM_PENALTY
 
 
 def test_a_setting_the_config_overrides_is_reported():
-    """judge.keep_rank is superseded by the competing-claim rule; setting it explicitly gets a warning."""
-    assert config_for_task("mixed").judge.ignored_settings() == []
-    (msg,) = config_for_task("mixed", ["judge.keep_rank=20"]).judge.ignored_settings()
-    assert "judge.given_claim_keep_rank" in msg
-    assert config_for_task("mixed", ["judge.keep_rank=20", "judge.given_claim_margin=null"]).judge.ignored_settings() == []
+    """gate.keep_rank is superseded by the competing-claim rule; setting it explicitly gets a warning."""
+    assert config_for_task("mixed").warnings() == []
+    (msg,) = config_for_task("mixed", ["gate.keep_rank=20"]).warnings()
+    assert "gate.given_claim_keep_rank" in msg
+    assert config_for_task("mixed", ["gate.keep_rank=20", "gate.given_claim_margin=null"]).warnings() == []

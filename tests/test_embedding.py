@@ -153,13 +153,13 @@ def test_astream_events_v2(graph):
 def test_langgraph_json_registers_every_task():
     import importlib
 
-    from evidex.graphs.config import task_table
+    from evidex.graphs.tasks import task_table
 
     spec = json.loads((REPO / "langgraph.json").read_text())
     assert spec["dependencies"] == ["."]
     assert set(spec["graphs"]) == set(task_table())
     studio = importlib.import_module("evidex.graphs.studio")
-    assert set(studio.TASKS) == set(spec["graphs"])
+    assert set(studio.task_names()) == set(spec["graphs"])
     for name, target in spec["graphs"].items():
         path, attr = target.split(":")
         assert (REPO / path).resolve() == Path(studio.__file__).resolve()

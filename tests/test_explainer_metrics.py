@@ -394,14 +394,17 @@ def test_ragas_rejects_unknown_metric(bow):
     assert ragas_scores([], RoutingJudge(), bow) == []
 
 
+# What the runner records per item (``grounded``, from the family's grounded_answers) and ragas_run scores.
+GROUNDED = {"question": SAMPLE.user_input, "answer": SAMPLE.response, "contexts": SAMPLE.retrieved_contexts[:1]}
+
+
 def test_ragas_run_resumes_after_interruption(tmp_path, monkeypatch):
     """`python -m evaluators.ragas_run` appends each item as it is scored; a rerun scores only the rest."""
     import evidex.evaluators.ragas_metrics as rm
     from evidex.evaluators.ragas_run import score_run
 
-    rows = [{"id": f"mixed-{i:03d}", "input": {"claims": {"claim": {"text": SAMPLE.user_input}}},
-             "prediction": {"explanations": {"claim": SAMPLE.response},
-                            "evidence_texts": {"1": SAMPLE.retrieved_contexts[0]}}} for i in range(3)]
+    rows = [{"id": f"mixed-{i:03d}", "prediction": {"explanations": {"claim": SAMPLE.response}},
+             "grounded": [GROUNDED]} for i in range(3)]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (tmp_path / "metrics.json").write_text(json.dumps({"metrics": {}}))
     real, calls = rm.ragas_scores, []
@@ -442,13 +445,11 @@ def test_no_explanation_metrics_when_nothing_was_written(bow):
 
 def test_ragas_run_adds_its_scores_to_the_report(tmp_path):
     from evidex.evaluators.ragas_run import score_run
-    from evidex.evaluators.report import summarize_run
+    from evidex.evaluators.summary import summarize_run
 
     rows = [{"id": f"mixed-{i:03d}", "task": "mixed", "tags": ["mixed"], "error": None, "latency_s": 1.0,
              "tokens": {"prompt": 1, "completion": 1}, "metrics": {"citation_validity": 1.0},
-             "input": {"claims": {"claim": {"text": SAMPLE.user_input}}},
-             "prediction": {"explanations": {"claim": SAMPLE.response},
-                            "evidence_texts": {"1": SAMPLE.retrieved_contexts[0]}}} for i in range(2)]
+             "prediction": {"explanations": {"claim": SAMPLE.response}}, "grounded": [GROUNDED]} for i in range(2)]
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     summary = summarize_run(rows, run_id=tmp_path.name, task="mixed", config_name="mixed", model="scripted")
     (tmp_path / "metrics.json").write_text(json.dumps(summary))

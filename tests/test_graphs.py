@@ -181,13 +181,13 @@ def test_r4c_llm_judge_discards_irrelevant_paragraphs(kit, embedder):
 
 
 def test_r4c_given_rank_keeps_the_paragraphs_closest_to_the_claim(kit, embedder):
-    """judge.strategy=given_rank: the paragraphs are ranked among themselves (no KB, no model), the top
+    """gate given_rank: the paragraphs are ranked among themselves (no KB, no model), the top
     keep_top are kept, and the model only gives their stance before writing."""
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.tools.kb_index import rank_texts
 
     kit.require_task_data("r4c")
-    cfg = config_for_task("r4c", ["dataset.limit=1", "judge.strategy=given_rank", "judge.keep_top=2"])
+    cfg = config_for_task("r4c", ["dataset.limit=1", "gate.keep_top=2"])
     responder = kit.Responder()
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=object())
     item = load_task("r4c", limit=1, seed=cfg.dataset.seed)[0]

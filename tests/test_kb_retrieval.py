@@ -273,7 +273,7 @@ MEASURED_RECOVERY = {"missing_evidence": (0.800, 0.706), "mixed": (0.797, 0.671)
 def test_gate_recovery_on_first_30_items(task, tmp_path):
     import json
 
-    from evidex.graphs.config import config_for_task
+    from evidex.graphs.tasks import config_for_task
     from evidex.graphs.runner import run_task
 
     cfg = config_for_task(task, ["dataset.limit=30", "judge.llm_stance=false", "steps.write=false"])

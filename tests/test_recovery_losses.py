@@ -42,7 +42,7 @@ def test_outcome_of_names_the_check(reason, outcome):
 @pytest.mark.shared_data
 def test_losses_of_a_gate_only_run_add_up(tmp_path, kit):
     """A real gate-only mixed run: every hidden item is counted once and the added ones match the run's recall."""
-    from evidex.graphs.config import config_for_task
+    from evidex.graphs.tasks import config_for_task
     from evidex.graphs.runner import run_task
 
     kit.require_task_data("mixed")

@@ -1,6 +1,6 @@
 """report.html for a run folder (tables + inline matplotlib PNGs) and the run comparison
 (``python -m evaluators.report RUN_A RUN_B``): paired bootstrap deltas on shared items, terminal table, HTML.
-Run folders are synthetic (rows written here, summarized by ``evaluators.report.summarize_run``)."""
+Run folders are synthetic (rows written here, summarized by ``evaluators.summary.summarize_run``)."""
 from __future__ import annotations
 
 import io
@@ -43,15 +43,19 @@ def _rows(shift: float, seed: int, ids: list[str], error_id: str | None = None) 
 
 def make_run(root: Path, name: str, rows: list[dict], overrides: list[str] | None = None,
              model: str = "scripted") -> Path:
-    from evidex.evaluators.report import summarize_run, write_markdown_report
-    from evidex.graphs.config import config_for_task, dump_config
+    from evidex.evaluators.report import write_markdown_report
+    from evidex.evaluators.summary import summarize_run
+    from evidex.graphs.claims.family import CLAIM_COLUMNS, LOWER_IS_BETTER
+    from evidex.graphs.config import dump_config
+    from evidex.graphs.tasks import config_for_task
 
     path = root / name
     path.mkdir(parents=True)
     cfg = config_for_task("mixed", overrides or [])
     (path / "config.yaml").write_text(dump_config(cfg), encoding="utf-8")
     (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    summary = summarize_run(rows, run_id=name, task="mixed", config_name="mixed", model=model)
+    summary = summarize_run(rows, run_id=name, task="mixed", config_name="mixed", model=model, family="civic",
+                            headline=CLAIM_COLUMNS, lower_is_better=sorted(LOWER_IS_BETTER))
     (path / "metrics.json").write_text(json.dumps(summary), encoding="utf-8")
     (path / "run.json").write_text(json.dumps({"run_id": name, "status": "complete",
                                                "started": "2026-11-22T10:00:00+00:00"}))
@@ -114,7 +118,8 @@ def test_report_recomputes_missing_metrics_json(runs, tmp_path):
 
 def test_report_from_finalize_run_data(runs, tmp_path):
     """What graphs.runner.finalize_run passes: the summary and rows it already has (no re-reading)."""
-    from evidex.evaluators.report_html import read_rows, write_html_report
+    from evidex.evaluators.report_html import write_html_report
+    from evidex.tools.runfolder import read_rows
 
     copy = tmp_path / "run"
     shutil.copytree(runs[0], copy)

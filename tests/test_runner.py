@@ -265,11 +265,11 @@ def test_cli_end_to_end_with_scripted_file(tmp_path, kit, embedder, kb_index, us
     sets = ["judge.llm_stance=false", "steps.verify=false"]
     cfg = config_for_task("wrong_evidence", ["dataset.limit=2", *sets])
     items = items_for(cfg)
-    catalog = ClaimCatalog(kb_index, load_claim_catalog(cfg.judge.claim_catalog))
+    catalog = ClaimCatalog(kb_index, load_claim_catalog(cfg.gate.claim_catalog))
     replies, kept = [], {}
     for item in items:
-        gates = gate_given(kb_index, item.input.claims["claim"], item.input.evidence, cfg.judge.keep_rank,
-                           catalog=catalog, check=cfg.judge.given_claim_check())
+        gates = gate_given(kb_index, item.input.claims["claim"], item.input.evidence, cfg.gate.keep_rank,
+                           catalog=catalog, check=cfg.gate.given_claim_check())
         kept[item.input.id] = [e.id for e, g in zip(item.input.evidence, gates) if g.passed]
         ids = kept[item.input.id]
         if ids:
@@ -345,8 +345,8 @@ def test_a_missing_kb_or_claim_catalog_fails_before_the_run(tmp_path, kit):
     from evidex.tools.datasets import DataNotFoundError
 
     kit.require_task_data("mixed")
-    cfg = config_for_task("mixed", ["dataset.limit=2", "judge.claim_catalog=nope/claims.json"])
-    with pytest.raises(DataNotFoundError, match="judge.claim_catalog: .*nope/claims.json"):
+    cfg = config_for_task("mixed", ["dataset.limit=2", "gate.claim_catalog=nope/claims.json"])
+    with pytest.raises(DataNotFoundError, match="gate.claim_catalog: .*nope/claims.json"):
         run_task(cfg, out_dir=tmp_path, progress=False)
     assert not any(tmp_path.iterdir())  # no half-made run folder
 
@@ -355,7 +355,7 @@ def test_a_missing_kb_or_claim_catalog_fails_before_the_run(tmp_path, kit):
     ("retrieval.kb", '[{"evidence_id": 1', "retrieval.kb: .*is not valid JSON"),
     ("retrieval.kb", '{"evidence_id": 1}', "retrieval.kb: .*must hold a JSON list of objects"),
     ("retrieval.kb", '[{"id": 1, "text": "x"}]', "retrieval.kb: .*is not a knowledge base"),
-    ("judge.claim_catalog", '[{"evidence_id": 1, "description": "x"}]', "judge.claim_catalog: .*holds no claims"),
+    ("gate.claim_catalog", '[{"evidence_id": 1, "description": "x"}]', "gate.claim_catalog: .*holds no claims"),
     ("dataset.file", '[{"claim": "x"}]', "dataset.file: .*is not a mixed file: an item lacks field"),
 ])
 def test_a_malformed_data_file_fails_before_the_run(tmp_path, kit, key, content, message):
@@ -413,11 +413,15 @@ def test_uses_model_follows_the_steps(sets, expected):
     assert config_for_task("mixed", sets).uses_model is expected
 
 
-def test_selection_and_assignment_use_the_model_unless_the_cascade_decides_and_nothing_is_written():
+def test_selection_and_assignment_use_the_model_unless_the_cascade_decides_and_nothing_is_written(embedder):
+    from evidex.graphs import ConfigError, build_graph
+
     for task in ("selection", "assignment"):
         assert not config_for_task(task, ["steps.write=false"]).uses_model
         assert config_for_task(task, ["steps.write=false", "judge.strategy=llm"]).uses_model
-        assert config_for_task(task, ["steps.write=false", "judge.strategy=given_rank"]).uses_model
+        # a gate that cannot choose between claims is refused when the graph is built, not on the first item
+        with pytest.raises(ConfigError, match="gate 'given_rank' cannot"):
+            build_graph(config_for_task(task, ["steps.write=false", "gate.name=given_rank"]), embedder=embedder)
 
 
 def test_selection_checks_the_kb_it_ranks_with_before_the_run(tmp_path, kit):

@@ -44,6 +44,7 @@ def run_dir(tmp_path_factory, kit) -> Path:
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs import build_graph, config_for_task
     from evidex.graphs.config import dump_config
+    from evidex.graphs.registry import Resources, get_family
     from evidex.graphs.runner import finalize_run, run_one
 
     bad_claim = "KRAS G12C predicts response to sotorasib"
@@ -66,7 +67,7 @@ def run_dir(tmp_path_factory, kit) -> Path:
     status = {"run_id": path.name, "task": "baseline", "config": cfg.name, "status": "complete", "n_items": 2,
               "started": "2026-11-22T12:00:00+00:00", "model": "scripted"}
     (path / "run.json").write_text(json.dumps(status))
-    rows = [run_one(graph, item, cfg, path, emb)
+    rows = [run_one(graph, item, cfg, get_family(cfg.family), path, Resources(embedder=emb))
             for item in (_item(GOOD, "BRAF V600E predicts response to vemurafenib"), _item(BAD, bad_claim))]
     (path / "results.jsonl").write_text("".join(json.dumps(r, default=str) + "\n" for r in rows), encoding="utf-8")
     finalize_run(path, cfg)

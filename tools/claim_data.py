@@ -96,7 +96,7 @@ def load_claim_catalog(relpath: str = TASK_FILES["baseline"]) -> list[Claim]:
                 out.append(Claim(text=row[text_key], context=_context(row.get(ctx_key))))
     if not out:
         raise ValueError(f"{relpath} holds no claims (rows with a 'claim' or 'claim_A'/'claim_B' field); point "
-                         "judge.claim_catalog at a CIViC task file such as ibe/CIVIC/baseline.json, "
+                         "gate.claim_catalog at a CIViC task file such as ibe/CIVIC/baseline.json, "
                          "or set it to null")
     return out
 

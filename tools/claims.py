@@ -46,8 +46,20 @@ class Gold(BaseModel):
 
 
 class TaskItem(BaseModel):
+    """One dataset item: the visible input and the hidden gold (the runner's item protocol)."""
+
     input: ClaimInput
     gold: Gold
+
+    @property
+    def id(self) -> str:
+        return self.input.id
+
+    def graph_input(self) -> dict[str, Any]:
+        return {"input": self.input}
+
+    def public_input(self) -> dict[str, Any]:
+        return self.input.model_dump()
 
 
 # -- what a claim graph returns (scored by evaluators.explainers) ---------------------------------------------

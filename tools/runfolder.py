@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 
 def read_results(path: Path) -> list[dict[str, Any]]:
     """Complete lines of results.jsonl; a torn last line (killed mid-write) is dropped from the file."""
@@ -36,6 +38,31 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Complete lines of a JSONL file, read-only (a torn last line is skipped, not truncated): safe on a run that
+    is still writing."""
+    rows: list[dict[str, Any]] = []
+    if not path.is_file():
+        return rows
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            if isinstance(row, dict):
+                rows.append(row)
+    return rows
+
+
+def update_status(run_dir: Path, **fields: Any) -> None:
+    """Merge ``fields`` into the run's ``run.json`` (status, item count, model, timestamps)."""
+    path = run_dir / "run.json"
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    data.update(fields)
+    path.write_text(json.dumps(data, indent=2, default=str))
+
+
 class ResultWriter:
     """Appends one JSON line per finished item and fsyncs it (read back with :func:`read_results`)."""
 
@@ -49,3 +76,12 @@ class ResultWriter:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
+
+
+class GroundedAnswer(BaseModel):
+    """One answer with the question it answers and the contexts it rests on: what RAGAS scores. A task family
+    derives these from its predictions; the runner stores them on each row (``grounded``)."""
+
+    question: str
+    answer: str
+    contexts: list[str] = Field(default_factory=list)

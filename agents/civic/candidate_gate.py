@@ -31,14 +31,14 @@ from pydantic import BaseModel, Field
 
 from evidex.agents.civic.claim_catalog import ClaimCatalog
 from evidex.agents.civic.query_planner import facet_coverage, neighbour_rank, relevance_ranks
-from evidex.agents.civic.relevance_gate import GateResult
 from evidex.agents.civic.variants import PROFILE_KEY, rival_variant
+from evidex.agents.evidence_gate import GateResult
 from evidex.tools.claims import Claim, Evidence
 from evidex.tools.kb_index import SearchHit
 
 
 class CandidateChecks(BaseModel):
-    """Thresholds of the candidate gate (``judge.candidate_*`` in the task config); ``None`` switches a check off."""
+    """Thresholds of the candidate gate (``gate.candidate_*`` in a CIViC task config); ``None`` switches a check off."""
 
     ratio: float = Field(0.7, gt=0.0, le=1.0)
     neighbour_rank: int | None = None

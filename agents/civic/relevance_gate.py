@@ -5,7 +5,8 @@ claim ranks near the top; evidence belonging to other claims ranks far down (hel
 dropping rank > 30 gives discard F1 0.94 on wrong_evidence and 0.96 on mixed, with 1 false discard each).
 With competing claims (:class:`GivenClaimCheck`) an item that another known claim ranks far better is that
 claim's evidence, and the plain cut loosens. Selection and assignment without a model use the same ranks.
-Retrieved candidates have their own gate (:mod:`agents.candidate_gate`).
+Retrieved candidates have their own gate (:mod:`agents.civic.candidate_gate`); R4C-style evidence outside any
+knowledge base uses the domain-free :mod:`agents.given_rank_gate`.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, Field
 
 from evidex.agents.civic.claim_catalog import RivalClaim, quote
+from evidex.agents.evidence_gate import GateResult
 from evidex.agents.civic.query_planner import relevance_ranks
 from evidex.tools.claims import Claim, Evidence
 
@@ -38,13 +40,6 @@ class GivenClaimCheck(BaseModel):
         return found if found is not None and found[0] * self.margin <= rank else None
 
 
-class GateResult(BaseModel):
-    id: str
-    passed: bool
-    reason: str
-    score: float
-
-
 def gate_given(index, claim: Claim, evidence: list[Evidence], keep_rank: int, *, catalog=None,
                check: GivenClaimCheck | None = None) -> list[GateResult]:
     """Keep given items that rank within ``keep_rank`` among all KB items for the claim's subject; with a
@@ -64,25 +59,6 @@ def gate_given(index, claim: Claim, evidence: list[Evidence], keep_rank: int, *,
             rival = RivalClaim(claim=other[1], rank=other[0], own_rank=r)
             passed, reason = False, f"{rival.reason()} (at least {check.margin:g} times better)"
         out.append(GateResult(id=e.id, passed=passed, reason=reason, score=float(r)))
-    return out
-
-
-def gate_top_given(embeddings, claim: Claim, evidence: list[Evidence], keep_top: int) -> list[GateResult]:
-    """Keep the ``keep_top`` given items that best match the claim, ranked among the given items themselves
-    (dense + BM25): for evidence outside any knowledge base, where a KB rank cannot be had."""
-    from evidex.tools.kb_index import rank_texts
-
-    scores = rank_texts(claim.text, [e.text for e in evidence], embeddings)
-    order = sorted(range(len(evidence)), key=lambda i: -scores[i])
-    rank_of = {evidence[i].id: r for r, i in enumerate(order, start=1)}
-    n = len(evidence)
-    out = []
-    for e, score in zip(evidence, scores):
-        r = rank_of[e.id]
-        passed = r <= keep_top
-        reason = (f"among the {keep_top} items closest to the claim (ranks {r}/{n})" if passed else
-                  f"ranks {r}/{n} among the given items for the claim (keeps the top {keep_top})")
-        out.append(GateResult(id=e.id, passed=passed, reason=reason, score=round(float(score), 4)))
     return out
 
 

@@ -8,20 +8,20 @@ from langgraph.graph import END, START, StateGraph
 
 from evidex.agents.selector import select_claim
 from evidex.tools.claims import EvidenceDecision
-from evidex.graphs.deps import GraphDeps
-from evidex.graphs.explainer import add_writing
-from evidex.graphs.nodes import finalize
-from evidex.graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
+from evidex.graphs.claims.deps import GraphDeps
+from evidex.graphs.claims.explainer import add_writing
+from evidex.graphs.claims.nodes import make_finalize
+from evidex.graphs.claims.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
 
 
 def build_selection(deps: GraphDeps):
     p = deps.config.prompts
+    if deps.config.judge.gated:
+        deps.require("select", "selection with judge.strategy=cascade")
 
     def select(state: ClaimGraphState) -> dict:
-        if deps.config.judge.strategy == "cascade":
-            from evidex.agents.civic.relevance_gate import select_by_relevance
-
-            answer, reason = select_by_relevance(deps.index, state.input.claims, state.input.evidence)
+        if deps.config.judge.gated:
+            answer, reason = deps.gate.select(state.input.claims, state.input.evidence)
         else:
             choice = select_claim(deps.llm, state.input.claims, state.input.evidence,
                                   evidence_chars=p.evidence_chars, context_chars=p.context_chars,
@@ -33,7 +33,7 @@ def build_selection(deps: GraphDeps):
 
     g = StateGraph(ClaimGraphState, input_schema=ClaimGraphInput, output_schema=ClaimGraphOutput)
     g.add_node("select", select)
-    g.add_node("finalize", finalize)
+    g.add_node("finalize", make_finalize(deps))
     g.add_edge(START, "select")
     add_writing(g, deps, "select", lambda s: [s.selected_claim] if s.selected_claim else [])
     g.add_edge("finalize", END)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from evidex.graphs.deps import GraphDeps
-from evidex.graphs.nodes import (finalize, keep_all_given, make_gather, make_judge_given, make_revise, make_stance,
-                          make_verify, make_write, needs_revision)
-from evidex.graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
+from evidex.graphs.claims.deps import GraphDeps
+from evidex.graphs.claims.nodes import (keep_all_given, make_finalize, make_gather, make_judge_given, make_revise,
+                                       make_stance, make_verify, make_write, needs_revision)
+from evidex.graphs.claims.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
 
 
 def add_writing(graph: StateGraph, deps: GraphDeps, after: str, claim_keys) -> None:
@@ -40,7 +40,7 @@ def build_explainer(deps: GraphDeps):
     steps = deps.config.steps
     g = StateGraph(ClaimGraphState, input_schema=ClaimGraphInput, output_schema=ClaimGraphOutput)
     g.add_node("judge_given", make_judge_given(deps) if steps.judge else keep_all_given)
-    g.add_node("finalize", finalize)
+    g.add_node("finalize", make_finalize(deps))
     g.add_edge(START, "judge_given")
     last = "judge_given"
     if steps.gather:

@@ -1,5 +1,6 @@
 """Nodes shared by the claim graphs. Each is a small function ``(state) -> partial update``; model calls live
-in ``agents/``, search in ``tools/``. Built as closures over :class:`GraphDeps`."""
+in ``agents/``, model-free decisions in the configured evidence gate (``agents.evidence_gate``), search in
+``tools/``. Built as closures over :class:`GraphDeps`."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -8,8 +9,8 @@ from evidex.agents.evidence_judge import judge_evidence, judge_stances
 from evidex.agents.verifier import verify_explanation
 from evidex.agents.writer import parse_citations, revise_explanation, write_explanation
 from evidex.tools.claims import Claim, ClaimPrediction, Evidence, EvidenceDecision
-from evidex.graphs.deps import GraphDeps
-from evidex.graphs.state import ClaimGraphState
+from evidex.graphs.claims.deps import GraphDeps
+from evidex.graphs.claims.state import ClaimGraphState
 
 KEEP = ("supports", "contradicts")
 Node = Callable[[ClaimGraphState], dict]
@@ -61,21 +62,13 @@ def make_stance(deps: GraphDeps) -> Node:
 
 
 def make_judge_given(deps: GraphDeps) -> Node:
-    j = deps.config.judge
+    if deps.config.judge.gated:
+        deps.require("judge_given", "steps.judge with judge.strategy=cascade")
 
     def judge_given(state: ClaimGraphState) -> dict:
         evidence = state.input.evidence
-        if j.strategy == "cascade":
-            from evidex.agents.civic.relevance_gate import gate_given
-
-            catalog, check = deps.given_claim_rule()
-            gates = gate_given(deps.index, state.input.claims["claim"], evidence, j.keep_rank, catalog=catalog,
-                               check=check)
-            return {"decisions": _cascade(evidence, gates, "given")}
-        if j.strategy == "given_rank":
-            from evidex.agents.civic.relevance_gate import gate_top_given
-
-            gates = gate_top_given(deps.embedder, state.input.claims["claim"], evidence, j.keep_top)
+        if deps.config.judge.gated:
+            gates = deps.gate.judge_given(state.input.claims["claim"], evidence)
             return {"decisions": _cascade(evidence, gates, "given")}
         return {"decisions": _model_judged(deps, state, evidence, "given", "judge_given")}
     return judge_given
@@ -89,29 +82,23 @@ def keep_all_given(state: ClaimGraphState) -> dict:
 
 def make_gather(deps: GraphDeps) -> Node:
     cfg = deps.config
+    deps.require("gather", "steps.gather")
+    if cfg.judge.gated:
+        deps.require("judge_candidates", "steps.gather with judge.strategy=cascade")
 
     def gather(state: ClaimGraphState) -> dict:
-        from evidex.agents.civic.query_planner import gather_candidates, plan_queries
-        from evidex.agents.civic.candidate_gate import gate_candidates
-
         claim = state.input.claims["claim"]
         kept = {d.id for d in state.decisions if d.kept} if state.decisions else None
-        queries = plan_queries(claim, state.input.evidence, kept_ids=kept, index=deps.index, mode=cfg.retrieval.mode)
-        hits = gather_candidates(deps.index, claim, state.input.evidence, kept_ids=kept, k=cfg.retrieval.k,
-                                 mode=cfg.retrieval.mode, plan=queries,
-                                 rival_penalty=cfg.retrieval.rival_variant_penalty, catalog=deps.catalog,
-                                 claim_penalty=cfg.retrieval.claim_penalty)
+        found = deps.gate.gather(claim, state.input.evidence, kept_ids=kept, k=cfg.retrieval.k)
+        hits = found.hits
         candidates = [Evidence(id=h.id, text=h.text) for h in hits]
         if cfg.judge.gated:
             kept_texts = None if kept is None else {e.id: e.text for e in state.input.evidence if e.id in kept}
-            gates = gate_candidates(hits, cfg.judge.candidate_checks(), index=deps.index, claim=claim,
-                                    kept=kept_texts, catalog=deps.catalog)
-            decisions = _cascade(candidates, gates, "retrieved")
+            decisions = _cascade(candidates, deps.gate.judge_candidates(claim, hits, kept_texts), "retrieved")
         else:
             decisions = _model_judged(deps, state, candidates, "retrieved", "judge_candidates",
                                       scores={h.id: h.score for h in hits})
-        return {"decisions": decisions, "queries": [f"{q.facet}: {q.text[:160]}" for q in queries if q.weight > 0],
-                "retrieved": {c.id: c.text for c in candidates}}
+        return {"decisions": decisions, "queries": found.queries, "retrieved": {c.id: c.text for c in candidates}}
     return gather
 
 
@@ -199,18 +186,26 @@ def make_revise(deps: GraphDeps) -> Node:
     return revise
 
 
-def finalize(state: ClaimGraphState) -> dict:
+def verdict(decisions: list[EvidenceDecision]) -> bool:
+    """Is the claim supported at all? When most given items are on topic and at least one supports it: a single
+    stray item that slips through the gate should not make an unsupported claim "supported"."""
+    given_dec = [d for d in decisions if d.source == "given"]
+    kept_given = [d for d in given_dec if d.kept]
+    return bool(given_dec) and len(kept_given) * 2 >= len(given_dec) and any(d.label == "supports" for d in kept_given)
+
+
+def make_finalize(deps: GraphDeps) -> Node:
+    with_verdict = deps.config.steps.verdict
+
+    def finalize_node(state: ClaimGraphState) -> dict:
+        return finalize(state, verdict(state.decisions) if with_verdict else None)
+    return finalize_node
+
+
+def finalize(state: ClaimGraphState, supported: bool | None = None) -> dict:
     texts = _texts(state)
     kept = [d.id for d in state.decisions if d.kept]
     given = {e.id for e in state.input.evidence}
-    supported = None
-    if state.input.task == "wrong_claim":
-        # Supported when most given items are on topic and at least one supports the claim: a single stray
-        # item that slips through the relevance gate should not make an unsupported claim "supported".
-        given_dec = [d for d in state.decisions if d.source == "given"]
-        kept_given = [d for d in given_dec if d.kept]
-        supported = bool(given_dec) and len(kept_given) * 2 >= len(given_dec) and any(
-            d.label == "supports" for d in kept_given)
     assignment = {d.id: d.claim for d in state.decisions if d.claim is not None}
     verification = {**state.verification, "revisions": state.revisions}
     pred = ClaimPrediction(

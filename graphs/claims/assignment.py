@@ -6,25 +6,22 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from evidex.agents.assigner import assign_evidence
+from evidex.agents.assigner import Assignment, assign_evidence
 from evidex.tools.claims import EvidenceDecision
-from evidex.graphs.deps import GraphDeps
-from evidex.graphs.explainer import add_writing
-from evidex.graphs.nodes import finalize
-from evidex.graphs.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
+from evidex.graphs.claims.deps import GraphDeps
+from evidex.graphs.claims.explainer import add_writing
+from evidex.graphs.claims.nodes import make_finalize
+from evidex.graphs.claims.state import ClaimGraphInput, ClaimGraphOutput, ClaimGraphState
 
 
 def build_assignment(deps: GraphDeps):
     p = deps.config.prompts
+    if deps.config.judge.gated:
+        deps.require("assign", "assignment with judge.strategy=cascade")
 
     def assign(state: ClaimGraphState) -> dict:
-        if deps.config.judge.strategy == "cascade":
-            from evidex.agents.assigner import Assignment
-            from evidex.agents.civic.relevance_gate import assign_by_relevance
-
-            catalog, check = deps.given_claim_rule()
-            table = assign_by_relevance(deps.index, state.input.claims, state.input.evidence,
-                                        deps.config.judge.keep_rank, catalog=catalog, check=check)
+        if deps.config.judge.gated:
+            table = deps.gate.assign(state.input.claims, state.input.evidence)
             assigned = [Assignment(id=i, claim=c, reason=r) for i, (c, r) in table.items()]
         else:
             assigned = assign_evidence(deps.llm, state.input.claims, state.input.evidence,
@@ -36,7 +33,7 @@ def build_assignment(deps: GraphDeps):
 
     g = StateGraph(ClaimGraphState, input_schema=ClaimGraphInput, output_schema=ClaimGraphOutput)
     g.add_node("assign", assign)
-    g.add_node("finalize", finalize)
+    g.add_node("finalize", make_finalize(deps))
     g.add_edge(START, "assign")
     add_writing(g, deps, "assign", lambda s: ["A", "B"])
     g.add_edge("finalize", END)

@@ -1,0 +1,72 @@
+"""Run summaries, generic over task families: per-item rows -> ``metrics.json``, and how metrics are listed.
+
+The family a run belongs to decides which metrics lead (``headline``, its report columns) and which are better
+when lower (``lower_is_better``); both are written into the summary, so reports and comparisons read them from
+``metrics.json`` without knowing the family.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from evidex.evaluators.stats import COUNT_SUFFIXES
+
+
+
+def _dist(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"n": 0}
+    arr = np.asarray(values, dtype=float)
+    return {"n": int(arr.size), "mean": round(float(arr.mean()), 3), "median": round(float(np.median(arr)), 3),
+            "p90": round(float(np.percentile(arr, 90)), 3), "max": round(float(arr.max()), 3)}
+
+
+def summarize_run(rows: list[dict[str, Any]], *, run_id: str, task: str, config_name: str, model: str,
+                  family: str | None = None, aggregate: Callable | None = None, headline: Sequence[str] = (),
+                  lower_is_better: Sequence[str] = ()) -> dict[str, Any]:
+    """The run's summary: item counts, errors, every metric aggregated (also per tag), latency and tokens."""
+    if aggregate is None:
+        from evidex.evaluators.stats import aggregate_metrics as aggregate  # the conventions every family follows
+    ok = [r for r in rows if r.get("error") is None and r.get("prediction") is not None]
+    by_tag: dict[str, list[dict]] = {}
+    for r in ok:
+        for tag in r.get("tags", []):
+            by_tag.setdefault(tag, []).append(r["metrics"])
+    return {
+        "run_id": run_id, "family": family, "task": task, "config": config_name, "model": model,
+        "headline": list(headline), "lower_is_better": list(lower_is_better),
+        "n_items": len(rows), "n_ok": len(ok), "n_errors": len(rows) - len(ok),
+        "errors": [{"id": r["id"], "error": r.get("error")} for r in rows if r.get("error")],
+        "metrics": aggregate([r["metrics"] for r in ok]) if ok else {},
+        "by_tag": {t: aggregate(m) for t, m in sorted(by_tag.items()) if len(by_tag) > 1},
+        "latency_s": _dist([r["latency_s"] for r in rows if "latency_s" in r]),
+        "prompt_tokens": _dist([r.get("tokens", {}).get("prompt", 0) for r in rows]),
+        "completion_tokens": _dist([r.get("tokens", {}).get("completion", 0) for r in rows]),
+    }
+
+
+def fmt(summary: dict[str, Any] | None) -> str:
+    if not summary or summary.get("mean") is None or (isinstance(summary["mean"], float) and math.isnan(summary["mean"])):
+        return "n/a"
+    lo, hi = summary.get("ci_low"), summary.get("ci_high")
+    ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and not math.isnan(lo) else ""
+    return f"{summary['mean']:.3f}{ci}"
+
+
+def ordered_metrics(metrics: dict[str, Any], headline: Sequence[str] = ()) -> list[str]:
+    """Metric names to show: the headline ones in their order, then the rest alphabetically (counts hidden)."""
+    names = [m for m in headline if m in metrics] + sorted(m for m in metrics if m not in headline)
+    return [m for m in names if not m.endswith(COUNT_SUFFIXES)]
+
+
+def metric_rows(metrics: dict[str, dict], headline: Sequence[str] = ()) -> list[tuple[str, str, int, int]]:
+    """(name, "mean [CI]", n, NaN count) for every metric, in :func:`ordered_metrics` order."""
+    return [(m, fmt(metrics[m]), metrics[m].get("n", 0), metrics[m].get("n_nan", 0))
+            for m in ordered_metrics(metrics, headline)]
+
+
+def finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not (isinstance(x, float) and math.isnan(x))

@@ -1,0 +1,98 @@
+"""What the claim-explainer families (``civic``, ``r4c``) register: loading IBE task files, building the claim
+graph a config names, scoring predictions with the explainer metrics, tags and RAGAS views.
+
+Both families share these; each family module (``graphs/families/civic.py``, ``graphs/families/r4c.py``)
+registers them with its own configs, description and report columns.
+"""
+from __future__ import annotations
+
+from evidex.graphs.claims.config import ClaimTaskConfig
+from evidex.graphs.registry import Resources
+from evidex.tools.claims import ClaimPrediction, TaskItem
+from evidex.tools.runfolder import GroundedAnswer
+
+# Explainer metrics, in the order reports show them.
+CLAIM_COLUMNS = ("recovery_precision_micro", "recovery_recall_micro", "recovery_f1_micro", "discard_precision_micro",
+                 "discard_recall_micro", "discard_f1_micro", "false_discard_rate", "selection_accuracy",
+                 "assignment_item_accuracy", "assignment_pair_accuracy", "wrong_claim_accuracy",
+                 "explanation_similarity", "explanation_completeness", "citation_validity", "golden_fact_coverage",
+                 "ragas_faithfulness", "ragas_response_relevancy")
+LOWER_IS_BETTER = frozenset({"false_discard_rate"})
+
+
+def load_items(cfg: ClaimTaskConfig) -> list[TaskItem]:
+    from evidex.tools.claim_data import load_task
+
+    ds = cfg.dataset
+    try:
+        return load_task(cfg.task, limit=ds.limit, shuffle=ds.shuffle, seed=ds.seed, with_controls=ds.controls,
+                         file=ds.file)
+    except ValueError as exc:
+        raise ValueError(f"dataset.file: {exc}" if ds.file else str(exc)) from None
+
+
+def build_claim_graph(cfg: ClaimTaskConfig, resources: Resources | None = None):
+    """The compiled claim graph ``cfg.graph`` names (explainer, selection or assignment)."""
+    from evidex.graphs.claims.deps import make_deps
+
+    res = resources or Resources()
+    deps = make_deps(cfg, llm=res.llm, embedder=res.embedder, index=res.index)
+    if cfg.graph == "selection":
+        from evidex.graphs.claims.selection import build_selection
+        return build_selection(deps)
+    if cfg.graph == "assignment":
+        from evidex.graphs.claims.assignment import build_assignment
+        return build_assignment(deps)
+    from evidex.graphs.claims.explainer import build_explainer
+    return build_explainer(deps)
+
+
+class _NoSimilarity:
+    """Embedder stand-in when similarity metrics are switched off: every cosine is zero, nothing is loaded."""
+
+    def encode(self, texts):
+        import numpy as np
+        return np.zeros((len(texts), 1), dtype="float32")
+
+
+def score_item(cfg: ClaimTaskConfig, item: TaskItem, pred: ClaimPrediction, resources: Resources) -> dict[str, float]:
+    from evidex.evaluators.explainers import score_item as score_claim_item
+    from evidex.tools.embeddings import get_embeddings
+
+    embedder = (resources.embedder or get_embeddings(cfg.retrieval.embedding_model)) if cfg.metrics.similarity \
+        else _NoSimilarity()
+    return score_claim_item(item.input, item.gold, pred, embedder=embedder, explanations=cfg.steps.write)
+
+
+def item_tags(item: TaskItem) -> list[str]:
+    tags = [item.input.task]
+    if "control" in item.input.id:
+        tags.append("control")
+    if item.gold.missing_ids:
+        tags.append("has_missing")
+    if item.gold.wrong_ids:
+        tags.append("has_wrong")
+    return tags
+
+
+def grounded_answers(item: TaskItem, pred: ClaimPrediction) -> list[GroundedAnswer]:
+    """Each explanation with its claim and the kept evidence it may cite."""
+    contexts = list(pred.evidence_texts.values())
+    return [GroundedAnswer(question=item.input.claims[k].text, answer=text, contexts=contexts)
+            for k, text in pred.explanations.items() if k in item.input.claims and text]
+
+
+def check_data(cfg: ClaimTaskConfig) -> None:
+    """Load the gate's data files (a KB, a claim catalog) before the run: a missing or malformed file would
+    otherwise fail every item one by one. Errors name the config key."""
+    if not cfg.uses_gate:
+        return
+    from evidex.agents.gates import make_gate
+    from evidex.tools.datasets import DataNotFoundError
+
+    gate = make_gate(cfg.gate, kb=cfg.retrieval.kb, embedder=None, mode=cfg.retrieval.mode)
+    for f in gate.data_files(cfg.graph):
+        try:
+            f.load(f.path)
+        except (DataNotFoundError, ValueError) as exc:
+            raise type(exc)(f"{f.key}: {exc}") from None

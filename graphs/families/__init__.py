@@ -1,0 +1,1 @@
+"""The task families evidex ships; each module registers one (see :mod:`graphs.registry`)."""
