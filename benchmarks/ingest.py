@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     corpus = find_corpus(a.corpus)
     manifest = json.loads((corpus / "corpus_manifest.json").read_text())
     files = [corpus / e["file"] for e in manifest]
-    result: dict = {"corpus": str(corpus), "files": len(files), "workers": a.workers, "cpu_count": os.cpu_count(), "targets": TARGETS}
+    result: dict = {"corpus": f"{corpus.parent.name}/{corpus.name}", "files": len(files), "workers": a.workers, "cpu_count": os.cpu_count(), "targets": TARGETS}
     try:
         result["load_avg_start"] = os.getloadavg()
     except OSError:

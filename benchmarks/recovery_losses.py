@@ -79,7 +79,7 @@ def analyse_run(run_dir: Path, owners: Counter, kb: dict[str, str]) -> dict:
     total = sum(sum(c.values()) for c in table.values())
     added = sum(c["added"] for c in table.values())
     other = table["other"]
-    return {"task": task, "run": str(run_dir), "items": len(rows), "missing": total, "added": added,
+    return {"task": task, "run": run_dir.name, "items": len(rows), "missing": total, "added": added,
             "recall": round(added / total, 3) if total else None,
             # a gate that found every unambiguous item and none of the others
             "recall_if_all_other_added": round((added + sum(other.values()) - other["added"]) / total, 3)

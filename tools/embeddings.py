@@ -40,6 +40,9 @@ def resolve_model_path(name: str = DEFAULT_EMBEDDING_MODEL) -> str:
 def _load(name: str):
     from sentence_transformers import SentenceTransformer
 
+    from evidex.tools.quiet import no_weight_loading_bars
+
+    no_weight_loading_bars()
     path = resolve_model_path(name)
     try:
         return SentenceTransformer(path, device="cpu")

@@ -38,6 +38,7 @@ from typing import Literal
 import numpy as np
 from filelock import FileLock
 from pydantic import BaseModel
+from evidex.tools.quiet import quiet_bm25s
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ def analyze(text: str) -> list[str]:
 
 def simple_analyze(text: str) -> list[str]:
     """bm25s' default tokenization (lower-case ``\\w\\w+`` words, English stopwords)."""
-    import bm25s
+    bm25s = quiet_bm25s()
 
     return bm25s.tokenize([text], stopwords="en", show_progress=False, return_ids=False)[0]
 
@@ -184,7 +185,7 @@ def combsum(vectors: Sequence[np.ndarray], weights: Sequence[float] | None = Non
 def rank_texts(query: str, texts: Sequence[str], embeddings, analyzer: str = DEFAULT_ANALYZER) -> np.ndarray:
     """Fused relevance (CombSUM of dense cosine and BM25) of each of a few ``texts`` to ``query``, computed among
     the texts themselves: for evidence that is not in any knowledge base (e.g. R4C's ten paragraphs)."""
-    import bm25s
+    bm25s = quiet_bm25s()
 
     if not texts:
         return np.zeros(0)
@@ -236,7 +237,7 @@ class KnowledgeBaseIndex:
     def open(cls, name: str, docs: Sequence[KBDoc], embeddings, index_root: Path,
              analyzer: AnalyzerName = DEFAULT_ANALYZER) -> "KnowledgeBaseIndex":
         """Load the index for exactly these docs, building it first if no index with this content exists."""
-        import bm25s
+        bm25s = quiet_bm25s()
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
@@ -272,7 +273,7 @@ class KnowledgeBaseIndex:
 
     @staticmethod
     def _build(folder: Path, docs: Sequence[KBDoc], embeddings, analyzer: str = DEFAULT_ANALYZER) -> None:
-        import bm25s
+        bm25s = quiet_bm25s()
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 

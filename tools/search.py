@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from evidex.tools.filters import Filter, FilterSyntaxError, parse_filter
 from evidex.tools.kb_index import rrf_fuse
+from evidex.tools.quiet import quiet_bm25s
 from evidex.tools.store import (
     BM25_STOPWORDS,
     BM25_TOKEN_PATTERN,
@@ -128,7 +129,7 @@ def _meta_to_record(meta: dict) -> dict:
 
 class _BM25Pair:
     def __init__(self, folder: Path):
-        import bm25s
+        bm25s = quiet_bm25s()
 
         self.model = bm25s.BM25.load(str(folder), mmap=False)
         entries = json.loads((folder / "entries.json").read_text())
@@ -290,7 +291,7 @@ class SearchEngine:
             fetch = min(total, fetch * 4)
 
     def _bm25(self, args: SearchArgs, flt: Filter | None, k: int) -> list[tuple[str, float, dict]]:
-        import bm25s
+        bm25s = quiet_bm25s()
 
         pair = self._bm25_pair(args.table, args.column)
         if pair is None or not pair.keys:
@@ -344,16 +345,6 @@ def search(args: SearchArgs | dict, db: str | None = None, store_dir: str | Path
     return get_engine(db, store_dir).search(args)
 
 
-def quiet_model_loading() -> None:
-    """CLI nicety: no 'Loading weights' progress bar from transformers on every query."""
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-    except Exception:  # noqa: BLE001
-        pass
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.search", description="Search an encoded column of a paper store.")
     p.add_argument("--db", help="store name")
@@ -366,7 +357,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     a = p.parse_args(argv)
-    quiet_model_loading()
     try:
         args = SearchArgs(query=a.query, table=a.table, column=a.column, filter=a.filter, mode=a.mode, limit=a.limit)
         result = search(args, a.db, a.store_dir)

@@ -17,6 +17,7 @@ import duckdb
 import numpy as np
 
 from evidex.tools.ingest.config import IngestConfig
+from evidex.tools.quiet import quiet_bm25s
 from evidex.tools.store import (
     BM25_STOPWORDS,
     BM25_TOKEN_PATTERN,
@@ -134,7 +135,7 @@ def bm25_state(con: duckdb.DuckDBPyConnection, config: IngestConfig) -> str:
 
 def rebuild_bm25(con: duckdb.DuckDBPyConnection, paths: StorePaths, config: IngestConfig, force: bool = False) -> dict[str, int]:
     """Rebuild every bm25 index if the store changed since the last build. Returns entries per pair."""
-    import bm25s
+    bm25s = quiet_bm25s()
 
     state = bm25_state(con, config)
     meta_file = paths.bm25 / "state.json"
