@@ -7,7 +7,7 @@ registers them with its own configs, description and report columns.
 from __future__ import annotations
 
 from evidex.graphs.claims.config import ClaimTaskConfig
-from evidex.graphs.registry import Resources
+from evidex.graphs.registry import Resources, TaskFamily
 from evidex.tools.claims import ClaimPrediction, TaskItem
 from evidex.tools.runfolder import GroundedAnswer
 
@@ -96,3 +96,13 @@ def check_data(cfg: ClaimTaskConfig) -> None:
             f.load(f.path)
         except (DataNotFoundError, ValueError) as exc:
             raise type(exc)(f"{f.key}: {exc}") from None
+
+
+def claim_family(name: str, description: str, report_columns: tuple[str, ...] = CLAIM_COLUMNS,
+                 lower_is_better: frozenset[str] = LOWER_IS_BETTER) -> TaskFamily:
+    """A claim-explainer family: the shared loader, graphs, scorer, tags and RAGAS views, with its own name and
+    report columns (its configs are in ``configs/<name>/``)."""
+    return TaskFamily(name=name, description=description, config_model=ClaimTaskConfig, load_items=load_items,
+                      build_graph=build_claim_graph, score_item=score_item, report_columns=report_columns,
+                      lower_is_better=lower_is_better, grounded_answers=grounded_answers, item_tags=item_tags,
+                      check_data=check_data)
