@@ -27,6 +27,7 @@ import numpy as np
 from evidex.evaluators.report_html import PALETTE, esc, facts_html, load_run, new_figure, page, plot_grouped, safe_plot
 from evidex.evaluators.summary import finite, metric_rows, ordered_metrics
 from evidex.tools.cli_help import plain_help
+from evidex.tools.safe_text import terminal_text as _term
 
 COST_METRICS = ("latency_s", "total_tokens")
 PRF_METRIC = re.compile(r"^(?P<prefix>.+)_(?P<which>precision|recall|f1)_micro$")
@@ -269,12 +270,13 @@ def print_comparison(result: dict[str, Any], console=None) -> None:
         info.add_column(col)
     for i, r in enumerate(runs):
         s = r.summary
-        info.add_row(chr(65 + i) if i < 26 else str(i), r.label, str(s.get("task", "")), str(s.get("config", "")),
-                     str(s.get("model", "")), str(s.get("n_items", "")), str(s.get("n_errors", "")))
+        info.add_row(chr(65 + i) if i < 26 else str(i), *[_term(v) for v in (
+            r.label, s.get("task", ""), s.get("config", ""), s.get("model", ""), s.get("n_items", ""),
+            s.get("n_errors", ""))])
     console.print(info)
     tasks = {r.summary.get("task") for r in runs}
     if len(tasks) > 1:
-        console.print(f"[yellow]runs are of different tasks ({', '.join(map(str, tasks))}): comparing shared "
+        console.print(f"[yellow]runs are of different tasks ({_term(', '.join(map(str, tasks)))}): comparing shared "
                       "metrics; item ids rarely match, so deltas are unpaired[/yellow]")
     if result["config_diff"]:
         diff = Table(title="Config differences", title_justify="left")
@@ -282,7 +284,7 @@ def print_comparison(result: dict[str, Any], console=None) -> None:
         for i, _ in enumerate(runs):
             diff.add_column(chr(65 + i) if i < 26 else str(i))
         for key, values in result["config_diff"]:
-            diff.add_row(key, *[str(v) for v in values])
+            diff.add_row(_term(key), *[_term(v) for v in values])
         console.print(diff)
     table = Table(title="Metrics: mean [95% CI]; Δ vs A [95% CI] (* CI excludes 0, u unpaired, ↓ lower is better)",
                   title_justify="left")
@@ -311,8 +313,8 @@ def print_single(run: Run, console=None) -> None:
 
     console = console or Console()
     s = run.summary
-    table = Table(title=f"{run.label} · task {s.get('task')} · model {s.get('model')} · "
-                        f"{s.get('n_ok', 0)}/{s.get('n_items', 0)} ok, {s.get('n_errors', 0)} errors",
+    table = Table(title=_term(f"{run.label} · task {s.get('task')} · model {s.get('model')} · "
+                              f"{s.get('n_ok', 0)}/{s.get('n_items', 0)} ok, {s.get('n_errors', 0)} errors"),
                   title_justify="left")
     for col in ("metric", "mean [95% CI]", "n", "NaN"):
         table.add_column(col, justify="left" if col == "metric" else "right")

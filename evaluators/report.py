@@ -8,28 +8,32 @@ from pathlib import Path
 from typing import Any
 
 from evidex.evaluators.summary import metric_rows
+from evidex.tools.safe_text import md_text
 
 
 def write_markdown_report(path: Path, summary: dict[str, Any], rows: list[dict[str, Any]]) -> None:
-    lines = [f"# Run {summary['run_id']}", "",
-             f"Task `{summary['task']}` · config `{summary['config']}` · model `{summary['model']}` · "
+    """Every value that comes from data or a model (ids, names, errors) goes through :func:`md_text`, so the report
+    renders as text in any Markdown viewer: no live HTML, link or image, and no hidden characters."""
+    t = md_text
+    lines = [f"# Run {t(summary['run_id'])}", "",
+             f"Task {t(summary['task'])} · config {t(summary['config'])} · model {t(summary['model'])} · "
              f"{summary['n_ok']}/{summary['n_items']} items ok, {summary['n_errors']} errors", "",
              "## Metrics (mean [95% bootstrap CI])", "", "| metric | value | n | NaN |", "|---|---|---|---|"]
     headline = summary.get("headline") or []
-    lines += [f"| {m} | {v} | {n} | {nan} |" for m, v, n, nan in metric_rows(summary["metrics"], headline)]
+    lines += [f"| {t(m)} | {v} | {n} | {nan} |" for m, v, n, nan in metric_rows(summary["metrics"], headline)]
     lat, pt, ct = summary["latency_s"], summary["prompt_tokens"], summary["completion_tokens"]
     lines += ["", "## Cost per item", "", "| | mean | median | p90 |", "|---|---|---|---|"]
     for name, d in (("latency (s)", lat), ("prompt tokens", pt), ("completion tokens", ct)):
         if d.get("n"):
             lines.append(f"| {name} | {d['mean']} | {d['median']} | {d['p90']} |")
     if summary["errors"]:
-        lines += ["", "## Errors", ""] + [f"- `{e['id']}`: {e['error']}" for e in summary["errors"]]
+        lines += ["", "## Errors", ""] + [f"- {t(e['id'], 200)}: {t(e['error'])}" for e in summary["errors"]]
     lines += ["", "## Items", "", "| id | latency s | key metrics | error |", "|---|---|---|---|"]
     for r in rows:
         m = r.get("metrics", {})
         keys = [k for k in headline if k.removesuffix("_micro") in m][:4]
         shown = ", ".join(f"{k.removesuffix('_micro')}={m[k.removesuffix('_micro')]:.2f}" for k in keys)
-        lines.append(f"| {r['id']} | {r.get('latency_s', '')} | {shown} | {r.get('error') or ''} |")
+        lines.append(f"| {t(r['id'], 200)} | {r.get('latency_s', '')} | {t(shown)} | {t(r.get('error') or '', 300)} |")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 

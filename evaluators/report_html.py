@@ -12,7 +12,6 @@ caller already has them (``graphs.runner.finalize_run``); otherwise they are rea
 from __future__ import annotations
 
 import base64
-import html
 import io
 import json
 import logging
@@ -22,6 +21,7 @@ from typing import Any
 
 from evidex.evaluators.summary import finite, fmt, ordered_metrics
 from evidex.tools.runfolder import read_rows
+from evidex.tools.safe_text import csp_meta, html_text
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ PALETTE = ("#2563eb", "#f59e0b", "#16a34a", "#dc2626", "#9333ea", "#0e7490", "#d
 
 
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html_text(value)
 
 
 # -- loading ------------------------------------------------------------------------------------------------
@@ -300,7 +300,7 @@ details>summary{cursor:pointer}
 
 def page(title: str, header_html: str, body_html: str) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{esc(title)}</title>'
+            f'{csp_meta()}<meta name="viewport" content="width=device-width,initial-scale=1"><title>{esc(title)}</title>'
             f"<style>{CSS}</style></head><body><header>{header_html}</header><main>{body_html}</main></body></html>\n")
 
 

@@ -3,19 +3,21 @@
 The built-in run-tree traces (``graphs/tracing.py``, viewed with ``python -m graphs.trace``) need nothing; Phoenix
 is for when you want a live UI. App side (this process): ``pip install -e .[phoenix]``
 (arize-phoenix-otel + openinference-instrumentation-langchain, no conflicts with the main pins). Server: its own
-venv, because the full ``arize-phoenix`` package upgrades openai/jiter past what instructor allows::
+venv, because the full ``arize-phoenix`` package upgrades openai/jiter past what instructor allows, started on
+loopback only (UI, OTLP/HTTP and OTLP/gRPC) by ``python -m evidex.graphs.phoenix serve``::
 
     python -m venv ~/.venvs/phoenix && ~/.venvs/phoenix/bin/pip install arize-phoenix==20.26.1
-    PHOENIX_WORKING_DIR=~/.cache/evidex/phoenix PHOENIX_TELEMETRY_ENABLED=false \\
-        PHOENIX_ALLOW_EXTERNAL_RESOURCES=false ~/.venvs/phoenix/bin/phoenix serve      # UI: http://127.0.0.1:6006
+    python -m evidex.graphs.phoenix serve --phoenix-python ~/.venvs/phoenix/bin/python      # http://127.0.0.1:6006
 
-Then, in the app::
+(``phoenix serve`` alone binds its UI and its gRPC collector on every interface.) Then, in the app::
 
     from evidex.graphs.phoenix import enable_phoenix
     enable_phoenix()                                   # or enable_phoenix("http://127.0.0.1:6006/v1/traces")
     graph.invoke(...)                                  # spans appear in Phoenix, project "evidex"
 
-Spans are dropped (with an exporter warning) when no collector is listening; nothing else changes.
+``python -m graphs.run`` exports when ``tracing.phoenix_endpoint`` (or ``EVIDEX_PHOENIX_ENDPOINT``) is set, into the
+project ``evidex``. When nothing listens there, it says so in one line and exports nothing, so a run without a
+Phoenix server is as quick and quiet as one without the setting.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:6006/v1/traces"
+PROJECT = "evidex"
 INSTALL_HINT = 'pip install -e ".[phoenix]"  (arize-phoenix-otel==0.17.2 openinference-instrumentation-langchain==0.1.80)'
 
 _lock = threading.Lock()
@@ -67,7 +70,7 @@ def resolve_endpoint(endpoint: str | None = None) -> str:
     return url
 
 
-def enable_phoenix(endpoint: str | None = None, *, project_name: str = "evidex", batch: bool = True,
+def enable_phoenix(endpoint: str | None = None, *, project_name: str = PROJECT, batch: bool = True,
                    set_global_tracer_provider: bool = False):
     """Instrument LangChain (hence every graph) to export OpenInference spans to Phoenix; returns the
     OpenTelemetry ``TracerProvider``. Calling it again with the same endpoint is a no-op; a new endpoint
@@ -118,12 +121,103 @@ def _disable_locked() -> None:
     _state.clear()
 
 
+def collector_listening(url: str, timeout_s: float = 0.5) -> bool:
+    """Whether something accepts connections at the collector's host and port (a TCP connect, no request)."""
+    import socket
+
+    parsed = urlparse(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
 def maybe_enable_phoenix(config) -> Any | None:
     """Enable Phoenix when the config asks for it (``tracing.phoenix_endpoint``) or ``EVIDEX_PHOENIX_ENDPOINT`` is
-    set; returns the provider or None. Works before the config field exists (then only the env var counts)."""
+    set; returns the provider, or None. With no collector listening it prints one line and exports nothing: an
+    exporter aimed at nothing logs errors and holds the process for seconds at exit."""
+    import sys
+
     tracing = getattr(config, "tracing", None)
     endpoint = getattr(tracing, "phoenix_endpoint", None) or os.environ.get("EVIDEX_PHOENIX_ENDPOINT")
     if not endpoint:
         return None
-    name = getattr(config, "name", None)
-    return enable_phoenix(endpoint, project_name=f"evidex-{name}" if name else "evidex")
+    url = resolve_endpoint(endpoint)
+    if not collector_listening(url):
+        print(f"phoenix: nothing listens at {url}; spans are not exported (start it: python -m "
+              "evidex.graphs.phoenix serve)", file=sys.stderr, flush=True)
+        return None
+    provider = enable_phoenix(url, project_name=PROJECT)
+    import atexit
+
+    atexit.register(_flush_quickly)
+    return provider
+
+
+def _flush_quickly() -> None:
+    """At exit: one short flush; a collector that went away must not hold the process."""
+    try:
+        flush_phoenix(timeout_ms=1_000)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+# -- a Phoenix server on loopback ------------------------------------------------------------------------------
+# Phoenix 20 binds its gRPC collector on [::] with no setting to change it; this bootstrap runs in Phoenix's own
+# venv and points both grpc bind calls at the host asked for before Phoenix starts.
+_BOOTSTRAP = """
+import sys
+import grpc.aio._server as _s
+_host = sys.argv[1]
+for _name in ("add_insecure_port", "add_secure_port"):
+    _orig = getattr(_s.Server, _name)
+    def _bound(self, address, *args, _orig=_orig):
+        return _orig(self, address.replace("[::]", _host, 1), *args)
+    setattr(_s.Server, _name, _bound)
+sys.argv = ["phoenix", "serve"]
+from phoenix.server.main import main
+main()
+"""
+
+
+def serve_command(phoenix_python: str, host: str = "127.0.0.1") -> list[str]:
+    return [phoenix_python, "-c", _BOOTSTRAP, host]
+
+
+def serve_env(host: str = "127.0.0.1", port: int = 6006, grpc_port: int = 4317) -> dict[str, str]:
+    from evidex.tools.settings import get_settings
+
+    return {**os.environ, "PHOENIX_HOST": host, "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(grpc_port),
+            "PHOENIX_WORKING_DIR": str(get_settings().cache_dir / "phoenix"), "PHOENIX_TELEMETRY_ENABLED": "false",
+            "PHOENIX_ALLOW_EXTERNAL_RESOURCES": "false"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import subprocess
+
+    p = argparse.ArgumentParser(prog="python -m evidex.graphs.phoenix",
+                                description="Start a Phoenix server bound to loopback only (UI, OTLP/HTTP, OTLP/gRPC).")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run Phoenix from its own venv on 127.0.0.1")
+    s.add_argument("--phoenix-python", default=os.path.expanduser("~/.venvs/phoenix/bin/python"),
+                   help="the python of the venv holding arize-phoenix (default: ~/.venvs/phoenix/bin/python)")
+    s.add_argument("--port", type=int, default=6006, help="UI and OTLP/HTTP port (default 6006)")
+    s.add_argument("--grpc-port", type=int, default=4317, help="OTLP/gRPC port (default 4317)")
+    args = p.parse_args(argv)
+    if not os.path.isfile(args.phoenix_python):
+        p.error(f"{args.phoenix_python} not found: python -m venv ~/.venvs/phoenix && "
+                "~/.venvs/phoenix/bin/pip install arize-phoenix==20.26.1")
+    print(f"Phoenix on http://127.0.0.1:{args.port} (OTLP/gRPC 127.0.0.1:{args.grpc_port}); Ctrl-C stops it",
+          flush=True)
+    try:
+        return subprocess.call(serve_command(args.phoenix_python),  # noqa: S603 - fixed arguments, no shell
+                               env=serve_env(port=args.port, grpc_port=args.grpc_port))
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

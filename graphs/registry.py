@@ -64,6 +64,7 @@ class Resources:
     llm: Any = None
     embedder: Any = None
     index: Any = None
+    defer_model: bool = False  # build the chat model on first use, not with the graph (a graph shown, not run)
 
 
 def _no_tags(item: RunItem) -> list[str]:

@@ -23,6 +23,8 @@ from evidex.graphs.trace_tree import (ERROR_MARK, OK_MARK, TraceError, TraceItem
                                       first_line, fmt_latency, is_run_dir, latency_s, latest_run, list_runs,
                                       load_items, load_trace, parse_time, run_info, tokens_of, walk)
 from evidex.tools.cli_help import plain_help
+from evidex.tools.safe_text import terminal_text as _escape
+from evidex.tools.safe_text import visible_controls
 
 RUN_TYPE_STYLE = {"chain": "cyan", "llm": "magenta", "chat_model": "magenta", "tool": "yellow",
                   "retriever": "green", "prompt": "blue", "parser": "blue", "embedding": "green"}
@@ -42,14 +44,14 @@ def node_label(node: dict[str, Any]):
     label = Text()
     if node.get("error"):
         label.append(f"{ERROR_MARK} ", style="bold red")
-    label.append(str(node.get("name", "?")), style="bold red" if node.get("error") else "bold")
+    label.append(visible_controls(node.get("name", "?")), style="bold red" if node.get("error") else "bold")
     label.append(f"  {rt}", style=RUN_TYPE_STYLE.get(rt, "white"))
     label.append(f"  {fmt_latency(latency_s(node))}", style="dim")
     p, c = tokens_of(node)
     if p or c:
         label.append(f"  {p}→{c} tok", style="dim")
     if node.get("error"):
-        label.append(f"  {first_line(node['error'])}", style="red")
+        label.append(f"  {visible_controls(first_line(node['error']))}", style="red")
     return label
 
 
@@ -81,11 +83,6 @@ def build_rich_tree(tree: dict[str, Any], *, max_depth: int | None = None, show_
     return root
 
 
-def _escape(text: str) -> str:
-    from rich.markup import escape
-    return escape(text)
-
-
 def print_runs(console, runs_dir: Path) -> None:
     from rich.table import Table
 
@@ -99,7 +96,8 @@ def print_runs(console, runs_dir: Path) -> None:
     for path in runs:
         info = run_info(path)
         errs = info.get("n_errors")
-        table.add_row(path.name, str(info.get("task", "")), str(info.get("model", "")), str(info.get("status", "")),
+        table.add_row(_escape(path.name), _escape(info.get("task", "")), _escape(info.get("model", "")),
+                      _escape(info.get("status", "")),
                       str(info.get("n_items", "")), f"[red]{errs}[/red]" if errs else str(errs if errs is not None else ""))
     console.print(table)
     console.print(f"[dim]Show one: python -m graphs.trace {runs[-1]}  (or --last)[/dim]")
@@ -109,7 +107,7 @@ def print_items(console, run_dir: Path, items: list[TraceItem]) -> None:
     from rich.table import Table
 
     info = run_info(run_dir)
-    table = Table(title=f"{run_dir.name} · task {info.get('task', '?')} · model {info.get('model', '?')}",
+    table = Table(title=_escape(f"{run_dir.name} · task {info.get('task', '?')} · model {info.get('model', '?')}"),
                   title_justify="left")
     for col in ("", "item", "tags", "latency", "tokens", "nodes", "llm", "error"):
         table.add_column(col, justify="right" if col in ("latency", "tokens", "nodes", "llm") else "left",
@@ -121,7 +119,7 @@ def print_items(console, run_dir: Path, items: list[TraceItem]) -> None:
         tok = it.row.get("tokens") or ({"prompt": tree.get("prompt_tokens", 0),
                                          "completion": tree.get("completion_tokens", 0)} if tree else {})
         mark = f"[bold red]{ERROR_MARK}[/bold red]" if it.error else f"[green]{OK_MARK}[/green]"
-        table.add_row(mark, it.id, ",".join(it.row.get("tags", [])), fmt_latency(lat),
+        table.add_row(mark, _escape(it.id), _escape(",".join(it.row.get("tags", []))), fmt_latency(lat),
                       f"{tok.get('prompt', 0)}→{tok.get('completion', 0)}" if tok else "",
                       str(n) if tree else "[dim]no trace[/dim]", str(llm) if tree else "",
                       f"[red]{_escape(first_line(it.error, 90))}[/red]" if it.error else "")
@@ -134,7 +132,7 @@ def print_items(console, run_dir: Path, items: list[TraceItem]) -> None:
 def print_item(console, item: TraceItem, *, max_depth: int | None = None, show_io: bool = False) -> None:
     tree = item.tree
     if tree is None:
-        console.print(f"[yellow]Item {item.id} has no trace file[/yellow]"
+        console.print(f"[yellow]Item {_escape(item.id)} has no trace file[/yellow]"
                       + (f" — error: [red]{_escape(item.error)}[/red]" if item.error else
                          " (tracing was off for this run?)"))
         return

@@ -11,12 +11,13 @@ and error text; "errors only" keeps failed nodes and their ancestors.
 """
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from evidex.tools.safe_text import csp_meta, html_text
 
 MAX_PANEL_CHARS = 150_000  # per inputs/outputs panel; the rest is cut with a note (the JSON file has it all)
 _ROLE_LINE = re.compile(r"^(System|Human|AI|Assistant|Tool|Function|Developer|Chat): ", re.M)
@@ -27,7 +28,7 @@ _JSON_KEY = re.compile(r'^(\s*)(&quot;(?:[^&]|&(?!quot;))*?&quot;)(: )', re.M)
 
 
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html_text(value)
 
 
 # -- values -------------------------------------------------------------------------------------------------
@@ -276,7 +277,7 @@ def render_trace_html(items: list, info: dict[str, Any] | None = None, title: st
         body = '<p class="none">No items in this run yet.</p>'
     legend = "".join(f'<span class="badge rt-{rt}">{rt}</span>' for rt in ("chain", "llm", "tool", "retriever"))
     return _PAGE.format(title=esc(title), header=header, nav=nav, body=body, legend=legend, css=_CSS, js=_JS,
-                        n_items=len(items))
+                        n_items=len(items), csp=csp_meta(_JS))
 
 
 def write_trace_html(out: str | Path, items: list, info: dict[str, Any] | None = None,
@@ -439,7 +440,7 @@ _JS = r"""
 """
 
 _PAGE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<html lang="en"><head><meta charset="utf-8">{csp}<meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{title}</title><style>{css}</style></head>
 <body>
 <header><h1>evidex trace viewer</h1>{header}</header>

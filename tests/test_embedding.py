@@ -159,11 +159,11 @@ def test_langgraph_json_registers_every_task():
     assert spec["dependencies"] == ["."]
     assert set(spec["graphs"]) == set(task_table())
     studio = importlib.import_module("evidex.graphs.studio")
-    assert set(studio.task_names()) == set(spec["graphs"])
+    assert set(studio.TASKS) == set(spec["graphs"])
     for name, target in spec["graphs"].items():
-        path, attr = target.split(":")
-        assert (REPO / path).resolve() == Path(studio.__file__).resolve()
-        assert attr == name and callable(getattr(studio, attr))
+        module, attr = target.split(":")
+        assert module == "evidex.graphs.studio"  # module syntax: works for an app that only installed evidex
+        assert attr == name and callable(studio.__dict__[attr])  # the server reads the module's __dict__
 
 
 def test_studio_factory_builds_from_config(tmp_path, monkeypatch):
@@ -177,7 +177,7 @@ def test_studio_factory_builds_from_config(tmp_path, monkeypatch):
                                                   {"text": "Both trials studied BRAF V600E melanoma", "ids": ["E1"]}]}]))
     monkeypatch.setattr(evidex.tools.embeddings, "get_embeddings", lambda *a, **k: FakeEmbedder())
     monkeypatch.setenv(studio.OVERRIDES_ENV, f"model.spec=scripted:{replies}; judge.strategy=llm")
-    g = studio.baseline()
+    g = studio.graph_for_task("baseline")
     assert g.name == "baseline" and g.get_input_jsonschema()["properties"].keys() == {"input"}
     pred = g.invoke({"input": claim_input("studio-1")})["prediction"]
     assert pred.kept_ids == ["E1", "E2"] and "[E2]" in pred.explanations["claim"]

@@ -5,6 +5,7 @@ caches are, which model file to use, and provider keys. Keys are ``SecretStr`` s
 """
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -16,10 +17,17 @@ def _default_cache_dir() -> Path:
     return Path.home() / ".cache" / "evidex"
 
 
+def user_env_file() -> Path:
+    """``~/.config/evidex/.env`` (or under ``XDG_CONFIG_HOME``): machine settings that hold in every folder. A
+    ``.env`` in the working folder, then the environment itself, override it."""
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "evidex" / ".env"
+
+
 class Settings(BaseSettings):
     """Machine settings. Every field can be set as ``EVIDEX_<NAME>`` (or the provider's usual name)."""
 
-    model_config = SettingsConfigDict(env_prefix="EVIDEX_", env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="EVIDEX_", env_file=(user_env_file(), ".env"), extra="ignore")
 
     data_dir: Path | None = Field(None, description="Folder holding the datasets (e.g. ../shared/data).")
     cache_dir: Path = Field(default_factory=_default_cache_dir, description="Downloads, models and indexes.")

@@ -42,9 +42,10 @@ class GraphDeps:
                               f"{self.gate.name!r} cannot (choose another gate.name, or judge.strategy=llm)")
 
 
-def make_deps(config: ClaimTaskConfig, llm: BaseChatModel | None = None, embedder=None, index=None) -> GraphDeps:
+def make_deps(config: ClaimTaskConfig, llm: BaseChatModel | None = None, embedder=None, index=None, *,
+              eager_model: bool = True) -> GraphDeps:
     """Deps for ``config``; a graph that calls the model (:attr:`ClaimTaskConfig.uses_model`) gets it built now, so a
-    bad model spec fails here rather than on the first item."""
+    bad model spec fails here rather than on the first item (``eager_model=False``: on first use)."""
     from evidex.agents.gates import make_gate
     from evidex.tools.embeddings import get_embeddings
 
@@ -55,6 +56,6 @@ def make_deps(config: ClaimTaskConfig, llm: BaseChatModel | None = None, embedde
     except (ValueError, GateUnsupported) as exc:
         raise ConfigError(str(exc)) from None
     deps = GraphDeps(config=config, gate=gate, embedder=embedder, _llm=llm)
-    if config.uses_model:
+    if config.uses_model and eager_model:
         deps.llm  # noqa: B018 - build it now
     return deps

@@ -36,7 +36,7 @@ def build_claim_graph(cfg: ClaimTaskConfig, resources: Resources | None = None):
     from evidex.graphs.claims.deps import make_deps
 
     res = resources or Resources()
-    deps = make_deps(cfg, llm=res.llm, embedder=res.embedder, index=res.index)
+    deps = make_deps(cfg, llm=res.llm, embedder=res.embedder, index=res.index, eager_model=not res.defer_model)
     if cfg.graph == "selection":
         from evidex.graphs.claims.selection import build_selection
         return build_selection(deps)

@@ -1,0 +1,173 @@
+"""evidex installed like a library: the wheel, in a fresh venv, used from an app folder that has its own ``tools.py``,
+``agents/`` and ``graphs.py`` (a common LangChain app layout).
+
+The fresh venv gets the wheel and nothing else of the checkout; its third-party dependencies come from this
+test's venv through a plain path entry (no editable finder, no ``.pth`` of the checkout is processed), so the
+check is about what the wheel ships and how it imports, in seconds rather than a full dependency install."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import venv
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, require_task_data
+
+APP = '''
+import json, sys
+from pathlib import Path
+
+import agents, graphs, tools                                   # the app's own modules come first
+assert tools.APP == "tools" and agents.APP == "agents" and graphs.APP == "graphs"
+
+import evidex.graphs
+from evidex.agents.prompts import load_prompt
+from evidex.graphs import build_graph, config_for_task, task_table
+from evidex.graphs.runner import run_task
+from evidex.tools.claim_data import load_task
+from evidex.tools.claims import ClaimInput, ClaimPrediction
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel
+
+GATE_ONLY = ["dataset.limit=1", "steps.write=false", "judge.llm_stance=false", "tracing.enabled=false"]
+cfg = config_for_task("mixed", GATE_ONLY)
+run_dir = run_task(cfg, out_dir=Path("runs"), progress=False)
+row = json.loads((run_dir / "results.jsonl").read_text().splitlines()[0])
+
+
+class AppState(BaseModel):                                      # the app's own graph, evidex as one node of it
+    input: ClaimInput
+    prediction: ClaimPrediction | None = None
+    note: str = ""
+
+
+app = StateGraph(AppState)
+app.add_node("explain", build_graph(cfg))
+app.add_node("note", lambda s: {"note": f"kept {len(s.prediction.kept_ids)} items"})
+app.add_edge(START, "explain")
+app.add_edge("explain", "note")
+app.add_edge("note", END)
+item = load_task("mixed", limit=1)[0]
+out = app.compile().invoke({"input": item.input})
+
+print(json.dumps({"evidex_file": evidex.graphs.__file__, "tasks": sorted(task_table()),
+                  "prompt": load_prompt("system")[:40], "run_error": row["error"],
+                  "run_kept": row["prediction"]["kept_ids"], "run_model": json.loads((run_dir / "run.json").read_text())["model"],
+                  "note": out["note"], "subgraph_kept": out["prediction"].kept_ids}))
+'''
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory):
+    """(venv python, venv bin) of a fresh venv holding only the built wheel."""
+    root = tmp_path_factory.mktemp("install")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(root / "dist"), str(REPO)], check=True, capture_output=True, timeout=300)
+    (wheel,) = (root / "dist").glob("evidex-*.whl")
+    env_dir = root / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
+                   capture_output=True, timeout=300)
+    purelib = Path(subprocess.check_output([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                           text=True).strip())
+    (purelib / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python, env_dir / "bin", wheel
+
+
+@pytest.fixture
+def app_dir(tmp_path):
+    (tmp_path / "tools.py").write_text('APP = "tools"\n')
+    (tmp_path / "graphs.py").write_text('APP = "graphs"\n')
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text('APP = "agents"\n')
+    (tmp_path / "app.py").write_text(textwrap.dedent(APP))
+    return tmp_path
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVIDEX_CONFIG_DIR", "EVIDEX_PROMPT_DIR",
+                                                                     "PYTHONPATH", "VIRTUAL_ENV"))}
+    env["EVIDEX_CACHE_DIR"] = os.environ.get("EVIDEX_CACHE_DIR", str(Path.home() / ".cache" / "evidex"))
+    env["EVIDEX_RUNS_DIR"] = str(tmp_path / "runs")
+    return env
+
+
+def test_the_wheel_ships_configs_and_prompts_under_one_namespace(fresh):
+    import zipfile
+
+    _, _, wheel = fresh
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names if not n.startswith("evidex-")}
+    assert top == {"evidex"}  # nothing named tools, agents, graphs or evaluators at the top
+    assert "evidex/configs/civic/mixed.yaml" in names and "evidex/configs/_base.yaml" in names
+    assert "evidex/configs/r4c/r4c.yaml" in names and "evidex/configs/ingest/default.yaml" in names
+    assert "evidex/prompts/write_explanation.txt" in names
+    assert "evidex/agents/civic/gate.py" in names and "evidex/graphs/families/civic.py" in names
+
+
+def test_an_app_with_its_own_tools_agents_and_graphs_uses_the_installed_library(fresh, app_dir):
+    require_task_data("mixed")
+    python, _, _ = fresh
+    proc = subprocess.run([str(python), "app.py"], cwd=app_dir, env=_env(app_dir), capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "site-packages" in out["evidex_file"] and str(REPO) not in out["evidex_file"]
+    assert out["tasks"] == sorted(["assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection",
+                                   "wrong_claim", "wrong_evidence"])
+    assert out["prompt"]  # prompts found with no environment variable
+    assert out["run_error"] is None and out["run_kept"] and out["run_model"] == "none (model-free)"
+    assert out["subgraph_kept"] == out["run_kept"] and out["note"] == f"kept {len(out['run_kept'])} items"
+
+
+def test_the_console_script_works_from_any_folder(fresh, app_dir):
+    _, bin_dir, _ = fresh
+    proc = subprocess.run([str(bin_dir / "evidex"), "--list"], cwd=app_dir, env=_env(app_dir), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "civic:" in proc.stdout and "  mixed" in proc.stdout and "r4c:" in proc.stdout
+    module = subprocess.run([str(bin_dir / "python"), "-m", "evidex.graphs.run", "--list"], cwd=app_dir,
+                            env=_env(app_dir), capture_output=True, text=True, timeout=120)
+    assert module.returncode == 0 and module.stdout == proc.stdout
+
+
+def test_an_apps_langgraph_json_serves_the_installed_graphs(fresh, app_dir):
+    """An app's own langgraph.json names evidex's factories by module; the server runs them from the wheel."""
+    import asyncio
+
+    from test_langgraph_server import start_server, stop_server
+
+    require_task_data("mixed")
+    python, _, _ = fresh
+    (app_dir / "langgraph.json").write_text(json.dumps({"python_version": "3.11", "dependencies": ["."], "graphs": {
+        "explain": "evidex.graphs.studio:mixed", "r4c": "evidex.graphs.studio:r4c"}}))
+    env = _env(app_dir) | {"LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+    proc, url, log = start_server(app_dir / "langgraph.json", app_dir, env, app_dir, python=str(python))
+
+    async def run() -> dict:
+        from langgraph_sdk import get_client
+
+        from evidex.tools.claim_data import load_task
+
+        client = get_client(url=url)
+        ids = {a["graph_id"]: a["assistant_id"] for a in await client.assistants.search()}
+        thread = await client.threads.create()
+        item = load_task("mixed", limit=1)[0]
+        out = await client.runs.wait(thread["thread_id"], ids["explain"], input={"input": item.input.model_dump()},
+                                     config={"configurable": {"steps": {"write": False, "verify": False},
+                                                              "judge": {"llm_stance": False}}})
+        return {"graphs": sorted(ids), "prediction": out["prediction"]}
+
+    try:
+        out = asyncio.run(run())
+    finally:
+        stop_server(proc)
+    assert "BlockingError" not in log.read_text()
+    assert out["graphs"] == ["explain", "r4c"] and out["prediction"]["kept_ids"]
