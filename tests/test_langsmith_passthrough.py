@@ -215,3 +215,62 @@ def test_phoenix_exports_spans(kit, tmp_path):
     assert posts, f"no OTLP export; saw {[(m, p) for m, p, _, _ in server.captured]}"
     body = b"".join(posts)
     assert b"judge_given" in body and b"evidex-test" in body
+
+
+def _gate_only_run(tmp_path, extra: list[str], env: dict[str, str]) -> tuple[float, str]:
+    """Wall time and stderr of a one-item gate-only ``python -m graphs.run``."""
+    import subprocess
+    import sys
+    import time
+
+    cmd = [sys.executable, "-m", "evidex.graphs.run", "--task", "mixed", "--limit", "1", "--no-progress",
+           "--set", "steps.write=false", "--set", "judge.llm_stance=false", "--out", str(tmp_path), *extra]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return time.perf_counter() - start, proc.stderr
+
+
+def test_a_run_with_no_phoenix_listening_says_so_once_and_exits_promptly(tmp_path):
+    """Phoenix set but nothing listening: one line, nothing exported, and the run ends as quickly as without it
+    (before: 6 warnings, 2 exporter errors and 8-13 s more at exit)."""
+    import os
+    import socket
+
+    from conftest import require_task_data
+
+    require_task_data("mixed")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "EVIDEX_PHOENIX_ENDPOINT"}
+    plain, _ = _gate_only_run(tmp_path / "a", [], env)
+    with_endpoint, err = _gate_only_run(tmp_path / "b", ["--set", f"tracing.phoenix_endpoint=http://127.0.0.1:{port}"],
+                                        env)
+    lines = [ln for ln in err.splitlines() if "phoenix" in ln.lower() or "export" in ln.lower()]
+    assert len(lines) == 1 and f"nothing listens at http://127.0.0.1:{port}/v1/traces" in lines[0], err
+    assert with_endpoint - plain < 1.0, (plain, with_endpoint)
+
+
+def test_a_run_exports_to_the_documented_project(kit, tmp_path):
+    """With a collector listening, graphs.run's spans go to project "evidex" (as the docs say)."""
+    pytest.importorskip("phoenix.otel", reason="optional extra not installed: pip install -e .[phoenix]")
+    from evidex.graphs.phoenix import PROJECT, disable_phoenix, flush_phoenix, maybe_enable_phoenix
+    from evidex.graphs.tasks import config_for_task
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Capture)
+    server.captured = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        cfg = config_for_task("baseline", [f"tracing.phoenix_endpoint=http://127.0.0.1:{server.server_address[1]}"])
+        assert maybe_enable_phoenix(cfg) is not None
+        from langchain_core.runnables import RunnableLambda
+
+        RunnableLambda(lambda x: x).invoke(1, config={"run_name": "probe"})
+        assert flush_phoenix()
+    finally:
+        disable_phoenix()
+        server.shutdown()
+        server.server_close()
+    body = b"".join(b for m, p, _, b in server.captured if m == "POST" and p == "/v1/traces")
+    assert PROJECT == "evidex" and b"probe" in body and b"evidex" in body
