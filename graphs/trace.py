@@ -125,7 +125,7 @@ def print_items(console, run_dir: Path, items: list[TraceItem]) -> None:
                       f"[red]{_escape(first_line(it.error, 90))}[/red]" if it.error else "")
     console.print(table)
     if items:
-        console.print(f"[dim]Tree of one item: python -m graphs.trace {run_dir} --item {items[0].id}   "
+        console.print(f"[dim]Tree of one item: python -m graphs.trace {_escape(run_dir)} --item {_escape(items[0].id)}   "
                       f"HTML: --html trace.html[/dim]")
 
 

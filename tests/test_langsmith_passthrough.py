@@ -218,22 +218,28 @@ def test_phoenix_exports_spans(kit, tmp_path):
 
 
 def _gate_only_run(tmp_path, extra: list[str], env: dict[str, str]) -> tuple[float, str]:
-    """Wall time and stderr of a one-item gate-only ``python -m graphs.run``."""
+    """(seconds from the run's last printed line to the process's exit, stderr) of a one-item gate-only
+    ``python -m graphs.run``: what an exporter aimed at nothing used to add."""
     import subprocess
     import sys
     import time
 
     cmd = [sys.executable, "-m", "evidex.graphs.run", "--task", "mixed", "--limit", "1", "--no-progress",
            "--set", "steps.write=false", "--set", "judge.llm_stance=false", "--out", str(tmp_path), *extra]
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return time.perf_counter() - start, proc.stderr
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    last_line = time.monotonic()
+    for _ in proc.stdout:  # the summary is the last thing a run prints
+        last_line = time.monotonic()
+    proc.wait(timeout=300)
+    lag = time.monotonic() - last_line
+    err = proc.stderr.read()
+    assert proc.returncode == 0, err[-2000:]
+    return lag, err
 
 
 def test_a_run_with_no_phoenix_listening_says_so_once_and_exits_promptly(tmp_path):
-    """Phoenix set but nothing listening: one line, nothing exported, and the run ends as quickly as without it
-    (before: 6 warnings, 2 exporter errors and 8-13 s more at exit)."""
+    """Phoenix set but nothing listening: one line, nothing exported, and the process ends within a second of the
+    run's last line, as without the setting (before: 6 warnings, 2 exporter errors and 8-13 s more at exit)."""
     import os
     import socket
 
@@ -245,11 +251,10 @@ def test_a_run_with_no_phoenix_listening_says_so_once_and_exits_promptly(tmp_pat
         port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if k != "EVIDEX_PHOENIX_ENDPOINT"}
     plain, _ = _gate_only_run(tmp_path / "a", [], env)
-    with_endpoint, err = _gate_only_run(tmp_path / "b", ["--set", f"tracing.phoenix_endpoint=http://127.0.0.1:{port}"],
-                                        env)
+    lag, err = _gate_only_run(tmp_path / "b", ["--set", f"tracing.phoenix_endpoint=http://127.0.0.1:{port}"], env)
     lines = [ln for ln in err.splitlines() if "phoenix" in ln.lower() or "export" in ln.lower()]
     assert len(lines) == 1 and f"nothing listens at http://127.0.0.1:{port}/v1/traces" in lines[0], err
-    assert with_endpoint - plain < 1.0, (plain, with_endpoint)
+    assert lag < 1.0 or lag - plain < 0.5, (plain, lag)  # a busy machine may slow both teardowns alike
 
 
 def test_a_run_exports_to_the_documented_project(kit, tmp_path):

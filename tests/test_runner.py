@@ -385,7 +385,7 @@ def test_a_bad_model_spec_fails_before_the_run_folder_exists(tmp_path, kit, use_
 
 def test_a_model_free_run_never_builds_the_model(tmp_path, kit, embedder, kb_index, monkeypatch):
     """Gate-only (no writer, no model stance): the configured model is never built, so a spec that cannot be
-    built does not matter, and run.json says no model was used."""
+    built does not matter, and every file of the run says no model was used."""
     import evidex.agents.models
 
     kit.require_task_data("mixed")
@@ -401,6 +401,11 @@ def test_a_model_free_run_never_builds_the_model(tmp_path, kit, embedder, kb_ind
     rows = lines(run_dir / "results.jsonl")
     assert len(rows) == 2 and all(r["error"] is None for r in rows)
     assert json.loads((run_dir / "run.json").read_text())["model"] == "none (model-free)"
+    assert json.loads((run_dir / "metrics.json").read_text())["model"] == "none (model-free)"
+    assert "model none (model-free)" in (run_dir / "report.md").read_text()
+    html = (run_dir / "report.html").read_text()
+    header = html.split("<main>", 1)[0]  # the run's facts; the resolved config below still names the spec
+    assert "none (model-free)" in header and "scripted" not in header
 
 
 @pytest.mark.parametrize("sets, expected", [
