@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, require_task_data
+REPO = Path(__file__).resolve().parents[1]
 
 APP = '''
 import json, sys
@@ -112,8 +112,8 @@ def test_the_wheel_ships_configs_and_prompts_under_one_namespace(fresh):
     assert "evidex/agents/civic/gate.py" in names and "evidex/graphs/families/civic.py" in names
 
 
-def test_an_app_with_its_own_tools_agents_and_graphs_uses_the_installed_library(fresh, app_dir):
-    require_task_data("mixed")
+def test_an_app_with_its_own_tools_agents_and_graphs_uses_the_installed_library(fresh, app_dir, kit):
+    kit.require_task_data("mixed")
     python, _, _ = fresh
     proc = subprocess.run([str(python), "app.py"], cwd=app_dir, env=_env(app_dir), capture_output=True, text=True,
                           timeout=600)
@@ -138,13 +138,13 @@ def test_the_console_script_works_from_any_folder(fresh, app_dir):
     assert module.returncode == 0 and module.stdout == proc.stdout
 
 
-def test_an_apps_langgraph_json_serves_the_installed_graphs(fresh, app_dir):
+def test_an_apps_langgraph_json_serves_the_installed_graphs(fresh, app_dir, kit):
     """An app's own langgraph.json names evidex's factories by module; the server runs them from the wheel."""
     import asyncio
 
-    from test_langgraph_server import start_server, stop_server
+    from test_langgraph_server import start_server, stop_server  # the same server harness
 
-    require_task_data("mixed")
+    kit.require_task_data("mixed")
     python, _, _ = fresh
     (app_dir / "langgraph.json").write_text(json.dumps({"python_version": "3.11", "dependencies": ["."], "graphs": {
         "explain": "evidex.graphs.studio:mixed", "r4c": "evidex.graphs.studio:r4c"}}))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, require_task_data
+REPO = Path(__file__).resolve().parents[1]
 
 EVIDENCE = [{"id": "E1", "text": "Vemurafenib improved response rates in BRAF V600E melanoma in a phase 3 trial."},
             {"id": "E2", "text": "BRAF V600E melanoma patients treated with vemurafenib had longer survival."}]
@@ -112,8 +112,8 @@ async def exercise(url: str, replies: Path) -> dict:
     return out
 
 
-def test_langgraph_dev_serves_every_graph_with_per_run_settings(tmp_path):
-    require_task_data("mixed")
+def test_langgraph_dev_serves_every_graph_with_per_run_settings(tmp_path, kit):
+    kit.require_task_data("mixed")
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps(REPLIES))
     proc, url, log = start_server(REPO / "langgraph.json", REPO, server_env(tmp_path), tmp_path)

@@ -237,15 +237,13 @@ def _gate_only_run(tmp_path, extra: list[str], env: dict[str, str]) -> tuple[flo
     return lag, err
 
 
-def test_a_run_with_no_phoenix_listening_says_so_once_and_exits_promptly(tmp_path):
+def test_a_run_with_no_phoenix_listening_says_so_once_and_exits_promptly(tmp_path, kit):
     """Phoenix set but nothing listening: one line, nothing exported, and the process ends within a second of the
     run's last line, as without the setting (before: 6 warnings, 2 exporter errors and 8-13 s more at exit)."""
     import os
     import socket
 
-    from conftest import require_task_data
-
-    require_task_data("mixed")
+    kit.require_task_data("mixed")
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
