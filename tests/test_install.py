@@ -99,6 +99,18 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def test_every_package_folder_is_listed_in_pyproject():
+    """setuptools ships only the packages pyproject.toml lists (the folders map into the evidex namespace)."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"evidex." + ".".join(p.parent.relative_to(REPO).parts)
+             for top in ("tools", "agents", "graphs", "evaluators") for p in (REPO / top).rglob("__init__.py")}
+    found |= {"evidex." + ".".join(p.relative_to(REPO).parts) for p in (REPO / "configs").rglob("*") if p.is_dir()}
+    found |= {"evidex.configs", "evidex.prompts"}
+    assert found == listed, (found - listed, listed - found)
+
+
 def test_the_wheel_ships_configs_and_prompts_under_one_namespace(fresh):
     import zipfile
 

@@ -1,0 +1,122 @@
+"""The NeuSym policy: one JSON-schema-constrained action per turn over a paper store.
+
+The local model cannot emit native tool calls (it prints them as markdown), so each turn it writes one object of
+a discriminated union, decoded under the schema's grammar:
+
+==================  ============================================================================================
+``sql``             RetrieveFromDatabase: one read-only DuckDB SELECT over the multiview tables
+``search``          RetrieveFromVectorstore: dense / bm25 / hybrid search over one encoded (table, column), with
+                    a filter (pdf_id, page_number, ...)
+``calculate``       CalculateExpr: exact arithmetic (never ``eval``)
+``view_image``      ViewImage: a page region's caption and text (or the image, for multimodal models)
+``answer``          GenerateAnswer: the final answer, in the question's format, with the citations it rests on
+==================  ============================================================================================
+
+A reply that does not fit the schema after one repair becomes an ``[Error]`` observation for the next turn, not a
+crash (:func:`next_action`).
+"""
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from evidex.agents.prompts import load_prompt, render
+from evidex.agents.structured import StructuredOutputError, call_structured
+
+ActionName = Literal["sql", "search", "calculate", "view_image", "answer"]
+ALL_ACTIONS: tuple[ActionName, ...] = ("sql", "search", "calculate", "view_image", "answer")
+
+
+class _Action(BaseModel):
+    thought: str = Field("", max_length=300, description="Why this step, in one sentence.")
+
+
+class RetrieveFromDatabase(_Action):
+    action: Literal["sql"] = "sql"
+    sql: str = Field(max_length=2000, description="One SELECT statement.")
+
+
+class RetrieveFromVectorstore(_Action):
+    action: Literal["search"] = "search"
+    query: str = Field(max_length=500)
+    table: str = Field(max_length=40)
+    column: str = Field(max_length=60)
+    filter: str | None = Field(None, max_length=500, description="e.g. pdf_id == '<uuid>' and page_number <= 3")
+    limit: int = Field(5, ge=1, le=20)
+    mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+
+
+class CalculateExpr(_Action):
+    action: Literal["calculate"] = "calculate"
+    expression: str = Field(max_length=500)
+
+
+class ViewImage(_Action):
+    action: Literal["view_image"] = "view_image"
+    paper_id: str = Field(max_length=64)
+    page_number: int = Field(ge=1, le=10_000)
+    bounding_box: list[float] = Field(default_factory=list, max_length=4)
+
+
+class Citation(BaseModel):
+    pdf_id: str = Field(max_length=64)
+    page_number: int = Field(ge=1, le=10_000)
+    source: str = Field("", max_length=80, description="table.primary_key the fact came from, when known")
+
+
+class GenerateAnswer(_Action):
+    action: Literal["answer"] = "answer"
+    answer: str = Field(max_length=2000, description="Exactly in the requested answer format.")
+    citations: list[Citation] = Field(default_factory=list, max_length=10)
+
+
+AnyAction = Union[RetrieveFromDatabase, RetrieveFromVectorstore, CalculateExpr, ViewImage, GenerateAnswer]
+_ACTION_CLASSES = {"sql": RetrieveFromDatabase, "search": RetrieveFromVectorstore, "calculate": CalculateExpr,
+                   "view_image": ViewImage, "answer": GenerateAnswer}
+
+
+def turn_schema(actions: tuple[ActionName, ...] = ALL_ACTIONS) -> type[BaseModel]:
+    """The schema of one turn restricted to ``actions`` (ablations drop sql or search; answer is always there)."""
+    from pydantic import create_model
+
+    classes = tuple(_ACTION_CLASSES[a] for a in dict.fromkeys((*actions, "answer")))
+    step = classes[0] if len(classes) == 1 else Annotated[Union[classes], Field(discriminator="action")]  # noqa: UP007
+    return create_model("AgentTurn", step=(step, ...))
+
+
+class ParseFailure(BaseModel):
+    """A turn whose reply could not be read as an action: shown to the model as an ``[Error]`` observation."""
+
+    action: Literal["invalid"] = "invalid"
+    error: str
+
+
+def task_prompt(question: str, answer_format: str, scope: str, schema: str, actions: tuple[ActionName, ...],
+                max_turns: int) -> list[BaseMessage]:
+    """The first turn: system prompt (actions, rules) and task (question, format, papers in scope, schema)."""
+    system = render("neusym_system", actions=", ".join(dict.fromkeys((*actions, "answer"))), max_turns=max_turns)
+    task = render("neusym_task", question=question, answer_format=answer_format, scope=scope, schema=schema)
+    return [SystemMessage(content=system), HumanMessage(content=task)]
+
+
+def history_messages(steps: list[tuple[str, str]], window: int) -> list[BaseMessage]:
+    """The last ``window`` (action JSON, observation) pairs as assistant/user messages; older turns are summarised
+    in one line so the prompt stays short and its prefix stable."""
+    out: list[BaseMessage] = []
+    if len(steps) > window:
+        out.append(HumanMessage(content=load_prompt("neusym_older_turns").format(n=len(steps) - window)))
+    for action_json, observation in steps[-window:]:
+        out += [AIMessage(content=action_json), HumanMessage(content=f"[Observation]:\n{observation}")]
+    return out
+
+
+def next_action(llm: BaseChatModel, messages: list[BaseMessage], actions: tuple[ActionName, ...] = ALL_ACTIONS,
+                *, max_tokens: int = 700) -> AnyAction | ParseFailure:
+    """The model's next action, or a :class:`ParseFailure` the loop shows it as an error observation."""
+    try:
+        return call_structured(llm, turn_schema(actions), messages, name="neusym_action", max_tokens=max_tokens).step
+    except StructuredOutputError as exc:
+        return ParseFailure(error=str(exc))

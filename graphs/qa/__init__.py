@@ -1,0 +1,1 @@
+"""Question-answering graphs over a paper store (the NeuSym agent; the baselines come next)."""

@@ -1,0 +1,165 @@
+"""The NeuSym agent as a LangGraph: decide -> act -> decide ... -> finalize.
+
+    decide    the model's next action (agents.neusym_policy): one JSON-schema-constrained object per turn
+    act       run it on the paper store (read-only SQL, search, calculator, image view); errors and unreadable
+              replies come back as observations, long observations are cut with a note
+    finalize  the answer with its citations checked against the store, or an explicit no-answer when the turns
+              ran out (never the last observation)
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, Field
+
+from evidex.agents.neusym_policy import (ALL_ACTIONS, ActionName, GenerateAnswer, ParseFailure, history_messages,
+                                         next_action, task_prompt)
+from evidex.agents.prompts import render
+from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
+
+
+class NeuSymSettings(BaseModel):
+    db: str | None = None
+    store_dir: str | None = None
+    actions: tuple[ActionName, ...] = ALL_ACTIONS
+    max_turns: int = Field(20, ge=1, le=100)
+    window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
+    observation_chars: int = Field(3000, ge=200, le=50_000)
+    max_tokens: int = Field(700, ge=64, le=8192)
+
+
+class NeuSymInput(BaseModel):
+    input: PaperQuestion
+
+
+class NeuSymOutput(BaseModel):
+    prediction: QAPrediction
+
+
+class NeuSymState(NeuSymInput):
+    steps: list[tuple[str, str]] = Field(default_factory=list)  # (action as JSON, observation)
+    actions: list[str] = Field(default_factory=list)
+    pending: dict[str, Any] | None = None  # the action decided and not yet run
+    answer: GenerateAnswer | None = None
+    prediction: QAPrediction | None = None
+
+
+def scope_line(q: PaperQuestion) -> str:
+    """Which papers the question is about, and the filter that keeps search on them."""
+    parts = []
+    if q.pdf_ids:
+        ids = ", ".join(f"'{p}'" for p in q.pdf_ids)
+        parts.append(f"pdf_id in [{ids}] (search filter: pdf_id in [{ids}]; SQL: paper_id / ref_paper_id)")
+    if q.conferences:
+        parts.append(f"conferences: {', '.join(q.conferences)} (SQL: metadata.conference_year)")
+    return "; ".join(parts) or "any paper in the database"
+
+
+def truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n... [cut: {len(text) - limit:,} more characters; ask a narrower query]"
+
+
+@dataclass
+class StoreTools:
+    """The agent's tools over one store, by action name (each returns an observation string, never raises)."""
+
+    db: str | None
+    store_dir: str | None
+    _tools: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        from evidex.tools.pdf_tools import make_pdf_tools
+
+        self._tools = {t.name: t for t in make_pdf_tools(self.db, self.store_dir)}
+
+    def run(self, action: dict[str, Any]) -> str:
+        name = action["action"]
+        args = {k: v for k, v in action.items() if k not in ("action", "thought")}
+        tool = self._tools["calculate" if name == "calculate" else name]
+        try:
+            out = tool.invoke(args)
+        except Exception as exc:  # noqa: BLE001 - a tool failure is an observation the model can react to
+            return f"[Error]: {type(exc).__name__}: {exc}"
+        return out if isinstance(out, str) else json.dumps(out, default=str)[:20_000]
+
+    def schema(self) -> str:
+        from evidex.tools.schema_prompt import schema_prompt
+
+        return schema_prompt(self.db, self.store_dir, comments=False)
+
+    def pages_exist(self, cites: list[tuple[str, int]]) -> dict[tuple[str, int], bool]:
+        from evidex.tools.store import connect_readonly, store_paths
+
+        con = connect_readonly(store_paths(self.db, Path(self.store_dir) if self.store_dir else None).db).cursor()
+        out = {}
+        for pdf_id, page in cites:
+            try:
+                n = con.execute("SELECT count(*) FROM pages WHERE CAST(ref_paper_id AS VARCHAR) = ? AND page_number = ?",
+                                [pdf_id, page]).fetchone()[0]
+            except Exception:  # noqa: BLE001 - a malformed id is simply not a page of the store
+                n = 0
+            out[(pdf_id, page)] = n > 0
+        return out
+
+
+def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None, name: str = "neusym"):
+    tools = tools or StoreTools(settings.db, settings.store_dir)
+    schema_text: list[str] = []  # read once, on the first question
+
+    def decide(state: NeuSymState) -> dict:
+        if not schema_text:
+            schema_text.append(tools.schema())
+        q = state.input
+        messages = task_prompt(q.question, q.answer_format, scope_line(q), schema_text[0], settings.actions,
+                               settings.max_turns) + history_messages(state.steps, settings.window)
+        action = next_action(llm, messages, settings.actions, max_tokens=settings.max_tokens)
+        if isinstance(action, GenerateAnswer):
+            return {"answer": action, "actions": state.actions + ["answer"], "pending": None}
+        return {"pending": action.model_dump(), "actions": state.actions + [action.action]}
+
+    def act(state: NeuSymState) -> dict:
+        action = state.pending or {}
+        if action.get("action") == "invalid":
+            observation = f"[Error]: your reply was not a valid action ({action['error']}). Reply with one JSON action."
+        else:
+            observation = truncate(tools.run(action), settings.observation_chars)
+        shown = json.dumps({k: v for k, v in action.items() if k != "error"}, ensure_ascii=False)
+        return {"steps": state.steps + [(shown, observation)], "pending": None}
+
+    def route(state: NeuSymState) -> str:
+        if state.answer is not None or len(state.actions) >= settings.max_turns:
+            return "finalize"
+        return "act"
+
+    def finalize(state: NeuSymState) -> dict:
+        q = state.input
+        if state.answer is None:
+            pred = QAPrediction(id=q.id, no_answer=render("neusym_turns_out", max_turns=settings.max_turns),
+                                turns=len(state.actions), actions=state.actions)
+            return {"prediction": pred}
+        cites = [(c.pdf_id, c.page_number) for c in state.answer.citations]
+        exists = tools.pages_exist(cites) if cites else {}
+        citations = [CitedPage(pdf_id=c.pdf_id, page_number=c.page_number, source=c.source,
+                               exists=exists.get((c.pdf_id, c.page_number), False)) for c in state.answer.citations]
+        pred = QAPrediction(id=q.id, answer=state.answer.answer, citations=citations, turns=len(state.actions),
+                            actions=state.actions)
+        return {"prediction": pred}
+
+    g = StateGraph(NeuSymState, input_schema=NeuSymInput, output_schema=NeuSymOutput)
+    g.add_node("decide", decide)
+    g.add_node("act", act)
+    g.add_node("finalize", finalize)
+    g.add_edge(START, "decide")
+    g.add_conditional_edges("decide", route, {"act": "act", "finalize": "finalize"})
+    g.add_edge("act", "decide")
+    g.add_edge("finalize", END)
+    return g.compile(name=name)
+
+
+__all__ = ["NeuSymSettings", "ParseFailure", "StoreTools", "build_neusym", "scope_line", "truncate"]

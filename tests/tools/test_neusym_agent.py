@@ -1,0 +1,102 @@
+"""The NeuSym agent loop with a scripted model over a real (synthetic-PDF) store: every action, tool errors as
+observations, malformed replies, citations checked against the store, and the turn limit's explicit no-answer."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def scripted(replies):
+    """A scripted model replying with ``replies`` in order (dicts become ``{"step": ...}`` JSON)."""
+    from evidex.agents.scripted import ScriptedChatModel
+
+    return ScriptedChatModel(responses=[r if isinstance(r, str) else json.dumps({"step": r}) for r in replies])
+
+
+@pytest.fixture(scope="module")
+def store(synthetic_store):
+    store_dir, report = synthetic_store
+    paper = next(f for f in report.files if f.status == "ingested")
+    return str(store_dir), paper.paper_id, paper.pages
+
+
+def graph_for(llm, store_dir, **settings):
+    from evidex.graphs.qa.neusym import NeuSymSettings, build_neusym
+
+    return build_neusym(llm, NeuSymSettings(store_dir=store_dir, **settings))
+
+
+def ask(graph, paper_id, question="How many pages does the paper have?"):
+    from evidex.tools.qa import PaperQuestion
+
+    q = PaperQuestion(id="q1", question=question, answer_format="An integer.", pdf_ids=[paper_id])
+    return graph.invoke({"input": q}, config={"recursion_limit": 100})["prediction"]
+
+
+def test_every_action_then_a_cited_answer(store):
+    from evidex.tools.calc import calc_observation
+
+    store_dir, paper_id, pages = store
+    llm = scripted([
+        {"action": "search", "thought": "find passages", "query": "tables", "table": "chunks",
+         "column": "text_content", "filter": f"pdf_id == '{paper_id}'", "limit": 3, "mode": "bm25"},
+        {"action": "sql", "thought": "count pages", "sql": f"SELECT num_pages FROM metadata WHERE paper_id = '{paper_id}'"},
+        {"action": "calculate", "thought": "check", "expression": f"{pages} * 1"},
+        {"action": "view_image", "thought": "look", "paper_id": paper_id, "page_number": 1, "bounding_box": []},
+        {"action": "answer", "thought": "done", "answer": str(pages),
+         "citations": [{"pdf_id": paper_id, "page_number": 1, "source": "metadata"},
+                       {"pdf_id": paper_id, "page_number": 999}]},
+    ])
+    pred = ask(graph_for(llm, store_dir), paper_id)
+    assert pred.answer == str(pages) and pred.no_answer is None
+    assert pred.actions == ["search", "sql", "calculate", "view_image", "answer"] and pred.turns == 5
+    assert [c.exists for c in pred.citations] == [True, False]  # page 999 is not in the store
+    prompts = llm.prompts
+    assert f"'{paper_id}'" in prompts[0] and "[Database schema" in prompts[0]  # scope and schema in the first turn
+    assert "num_pages" in prompts[2]  # the SQL observation reached the next turn
+    assert f"[Observation]:\n{calc_observation(f'{pages} * 1')}" in prompts[3]
+
+
+def test_tool_errors_and_unreadable_replies_come_back_as_observations(store):
+    store_dir, paper_id, _ = store
+    llm = scripted([
+        {"action": "sql", "sql": "DELETE FROM pages"},                      # refused: read-only
+        {"action": "search", "query": "x", "table": "chunks", "column": "text_content", "filter": "pdf_id ==="},
+        "this is not JSON", "still not JSON",                                # one reply + its repair
+        {"action": "answer", "answer": "unknown"},
+    ])
+    pred = ask(graph_for(llm, store_dir), paper_id)
+    assert pred.answer == "unknown" and pred.actions == ["sql", "search", "invalid", "answer"]
+    prompts = llm.prompts
+    assert "[Refused]" in prompts[1] or "[Error]" in prompts[1]
+    assert "[Error]" in prompts[2]  # the bad filter
+    assert "not a valid action" in prompts[-1]
+
+
+def test_the_turn_limit_gives_an_explicit_no_answer(store):
+    store_dir, paper_id, _ = store
+    llm = scripted([{"action": "sql", "sql": "SELECT count(*) FROM pages"}] * 3)
+    pred = ask(graph_for(llm, store_dir, max_turns=3), paper_id)
+    assert pred.answer is None and pred.turns == 3
+    assert pred.no_answer == "No answer: the agent used all 3 turns without answering."
+
+
+def test_long_observations_are_cut_with_a_note(store):
+    from evidex.graphs.qa.neusym import truncate
+
+    store_dir, paper_id, _ = store
+    llm = scripted([{"action": "sql", "sql": "SELECT page_content FROM pages"}, {"action": "answer", "answer": "x"}])
+    ask(graph_for(llm, store_dir, observation_chars=300), paper_id)
+    assert "more characters; ask a narrower query]" in llm.prompts[1]
+    assert truncate("abc", 10) == "abc"
+
+
+def test_ablations_restrict_the_action_schema():
+    from evidex.agents.neusym_policy import turn_schema
+
+    only_search = turn_schema(("search",)).model_json_schema()
+    names = set(only_search["properties"]["step"]["discriminator"]["mapping"])
+    assert names == {"search", "answer"}
+    only_sql = turn_schema(("sql",)).model_json_schema()
+    assert set(only_sql["properties"]["step"]["discriminator"]["mapping"]) == {"sql", "answer"}

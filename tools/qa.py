@@ -1,0 +1,30 @@
+"""Question-answering data types shared by every layer: a question over a paper store and a cited answer."""
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class PaperQuestion(BaseModel):
+    """What a QA graph is given: the question, the format its answer must take, and the papers it is about."""
+
+    id: str
+    question: str
+    answer_format: str = "A short answer in plain text."
+    pdf_ids: list[str] = Field(default_factory=list, description="papers in scope (anchor and reference PDFs)")
+    conferences: list[str] = Field(default_factory=list, description="venue search spaces, e.g. acl2023")
+
+
+class CitedPage(BaseModel):
+    pdf_id: str
+    page_number: int
+    source: str = ""
+    exists: bool | None = None  # checked against the store when the answer is final
+
+
+class QAPrediction(BaseModel):
+    id: str
+    answer: str | None = None
+    citations: list[CitedPage] = Field(default_factory=list)
+    no_answer: str | None = None  # why there is no answer (turn limit, ...)
+    turns: int = 0
+    actions: list[str] = Field(default_factory=list)  # the action names, in order
