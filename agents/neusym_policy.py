@@ -35,12 +35,12 @@ class _Action(BaseModel):
 
 
 class RetrieveFromDatabase(_Action):
-    action: Literal["sql"] = "sql"
+    action: Literal["sql"]  # required: the grammar then makes the model name its action
     sql: str = Field(max_length=2000, description="One SELECT statement.")
 
 
 class RetrieveFromVectorstore(_Action):
-    action: Literal["search"] = "search"
+    action: Literal["search"]  # required: the grammar then makes the model name its action
     query: str = Field(max_length=500)
     table: str = Field(max_length=40)
     column: str = Field(max_length=60)
@@ -50,12 +50,12 @@ class RetrieveFromVectorstore(_Action):
 
 
 class CalculateExpr(_Action):
-    action: Literal["calculate"] = "calculate"
+    action: Literal["calculate"]  # required: the grammar then makes the model name its action
     expression: str = Field(max_length=500)
 
 
 class ViewImage(_Action):
-    action: Literal["view_image"] = "view_image"
+    action: Literal["view_image"]  # required: the grammar then makes the model name its action
     paper_id: str = Field(max_length=64)
     page_number: int = Field(ge=1, le=10_000)
     bounding_box: list[float] = Field(default_factory=list, max_length=4)
@@ -68,7 +68,7 @@ class Citation(BaseModel):
 
 
 class GenerateAnswer(_Action):
-    action: Literal["answer"] = "answer"
+    action: Literal["answer"]  # required: the grammar then makes the model name its action
     answer: str = Field(max_length=2000, description="Exactly in the requested answer format.")
     citations: list[Citation] = Field(default_factory=list, max_length=10)
 

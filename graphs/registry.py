@@ -41,7 +41,7 @@ from evidex.tools.runfolder import GroundedAnswer
 log = logging.getLogger(__name__)
 
 # The families evidex ships; importing each module registers it.
-BUILTIN_FAMILIES = ("evidex.graphs.families.civic", "evidex.graphs.families.r4c")
+BUILTIN_FAMILIES = ("evidex.graphs.families.civic", "evidex.graphs.families.r4c", "evidex.graphs.families.airqa")
 ENTRY_POINT_GROUP = "evidex.families"
 
 

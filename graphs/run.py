@@ -4,6 +4,7 @@ Examples:
   python -m graphs.run --list
   python -m graphs.run --task mixed --limit 5
   python -m graphs.run --task selection --llm openai:gpt-4o-mini --set retrieval.k=8
+  python -m graphs.run --task airqa --db corpus --data questions.jsonl --config airqa/classic_rag
   python -m graphs.run --resume runs/20261121-120000-mixed
 """
 from __future__ import annotations
@@ -28,6 +29,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--config", help="config name (civic/mixed) or YAML path; default: the task's config")
     p.add_argument("--limit", type=int, help="run only the first N items of the task file (wrong_claim adds N controls)")
     p.add_argument("--llm", help="model spec: local | openai:<model> | provider:model | scripted:<file>")
+    p.add_argument("--data", type=Path, help="the task's data file instead of the default (= --set dataset.file=...)")
+    p.add_argument("--db", help="question-answering tasks: the paper store to ask (= --set store.db=NAME)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set retrieval.k=8 (repeatable)")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="finish an interrupted run")
@@ -57,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         overrides.append(f"dataset.limit={args.limit}")
     if args.llm:
         overrides.append(f"model.spec={args.llm}")
+    if args.data is not None:
+        overrides.append(f"dataset.file={args.data.expanduser().resolve()}")
+    if args.db:
+        overrides.append(f"store.db={args.db}")
     if args.concurrency is not None:
         overrides.append(f"run.concurrency={args.concurrency}")
     from evidex.graphs.runner import RunError, run_task
@@ -65,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume:
             if overrides or args.task or args.config:
                 print("error: --resume continues a run with its saved config.yaml; drop --task/--config/--set/"
-                      "--limit/--llm/--concurrency (edit the run's config.yaml if you must change it).",
+                      "--limit/--llm/--data/--db/--concurrency (edit the run's config.yaml if you must change it).",
                       file=sys.stderr)
                 return 2
             cfg = None
@@ -90,18 +97,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print_task_list() -> int:
-    """Every task, grouped by family, with its description and default config."""
+    """Every task, grouped by family, with its description and default config; the family's other configs
+    (variants for --config); configs that do not load, with the reason."""
     from evidex.graphs.registry import families
-    from evidex.graphs.tasks import task_table
+    from evidex.graphs.tasks import broken_configs, list_config_names, task_table
 
     table = task_table()
+    names = list_config_names()
     for name, fam in families().items():
         entries = sorted((e for e in table.values() if e.family == name), key=lambda e: e.task)
         print(f"{name}: {fam.description}")
         for e in entries:
             print(f"  {e.task:<17} {e.description}  [{name}/{e.path.stem}]")
+        defaults = {f"{name}/{e.path.stem}" for e in entries}
+        variants = [n for n in names if n.startswith(f"{name}/") and n not in defaults]
+        if variants:
+            print(f"  {'configs':<17} {', '.join(variants)}  (--config NAME)")
         if not entries:
             print("  (no configs found)")
+    for path, error in broken_configs().items():
+        print(f"warning: {path} does not load: {str(error).splitlines()[0]}", file=sys.stderr)
     return 0
 
 

@@ -118,6 +118,11 @@ def config_for_task(task: str, overrides: list[str] | None = None) -> TaskConfig
     return load_config(str(table[task].path), overrides)
 
 
+def broken_configs() -> dict[Path, ConfigError]:
+    """Config files that do not load (malformed YAML, a bad ``extends:``), with the reason."""
+    return _scan()[1]
+
+
 def task_table() -> dict[str, TaskEntry]:
     """task name -> its family, default config path and one-line description."""
     return _scan()[0]

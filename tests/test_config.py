@@ -8,11 +8,14 @@ import pytest
 import yaml
 
 from evidex.graphs.claims.config import ClaimTaskConfig
+from evidex.graphs.qa.config import QATaskConfig
 from evidex.graphs.config import PACKAGED_CONFIG_DIR, ConfigError, apply_overrides, dump_config
 from evidex.graphs.tasks import config_for_task, load_config, task_table, validate
 from evidex.graphs.run import main
 
-TASKS = ["assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection", "wrong_claim", "wrong_evidence"]
+CLAIM_TASKS = ["assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection", "wrong_claim",
+               "wrong_evidence"]
+TASKS = sorted(CLAIM_TASKS + ["airqa"])
 
 
 def write(path, text: str):
@@ -26,17 +29,18 @@ def test_every_task_has_a_config():
     assert sorted(table) == TASKS
     for task, entry in table.items():
         cfg = config_for_task(task)
-        assert isinstance(cfg, ClaimTaskConfig)
+        assert isinstance(cfg, ClaimTaskConfig if task in CLAIM_TASKS else QATaskConfig)
         assert cfg.task == task and cfg.name == task and cfg.family == entry.family
         assert entry.path.is_file() and entry.description, task
         assert entry.path.parent.name == entry.family  # configs/<family>/<task>.yaml
-        assert cfg.model.spec == "local" and cfg.dataset.shuffle is True and cfg.dataset.seed == 13
+        assert cfg.model.spec == "local" and cfg.dataset.seed == 13
+        assert cfg.dataset.shuffle is (task in CLAIM_TASKS)  # claim inputs are shuffled against order bias
 
 
 def test_task_configs_switch_steps_and_graphs():
-    graphs = {t: config_for_task(t).graph for t in TASKS}
-    assert graphs == {**{t: "explainer" for t in TASKS}, "selection": "selection", "assignment": "assignment"}
-    gather = {t for t in TASKS if config_for_task(t).steps.gather}
+    graphs = {t: config_for_task(t).graph for t in CLAIM_TASKS}
+    assert graphs == {**{t: "explainer" for t in CLAIM_TASKS}, "selection": "selection", "assignment": "assignment"}
+    gather = {t for t in CLAIM_TASKS if config_for_task(t).steps.gather}
     assert gather == {"missing_evidence", "mixed"}
     assert config_for_task("selection").steps.judge is False
     r4c = config_for_task("r4c")
@@ -47,7 +51,7 @@ def test_task_configs_switch_steps_and_graphs():
     assert r4c.retrieval.mode == "hybrid" and r4c.retrieval.k == 10
     assert config_for_task("mixed").judge.strategy == "cascade" and config_for_task("mixed").gate.name == "civic"
     assert config_for_task("mixed").family == "civic"
-    assert {t for t in TASKS if config_for_task(t).steps.verdict} == {"wrong_claim"}
+    assert {t for t in CLAIM_TASKS if config_for_task(t).steps.verdict} == {"wrong_claim"}
     assert config_for_task("mixed").prompts.evidence_chars == 360
 
 
@@ -259,8 +263,8 @@ def test_cli_list_prints_all_tasks(capsys):
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
     families = [ln.split(":")[0] for ln in out.splitlines() if ln and not ln.startswith(" ")]
-    assert families == ["civic", "r4c"]  # grouped by family, each with its description
-    lines = [ln for ln in out.splitlines() if ln.startswith("  ")]
+    assert families == ["civic", "r4c", "airqa"]  # grouped by family, each with its description
+    lines = [ln for ln in out.splitlines() if ln.startswith("  ") and not ln.startswith("  configs ")]
     assert sorted(ln.split()[0] for ln in lines) == TASKS
     table = task_table()
     for ln in lines:
@@ -268,6 +272,7 @@ def test_cli_list_prints_all_tasks(capsys):
         assert table[task].description[:40] in ln  # one-line description
     assert "[civic/mixed]" in out and "[r4c/r4c]" in out
     assert out.index("civic:") < out.index("  mixed") < out.index("r4c:") < out.index("  r4c ")
+    assert "airqa/classic_rag" in out  # a family's other configs, for --config
 
 
 def test_cli_unknown_task_exits_2_and_lists_tasks(capsys):

@@ -71,7 +71,7 @@ def hostile_run(tmp_path_factory, kit):
             return json.dumps({"sentences": [{"text": f"{p[:60]}", "ids": [ids[0]]} for p in PAYLOADS[:3]]})
         return None
 
-    name = f"cfg<script>window.__pwned='name'</script>\u202e{{{{x}}}}"
+    name = "cfg<script>window.__pwned='name'</script>\u202e{{x}}"
     cfg = config_for_task("baseline", ["judge.strategy=llm", "metrics.similarity=false", "steps.verify=false",
                                        f"name={json.dumps(name)}"])
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=kit.Responder(hook=hook)), embedder=FakeEmbedder())

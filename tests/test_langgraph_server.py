@@ -14,7 +14,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -123,7 +122,7 @@ def test_langgraph_dev_serves_every_graph_with_per_run_settings(tmp_path, kit):
         stop_server(proc)
     text = log.read_text()
     assert "BlockingError" not in text and "Blocking call" not in text, text[-3000:]
-    assert out["graphs"] == ["assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection", "wrong_claim",
+    assert out["graphs"] == ["airqa", "assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection", "wrong_claim",
                              "wrong_evidence"]
     assert out["input_schema"] == ["input"]
     free = out["model_free"]

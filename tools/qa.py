@@ -28,3 +28,21 @@ class QAPrediction(BaseModel):
     no_answer: str | None = None  # why there is no answer (turn limit, ...)
     turns: int = 0
     actions: list[str] = Field(default_factory=list)  # the action names, in order
+
+
+class QAItem(BaseModel):
+    """A dataset question: what the graph sees (``question``) and, for the scorer only, how to evaluate it."""
+
+    question: PaperQuestion
+    evaluator: dict = Field(default_factory=dict)  # AirQA {"eval_func", "eval_kwargs"}: hidden from the graph
+    tags: list[str] = Field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.question.id
+
+    def graph_input(self) -> dict:
+        return {"input": self.question}
+
+    def public_input(self) -> dict:
+        return self.question.model_dump()

@@ -325,13 +325,14 @@ _ENGINES_LOCK = threading.Lock()
 
 
 def get_engine(db: str | None = None, store_dir: str | Path | None = None, embeddings=None) -> SearchEngine:
-    """One engine per store, rebuilt when ingestion rewrote the index manifest."""
+    """One engine per store, rebuilt when ingestion rewrote the index manifest or other ``embeddings`` are given."""
     paths = store_paths(db, store_dir)
     mtime = paths.index_manifest.stat().st_mtime if paths.index_manifest.exists() else 0.0
     key = (paths.root, mtime)
     with _ENGINES_LOCK:
         eng = _ENGINES.get(key)
-        if eng is None:
+        # an explicit embedding model replaces an engine opened without it (or with another one)
+        if eng is None or (embeddings is not None and eng._embeddings is not embeddings):
             for old in [k for k in _ENGINES if k[0] == paths.root]:
                 del _ENGINES[old]
             eng = SearchEngine(paths, embeddings)

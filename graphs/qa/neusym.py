@@ -22,10 +22,17 @@ from evidex.agents.prompts import render
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 
 
+class MissingPapersError(LookupError):
+    """A question is about papers that are not in the store; the message names them and how to add them."""
+
+
 class NeuSymSettings(BaseModel):
     db: str | None = None
     store_dir: str | None = None
     actions: tuple[ActionName, ...] = ALL_ACTIONS
+    search_target: tuple[str, str] | None = Field(
+        None, description="(table, column) every search uses, filtered to the question's papers: iterative "
+                          "classic RAG (the model then only chooses the query and the limit)")
     max_turns: int = Field(20, ge=1, le=100)
     window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
     observation_chars: int = Field(3000, ge=200, le=50_000)
@@ -78,6 +85,38 @@ class StoreTools:
 
         self._tools = {t.name: t for t in make_pdf_tools(self.db, self.store_dir)}
 
+    def _con(self):
+        from evidex.tools.store import connect_readonly, store_paths
+
+        return connect_readonly(store_paths(self.db, Path(self.store_dir) if self.store_dir else None).db).cursor()
+
+    def query(self, sql: str, params: list | None = None) -> list[dict[str, Any]]:
+        """Rows of our own (not the model's) read-only query, as dicts."""
+        cur = self._con()
+        cur.execute(sql, params or [])
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def require_papers(self, pdf_ids: list[str]) -> None:
+        """Fail the item, naming the missing uuids, when the question's papers are not all in the store."""
+        if not pdf_ids:
+            return
+        marks = ", ".join("?" for _ in pdf_ids)
+        found = {r["pdf_id"] for r in self.query(
+            f"SELECT CAST(paper_id AS VARCHAR) AS pdf_id FROM metadata WHERE CAST(paper_id AS VARCHAR) IN ({marks})",
+            list(pdf_ids))}
+        missing = [p for p in pdf_ids if p not in found]
+        if missing:
+            where = self.db or self.store_dir
+            raise MissingPapersError(f"papers not in store {where!r}: {', '.join(missing)} (add their PDFs with "
+                                     f"python -m tools.ingest PDFS --db {self.db or 'NAME'})")
+
+    def search_hits(self, query: str, table: str, column: str, filter: str | None, limit: int, mode: str):
+        from evidex.tools.search import SearchArgs, search
+
+        args = SearchArgs(query=query, table=table, column=column, filter=filter, mode=mode, limit=limit)
+        return search(args, self.db, self.store_dir).hits
+
     def run(self, action: dict[str, Any]) -> str:
         name = action["action"]
         args = {k: v for k, v in action.items() if k not in ("action", "thought")}
@@ -94,9 +133,7 @@ class StoreTools:
         return schema_prompt(self.db, self.store_dir, comments=False)
 
     def pages_exist(self, cites: list[tuple[str, int]]) -> dict[tuple[str, int], bool]:
-        from evidex.tools.store import connect_readonly, store_paths
-
-        con = connect_readonly(store_paths(self.db, Path(self.store_dir) if self.store_dir else None).db).cursor()
+        con = self._con()
         out = {}
         for pdf_id, page in cites:
             try:
@@ -108,6 +145,19 @@ class StoreTools:
         return out
 
 
+def _earlier_turn(steps: list[tuple[str, str]], action: dict[str, Any]) -> int | None:
+    """The 1-based turn at which this same action (its thought aside) was already taken, or None."""
+    key = {k: v for k, v in action.items() if k not in ("thought", "error")}
+    for n, (shown, _) in enumerate(steps, start=1):
+        try:
+            earlier = {k: v for k, v in json.loads(shown).items() if k not in ("thought", "error")}
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if earlier == key and key.get("action") != "invalid":
+            return n
+    return None
+
+
 def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None, name: str = "neusym"):
     tools = tools or StoreTools(settings.db, settings.store_dir)
     schema_text: list[str] = []  # read once, on the first question
@@ -116,6 +166,8 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         if not schema_text:
             schema_text.append(tools.schema())
         q = state.input
+        if not state.actions:
+            tools.require_papers(q.pdf_ids)
         messages = task_prompt(q.question, q.answer_format, scope_line(q), schema_text[0], settings.actions,
                                settings.max_turns) + history_messages(state.steps, settings.window)
         action = next_action(llm, messages, settings.actions, max_tokens=settings.max_tokens)
@@ -128,8 +180,16 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         if action.get("action") == "invalid":
             observation = f"[Error]: your reply was not a valid action ({action['error']}). Reply with one JSON action."
         else:
+            if action.get("action") == "search" and settings.search_target:
+                ids = ", ".join(f"'{p}'" for p in state.input.pdf_ids)
+                action = {**action, "table": settings.search_target[0], "column": settings.search_target[1],
+                          "filter": f"pdf_id in [{ids}]" if ids else None}
             observation = truncate(tools.run(action), settings.observation_chars)
         shown = json.dumps({k: v for k, v in action.items() if k != "error"}, ensure_ascii=False)
+        repeat = _earlier_turn(state.steps, action)
+        if repeat is not None:  # small models loop on one failing call; say so instead of answering it again
+            observation = (f"[Warning]: you already took this exact action at turn {repeat} and got the result shown "
+                           "there. Do something different: another query, table, column or filter, or answer.")
         return {"steps": state.steps + [(shown, observation)], "pending": None}
 
     def route(state: NeuSymState) -> str:
@@ -162,4 +222,5 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
     return g.compile(name=name)
 
 
-__all__ = ["NeuSymSettings", "ParseFailure", "StoreTools", "build_neusym", "scope_line", "truncate"]
+__all__ = ["MissingPapersError", "NeuSymSettings", "ParseFailure", "StoreTools", "build_neusym", "scope_line",
+           "truncate"]

@@ -100,3 +100,12 @@ def test_ablations_restrict_the_action_schema():
     assert names == {"search", "answer"}
     only_sql = turn_schema(("sql",)).model_json_schema()
     assert set(only_sql["properties"]["step"]["discriminator"]["mapping"]) == {"sql", "answer"}
+
+
+def test_a_repeated_action_is_not_run_again(store):
+    store_dir, paper_id, _ = store
+    same = {"action": "sql", "thought": "try", "sql": "SELECT no_such_column FROM metadata"}
+    llm = scripted([same, {**same, "thought": "again"}, {"action": "answer", "answer": "x"}])
+    pred = ask(graph_for(llm, store_dir), paper_id)
+    assert pred.actions == ["sql", "sql", "answer"]
+    assert "[Error]" in llm.prompts[1] and "already took this exact action at turn 1" in llm.prompts[2]

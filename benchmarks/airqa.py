@@ -1,0 +1,137 @@
+"""AirQA benchmark: NeuSym against every baseline and ablation, on the same store, questions and model.
+
+    python -m benchmarks.airqa --build-store                     # the corpus store (58 PDFs, AirQA uuids), once
+    python -m benchmarks.airqa --limit 10                        # every method on the first 10 questions
+    python -m benchmarks.airqa --methods airqa,classic_rag --llm openai:gpt-4o-mini
+    python -m benchmarks.airqa --from-runs runs/A runs/B         # tabulate finished runs
+
+Questions: the AirQA sample questions whose papers are all in ``../shared/corpus`` plus the questions written for
+this benchmark over corpus papers (``benchmarks/data/airqa_corpus_questions.jsonl``; written before any tuning
+and kept). Each method runs through ``graphs.runner.run_task`` (a normal, resumable run folder per method); the
+table shows overall and per-tag score, turns, prompt/completion tokens and latency per question. JSON goes to
+``benchmarks/results/airqa.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from benchmarks import write_results
+from evidex.tools.cli_help import plain_help
+
+METHODS = ("airqa", "classic_rag", "iterative_rag", "question_only", "title_abstract", "full_text",
+           "neusym_vector_only", "neusym_sql_only")
+WRITTEN = Path(__file__).parent / "data" / "airqa_corpus_questions.jsonl"
+SAMPLE = "airqa/airqa_dev_sample.jsonl"
+STORE = "corpus"
+TAGS = ("single", "multiple", "retrieval", "text", "table", "image", "formula", "metadata", "objective", "subjective")
+
+
+def corpus_uuids(corpus: Path) -> dict[str, str]:
+    """AirQA uuid -> conference_year of the corpus papers that are AirQA papers."""
+    manifest = json.loads((corpus / "corpus_manifest.json").read_text())
+    return {e["airqa"][0]["uuid"]: e["airqa"][0]["conference_year"] for e in manifest if e["airqa"]}
+
+
+def question_file(corpus: Path, out: Path) -> tuple[Path, dict[str, int]]:
+    """One JSONL of the sample questions answerable from the corpus plus the written ones."""
+    from evidex.tools.datasets import resolve_data_file
+
+    ids = set(corpus_uuids(corpus))
+    rows = [json.loads(line) for line in resolve_data_file(SAMPLE).read_text().splitlines() if line.strip()]
+    sample = [r for r in rows if (r["anchor_pdf"] or r["reference_pdf"])
+              and set(r["anchor_pdf"] + r["reference_pdf"]) <= ids]
+    written = [json.loads(line) for line in WRITTEN.read_text().splitlines() if line.strip()] if WRITTEN.is_file() else []
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r) + "\n" for r in sample + written))
+    return out, {"sample": len(sample), "written": len(written)}
+
+
+def build_store(corpus: Path, db: str) -> None:
+    """Ingest the corpus with each AirQA paper's conference_year, so store paper ids are the AirQA uuids."""
+    import tempfile
+
+    from evidex.tools.ingest import ingest
+
+    manifest = json.loads((corpus / "corpus_manifest.json").read_text())
+    with tempfile.TemporaryDirectory() as meta:
+        for e in manifest:
+            if e["airqa"]:
+                stem = Path(e["file"]).stem
+                (Path(meta) / f"{stem}.json").write_text(json.dumps({"conference_year": e["airqa"][0]["conference_year"]}))
+        report = ingest([corpus / "pdfs"], db=db, metadata_dir=meta, workers=1)
+    print(f"store {db}: {sum(f.status == 'ingested' for f in report.files)} ingested, "
+          f"{sum(f.status == 'failed' for f in report.files)} failed")
+
+
+def row_from_summary(summary: dict) -> dict:
+    m, tags = summary.get("metrics", {}), summary.get("by_tag", {})
+    row = {"method": summary["config"], "run": summary["run_id"], "n": summary["n_items"], "errors": summary["n_errors"]}
+    for key in ("score", "answered", "citations_valid", "turns"):
+        if key in m and m[key].get("mean") is not None:
+            row[key] = round(m[key]["mean"], 3)
+    for tag in TAGS:
+        s = (tags.get(tag) or {}).get("score")
+        if s and s.get("mean") is not None:
+            row[f"score[{tag}]"] = round(s["mean"], 3)
+    row["latency median s"] = summary["latency_s"].get("median")
+    row["prompt tok/q"] = summary["prompt_tokens"].get("mean")
+    row["completion tok/q"] = summary["completion_tokens"].get("mean")
+    return row
+
+
+def print_rows(rows: list[dict]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    cols = list(dict.fromkeys(k for r in rows for k in r if k != "run"))
+    table = Table(title="AirQA: NeuSym vs baselines (same store, questions and model)")
+    for c in cols:
+        table.add_column(c, justify="left" if c == "method" else "right")
+    for r in rows:
+        table.add_row(*[str(r.get(c, "")) for c in cols])
+    Console(width=max(160, Console().width)).print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.airqa", description=plain_help(__doc__),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--methods", default=",".join(METHODS), help="configs under configs/airqa/ (airqa = NeuSym)")
+    p.add_argument("--limit", type=int, help="first N questions")
+    p.add_argument("--llm", help="model spec (default: local)")
+    p.add_argument("--db", default=STORE, help=f"store name (default {STORE})")
+    p.add_argument("--corpus", type=Path, default=Path("../shared/corpus"))
+    p.add_argument("--build-store", action="store_true", help="ingest the corpus into --db first")
+    p.add_argument("--out", type=Path, default=Path("runs"))
+    p.add_argument("--json", type=Path, default=Path("benchmarks/results/airqa.json"))
+    p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR")
+    args = p.parse_args(argv)
+    rows = []
+    if args.from_runs:
+        rows = [row_from_summary(json.loads((d / "metrics.json").read_text())) for d in args.from_runs]
+    else:
+        from evidex.graphs.runner import run_task
+        from evidex.graphs.tasks import load_config
+
+        if not (args.corpus / "corpus_manifest.json").is_file():
+            p.error(f"{args.corpus} holds no corpus_manifest.json (pass --corpus ../shared/corpus)")
+        if args.build_store:
+            build_store(args.corpus, args.db)
+        questions, counts = question_file(args.corpus, args.out / "airqa_benchmark_questions.jsonl")
+        print(f"questions: {counts['sample']} from the AirQA sample, {counts['written']} written for the corpus")
+        sets = [f"dataset.file={questions.resolve()}", f"store.db={args.db}"]
+        sets += [f"dataset.limit={args.limit}"] if args.limit else []
+        sets += [f"model.spec={args.llm}"] if args.llm else []
+        configs = [load_config(f"airqa/{m.strip()}", sets) for m in args.methods.split(",") if m.strip()]
+        for cfg in configs:
+            run_dir = run_task(cfg, out_dir=args.out)
+            rows.append(row_from_summary(json.loads((run_dir / "metrics.json").read_text())))
+            print_rows(rows)
+    print_rows(rows)
+    write_results(args.json, {"rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

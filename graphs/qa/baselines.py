@@ -1,0 +1,123 @@
+"""The single-call baselines of NeuSym-RAG on the same store and model (``specs/neusym.md`` §2.5):
+
+    question_only    the question and its answer format, nothing else
+    title_abstract   plus the papers' titles and abstracts (cut to ``context_chars``)
+    full_text        plus the papers' full text, page by page (cut to ``context_chars``)
+    classic_rag      one search with the question over ``chunks.text_content`` of the papers, then an answer
+
+Iterative classic RAG and the NeuSym ablations are the agent loop with fewer actions (``graphs.qa.neusym``).
+Each is ``context -> answer`` with one JSON-schema-constrained answer call; the answer cites the pages its
+context came from.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, Field
+
+from evidex.agents.prompts import load_prompt, render
+from evidex.agents.structured import call_structured
+from evidex.graphs.qa.neusym import NeuSymInput, NeuSymOutput, StoreTools, scope_line
+from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
+
+BaselineName = Literal["question_only", "title_abstract", "full_text", "classic_rag"]
+
+
+class BaselineSettings(BaseModel):
+    method: BaselineName = "classic_rag"
+    context_chars: int = Field(12_000, ge=500, le=200_000, description="title_abstract / full_text cutoff")
+    retrieval_limit: int = Field(4, ge=1, le=50)
+    retrieval_table: str = "chunks"
+    retrieval_column: str = "text_content"
+    retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+    max_tokens: int = Field(700, ge=64, le=8192)
+
+
+class Answer(BaseModel):
+    answer: str = Field(max_length=2000, description="Exactly in the requested answer format.")
+
+
+class BaselineState(NeuSymInput):
+    context: str = ""
+    sources: list[CitedPage] = Field(default_factory=list)
+    prediction: QAPrediction | None = None
+
+
+def _quote(ids: list[str]) -> str:
+    return ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
+
+
+def title_abstract_context(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[str, list[CitedPage]]:
+    if not q.pdf_ids:
+        return "", []
+    rows = tools.query(f"SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title, abstract FROM metadata "
+                       f"WHERE CAST(paper_id AS VARCHAR) IN ({_quote(q.pdf_ids)})")
+    text = "\n\n".join(f"[{r['pdf_id']}] {r['title']}\n{r['abstract'] or ''}" for r in rows)
+    return text[:limit], [CitedPage(pdf_id=r["pdf_id"], page_number=1) for r in rows]
+
+
+def full_text_context(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[str, list[CitedPage]]:
+    if not q.pdf_ids:
+        return "", []
+    rows = tools.query(f"SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id, page_number, page_content FROM pages "
+                       f"WHERE CAST(ref_paper_id AS VARCHAR) IN ({_quote(q.pdf_ids)}) ORDER BY pdf_id, page_number")
+    parts, used, size = [], [], 0
+    for r in rows:
+        block = f"[{r['pdf_id']} page {r['page_number']}]\n{r['page_content'] or ''}\n"
+        if size + len(block) > limit:
+            parts.append(block[: max(0, limit - size)])
+            used.append(CitedPage(pdf_id=r["pdf_id"], page_number=r["page_number"]))
+            break
+        parts.append(block)
+        used.append(CitedPage(pdf_id=r["pdf_id"], page_number=r["page_number"]))
+        size += len(block)
+    return "".join(parts), used
+
+
+def retrieved_context(tools: StoreTools, q: PaperQuestion, s: BaselineSettings) -> tuple[str, list[CitedPage]]:
+    flt = f"pdf_id in [{_quote(q.pdf_ids)}]" if q.pdf_ids else None
+    hits = tools.search_hits(q.question, s.retrieval_table, s.retrieval_column, flt, s.retrieval_limit,
+                             s.retrieval_mode)
+    text = "\n\n".join(f"[{h.pdf_id} page {h.page_number}] {h.text}" for h in hits)
+    return text, [CitedPage(pdf_id=h.pdf_id, page_number=h.page_number, source=f"{h.table_name}.{h.primary_key}")
+                  for h in hits]
+
+
+CONTEXT: dict[str, Callable] = {
+    "question_only": lambda tools, q, s: ("", []),
+    "title_abstract": lambda tools, q, s: title_abstract_context(tools, q, s.context_chars),
+    "full_text": lambda tools, q, s: full_text_context(tools, q, s.context_chars),
+    "classic_rag": retrieved_context,
+}
+
+
+def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str | None = None):
+    gather = CONTEXT[settings.method]
+
+    def context(state: BaselineState) -> dict:
+        tools.require_papers(state.input.pdf_ids)
+        text, sources = gather(tools, state.input, settings)
+        return {"context": text, "sources": sources}
+
+    def answer(state: BaselineState) -> dict:
+        q = state.input
+        body = render("qa_answer", question=q.question, answer_format=q.answer_format, scope=scope_line(q),
+                      context=state.context or "(none)")
+        messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
+        out = call_structured(llm, Answer, messages, name=f"{settings.method}_answer", max_tokens=settings.max_tokens)
+        cites = list({(c.pdf_id, c.page_number): c for c in state.sources}.values())
+        exists = tools.pages_exist([(c.pdf_id, c.page_number) for c in cites]) if cites else {}
+        cited = [c.model_copy(update={"exists": exists.get((c.pdf_id, c.page_number), False)}) for c in cites]
+        return {"prediction": QAPrediction(id=q.id, answer=out.answer, citations=cited, turns=1,
+                                           actions=[settings.method])}
+
+    g = StateGraph(BaselineState, input_schema=NeuSymInput, output_schema=NeuSymOutput)
+    g.add_node("context", context)
+    g.add_node("answer", answer)
+    g.add_edge(START, "context")
+    g.add_edge("context", "answer")
+    g.add_edge("answer", END)
+    return g.compile(name=name or settings.method)

@@ -1,0 +1,48 @@
+"""Config model of the question-answering families (``airqa`` now, ``qasper`` next): the shared base plus
+
+    store     which paper store the questions are asked of (``--db NAME``)
+    qa        the method (NeuSym or a baseline) and its settings
+    judge     the model for the LLM-judged evaluation functions (null = those questions are reported apart)
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from evidex.agents.neusym_policy import ALL_ACTIONS, ActionName
+from evidex.graphs.config import Strict, TaskConfig
+
+Method = Literal["neusym", "iterative_rag", "question_only", "title_abstract", "full_text", "classic_rag"]
+
+
+class StoreConfig(Strict):
+    db: str | None = Field(None, description="store name under <cache>/stores (made with python -m tools.ingest)")
+    store_dir: str | None = Field(None, description="a store folder instead of a name")
+
+
+class QAConfig(Strict):
+    method: Method = "neusym"
+    actions: list[ActionName] = Field(default_factory=lambda: list(ALL_ACTIONS),
+                                      description="neusym: the actions the agent may take (answer is always allowed)")
+    max_turns: int = Field(20, ge=1, le=100)
+    window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
+    observation_chars: int = Field(3000, ge=200, le=50_000)
+    max_tokens: int = Field(700, ge=64, le=8192, description="tokens per model reply")
+    context_chars: int = Field(12_000, ge=500, le=200_000, description="title_abstract / full_text cutoff")
+    retrieval_limit: int = Field(4, ge=1, le=50, description="classic_rag: chunks retrieved")
+    retrieval_table: str = "chunks"
+    retrieval_column: str = "text_content"
+    retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+
+
+class EvalJudgeConfig(Strict):
+    llm: str | None = Field(None, description="model spec for the LLM-judged eval functions; null = report those "
+                                              "questions apart, unscored")
+
+
+class QATaskConfig(TaskConfig):
+    task: str
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    qa: QAConfig = Field(default_factory=QAConfig)
+    judge: EvalJudgeConfig = Field(default_factory=EvalJudgeConfig)

@@ -1,0 +1,115 @@
+"""What the question-answering families register: loading AirQA-format questions, building the configured QA
+graph (NeuSym, an ablation or a baseline) over the configured store, and scoring answers with the AirQA
+evaluation functions."""
+from __future__ import annotations
+
+import json
+import threading
+
+from evidex.graphs.config import ConfigError
+from evidex.graphs.qa.config import QATaskConfig
+from evidex.graphs.registry import Resources
+from evidex.tools.qa import PaperQuestion, QAItem, QAPrediction
+from evidex.tools.runfolder import GroundedAnswer
+
+QA_COLUMNS = ("score", "answered", "citations_valid", "turns", "needs_judge", "eval_error")
+LOWER_IS_BETTER = frozenset({"turns", "eval_error"})
+
+
+def load_airqa(cfg: QATaskConfig) -> list[QAItem]:
+    """AirQA JSON lines: one question per line with uuid, question, answer_format, tags, anchor_pdf,
+    reference_pdf, conference and evaluator."""
+    from evidex.tools.datasets import resolve_data_file
+
+    if not cfg.dataset.file:
+        raise ValueError("dataset.file: give the questions file (--data FILE.jsonl, AirQA format)")
+    path = resolve_data_file(cfg.dataset.file)
+    items = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            q = PaperQuestion(id=str(row["uuid"]), question=str(row["question"]),
+                              answer_format=str(row.get("answer_format") or "A short answer."),
+                              pdf_ids=[*row.get("anchor_pdf", []), *row.get("reference_pdf", [])],
+                              conferences=list(row.get("conference", [])))
+            items.append(QAItem(question=q, evaluator=row.get("evaluator") or {}, tags=list(row.get("tags", []))))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"dataset.file: {path} line {n} is not an AirQA question ({exc})") from None
+    return items[: cfg.dataset.limit or None]
+
+
+def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):
+    from evidex.graphs.qa.baselines import BaselineSettings, build_baseline
+    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
+    from evidex.tools.store import StoreError
+
+    res = resources or Resources()
+    qa = cfg.qa
+    try:
+        tools = StoreTools(cfg.store.db, cfg.store.store_dir)
+        tools.query("SELECT 1")
+    except StoreError as exc:
+        raise ConfigError(f"store: {exc}") from None
+    llm = res.llm or _model(cfg)
+    if qa.method in ("neusym", "iterative_rag"):
+        iterative = qa.method == "iterative_rag"
+        settings = NeuSymSettings(db=cfg.store.db, store_dir=cfg.store.store_dir, max_turns=qa.max_turns,
+                                  actions=("search",) if iterative else tuple(qa.actions), window=qa.window,
+                                  observation_chars=qa.observation_chars, max_tokens=qa.max_tokens,
+                                  search_target=(qa.retrieval_table, qa.retrieval_column) if iterative else None)
+        graph = build_neusym(llm, settings, tools, name=cfg.name)
+        return graph.with_config(recursion_limit=2 * qa.max_turns + 10)
+    settings = BaselineSettings(method=qa.method, context_chars=qa.context_chars, retrieval_limit=qa.retrieval_limit,
+                                retrieval_table=qa.retrieval_table, retrieval_column=qa.retrieval_column,
+                                retrieval_mode=qa.retrieval_mode, max_tokens=qa.max_tokens)
+    return build_baseline(llm, settings, tools, name=cfg.name)
+
+
+def _model(cfg: QATaskConfig):
+    from evidex.agents.models import make_chat_model
+
+    m = cfg.model
+    return make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens, base_url=m.base_url,
+                           n_ctx=m.n_ctx, threads=m.threads, timeout_s=m.timeout_s)
+
+
+_JUDGES: dict[str, object] = {}
+_JUDGE_LOCK = threading.Lock()
+
+
+def _judge(cfg: QATaskConfig, resources: Resources):
+    if not cfg.judge.llm:
+        return None
+    with _JUDGE_LOCK:
+        if cfg.judge.llm not in _JUDGES:
+            from evidex.agents.models import make_chat_model
+
+            _JUDGES[cfg.judge.llm] = make_chat_model(cfg.judge.llm, temperature=0.0, max_tokens=256)
+        return _JUDGES[cfg.judge.llm]
+
+
+def score_item(cfg: QATaskConfig, item: QAItem, pred: QAPrediction, resources: Resources) -> dict[str, float]:
+    from evidex.evaluators.airqa import evaluate
+
+    out: dict[str, float] = {"answered": float(pred.answer is not None), "turns": float(pred.turns)}
+    if pred.citations:
+        out["citations_valid"] = sum(bool(c.exists) for c in pred.citations) / len(pred.citations)
+    if item.evaluator:
+        result = evaluate(pred.answer or "", item.evaluator, llm=_judge(cfg, resources))
+        if result.needs_judge:
+            out["needs_judge"] = 1.0
+        else:
+            out["score"] = float(result.score)
+            out["needs_judge"] = 0.0
+        out["eval_error"] = float(bool(result.error))
+    return out
+
+
+def item_tags(item: QAItem) -> list[str]:
+    return list(item.tags)
+
+
+def grounded_answers(item: QAItem, pred: QAPrediction) -> list[GroundedAnswer]:
+    return [GroundedAnswer(question=item.question.question, answer=pred.answer)] if pred.answer else []

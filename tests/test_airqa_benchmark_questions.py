@@ -1,0 +1,44 @@
+"""The questions written for the AirQA benchmark over corpus papers (benchmarks/data/airqa_corpus_questions.jsonl):
+well-formed, objective, about corpus AirQA papers, and scored 1 by their own gold and 0 by a constant answer."""
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from evidex.evaluators.airqa import EVAL_FUNCS, evaluate, requires_judge
+from test_airqa_eval import as_prediction, gold_value  # the gold-derivation used on the real sample
+
+QUESTIONS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "airqa_corpus_questions.jsonl"
+ROWS = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+MINIMUM = {"text": 12, "table": 10, "image": 5, "formula": 5, "metadata": 6, "multiple": 4, "retrieval": 3}
+
+
+def test_enough_questions_of_every_kind():
+    tags = Counter(t for r in ROWS for t in r["tags"])
+    assert len(ROWS) >= 40 and len({r["uuid"] for r in ROWS}) == len(ROWS)
+    assert all(tags[t] >= n for t, n in MINIMUM.items()), tags
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in ROWS)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r["uuid"][:8])
+def test_each_question_is_objective_and_scores_its_own_gold(row):
+    assert "objective" in row["tags"] and not requires_judge(row["evaluator"])
+    assert row["evaluator"]["eval_func"] in EVAL_FUNCS and row["answer_format"] and row["gold_pages"]
+    gold = evaluate(as_prediction(gold_value(row["evaluator"])), row["evaluator"])
+    assert gold.score == 1.0 and not gold.error, gold
+    assert evaluate("zzz", row["evaluator"]).score == 0
+
+
+def test_questions_are_about_corpus_airqa_papers():
+    manifest_path = Path(os.environ.get("EVIDEX_DATA_DIR", "../shared/data")).parent / "corpus" / "corpus_manifest.json"
+    if not manifest_path.is_file():
+        pytest.skip(f"{manifest_path} not found (the shared corpus beside EVIDEX_DATA_DIR)")
+    airqa = {e["airqa"][0]["uuid"] for e in json.loads(manifest_path.read_text()) if e["airqa"]}
+    for r in ROWS:
+        assert set(r["anchor_pdf"] + r["reference_pdf"] + [g["pdf"] for g in r["gold_pages"]]) <= airqa, r["uuid"]
+    assert len({p for r in ROWS for p in r["anchor_pdf"]}) >= 20
