@@ -34,8 +34,14 @@ def corpus_uuids(corpus: Path) -> dict[str, str]:
     return {e["airqa"][0]["uuid"]: e["airqa"][0]["conference_year"] for e in manifest if e["airqa"]}
 
 
-def question_file(corpus: Path, out: Path) -> tuple[Path, dict[str, int]]:
-    """One JSONL of the sample questions answerable from the corpus plus the written ones."""
+def split_of(uuid: str) -> str:
+    """A fixed split by question id: ``dev`` (about a third) is for tuning prompts and settings, ``test`` for the
+    reported numbers. The same question always lands in the same split."""
+    return "dev" if int(uuid.replace("-", "")[:8], 16) % 3 == 0 else "test"
+
+
+def question_file(corpus: Path, out: Path, split: str = "all") -> tuple[Path, dict[str, int]]:
+    """One JSONL of the sample questions answerable from the corpus plus the written ones (of ``split``)."""
     from evidex.tools.datasets import resolve_data_file
 
     ids = set(corpus_uuids(corpus))
@@ -43,6 +49,9 @@ def question_file(corpus: Path, out: Path) -> tuple[Path, dict[str, int]]:
     sample = [r for r in rows if (r["anchor_pdf"] or r["reference_pdf"])
               and set(r["anchor_pdf"] + r["reference_pdf"]) <= ids]
     written = [json.loads(line) for line in WRITTEN.read_text().splitlines() if line.strip()] if WRITTEN.is_file() else []
+    if split != "all":
+        sample = [r for r in sample if split_of(r["uuid"]) == split]
+        written = [r for r in written if split_of(r["uuid"]) == split]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r) + "\n" for r in sample + written))
     return out, {"sample": len(sample), "written": len(written)}
@@ -99,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--methods", default=",".join(METHODS), help="configs under configs/airqa/ (airqa = NeuSym)")
     p.add_argument("--limit", type=int, help="first N questions")
+    p.add_argument("--split", choices=("dev", "test", "all"), default="test",
+                   help="dev: tune on these; test: report these (default); all: both")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--db", default=STORE, help=f"store name (default {STORE})")
     p.add_argument("--corpus", type=Path, default=Path("../shared/corpus"))
@@ -118,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{args.corpus} holds no corpus_manifest.json (pass --corpus ../shared/corpus)")
         if args.build_store:
             build_store(args.corpus, args.db)
-        questions, counts = question_file(args.corpus, args.out / "airqa_benchmark_questions.jsonl")
-        print(f"questions: {counts['sample']} from the AirQA sample, {counts['written']} written for the corpus")
+        questions, counts = question_file(args.corpus, args.out / f"airqa_benchmark_{args.split}.jsonl", args.split)
+        print(f"questions ({args.split}): {counts['sample']} from the AirQA sample, {counts['written']} written for "
+              "the corpus")
         sets = [f"dataset.file={questions.resolve()}", f"store.db={args.db}"]
         sets += [f"dataset.limit={args.limit}"] if args.limit else []
         sets += [f"model.spec={args.llm}"] if args.llm else []
@@ -129,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row_from_summary(json.loads((run_dir / "metrics.json").read_text())))
             print_rows(rows)
     print_rows(rows)
-    write_results(args.json, {"rows": rows})
+    write_results(args.json, {"split": None if args.from_runs else args.split, "rows": rows})
     return 0
 
 

@@ -24,6 +24,7 @@ class CitedPage(BaseModel):
 class QAPrediction(BaseModel):
     id: str
     answer: str | None = None
+    raw_answer: str | None = None  # the model's own words, when the answer was reshaped to the answer format
     citations: list[CitedPage] = Field(default_factory=list)
     no_answer: str | None = None  # why there is no answer (turn limit, ...)
     turns: int = 0

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import call_structured
 from evidex.graphs.qa.neusym import NeuSymInput, NeuSymOutput, StoreTools, scope_line
+from evidex.tools.answer_format import conform
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 
 BaselineName = Literal["question_only", "title_abstract", "full_text", "classic_rag"]
@@ -111,8 +112,9 @@ def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str
         cites = list({(c.pdf_id, c.page_number): c for c in state.sources}.values())
         exists = tools.pages_exist([(c.pdf_id, c.page_number) for c in cites]) if cites else {}
         cited = [c.model_copy(update={"exists": exists.get((c.pdf_id, c.page_number), False)}) for c in cites]
-        return {"prediction": QAPrediction(id=q.id, answer=out.answer, citations=cited, turns=1,
-                                           actions=[settings.method])}
+        shaped = conform(out.answer, q.answer_format)
+        return {"prediction": QAPrediction(id=q.id, answer=shaped, citations=cited, turns=1, actions=[settings.method],
+                                           raw_answer=out.answer if shaped != out.answer else None)}
 
     g = StateGraph(BaselineState, input_schema=NeuSymInput, output_schema=NeuSymOutput)
     g.add_node("context", context)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from evidex.agents.neusym_policy import (ALL_ACTIONS, ActionName, GenerateAnswer, ParseFailure, history_messages,
                                          next_action, task_prompt)
 from evidex.agents.prompts import render
+from evidex.tools.answer_format import conform
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 
 
@@ -207,8 +208,9 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         exists = tools.pages_exist(cites) if cites else {}
         citations = [CitedPage(pdf_id=c.pdf_id, page_number=c.page_number, source=c.source,
                                exists=exists.get((c.pdf_id, c.page_number), False)) for c in state.answer.citations]
-        pred = QAPrediction(id=q.id, answer=state.answer.answer, citations=citations, turns=len(state.actions),
-                            actions=state.actions)
+        shaped = conform(state.answer.answer, q.answer_format)
+        pred = QAPrediction(id=q.id, answer=shaped, citations=citations, turns=len(state.actions), actions=state.actions,
+                            raw_answer=state.answer.answer if shaped != state.answer.answer else None)
         return {"prediction": pred}
 
     g = StateGraph(NeuSymState, input_schema=NeuSymInput, output_schema=NeuSymOutput)
