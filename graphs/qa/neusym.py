@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 
 from evidex.agents.neusym_policy import (ALL_ACTIONS, ActionName, GenerateAnswer, ParseFailure, history_messages,
                                          next_action, task_prompt)
-from evidex.agents.prompts import render
+from evidex.agents.prompts import load_prompt, render
 from evidex.tools.answer_format import conform
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 
@@ -35,6 +36,8 @@ class NeuSymSettings(BaseModel):
         None, description="(table, column) every search uses, filtered to the question's papers: iterative "
                           "classic RAG (the model then only chooses the query and the limit)")
     max_turns: int = Field(20, ge=1, le=100)
+    answer_on_last_turn: bool = Field(True, description="the last turn may only answer (else: an explicit no-answer "
+                                                        "when the turns run out)")
     window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
     observation_chars: int = Field(3000, ge=200, le=50_000)
     max_tokens: int = Field(700, ge=64, le=8192)
@@ -171,7 +174,12 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             tools.require_papers(q.pdf_ids)
         messages = task_prompt(q.question, q.answer_format, scope_line(q), schema_text[0], settings.actions,
                                settings.max_turns) + history_messages(state.steps, settings.window)
-        action = next_action(llm, messages, settings.actions, max_tokens=settings.max_tokens)
+        actions = settings.actions
+        if settings.answer_on_last_turn and len(state.actions) == settings.max_turns - 1:
+            # the last turn may only answer, from what the earlier turns found (the schema allows nothing else)
+            messages.append(HumanMessage(content=load_prompt("neusym_last_turn")))
+            actions = ()
+        action = next_action(llm, messages, actions, max_tokens=settings.max_tokens)
         if isinstance(action, GenerateAnswer):
             return {"answer": action, "actions": state.actions + ["answer"], "pending": None}
         return {"pending": action.model_dump(), "actions": state.actions + [action.action]}

@@ -76,10 +76,22 @@ def test_tool_errors_and_unreadable_replies_come_back_as_observations(store):
 
 def test_the_turn_limit_gives_an_explicit_no_answer(store):
     store_dir, paper_id, _ = store
-    llm = scripted([{"action": "sql", "sql": "SELECT count(*) FROM pages"}] * 3)
-    pred = ask(graph_for(llm, store_dir, max_turns=3), paper_id)
+    llm = scripted([{"action": "sql", "sql": f"SELECT count(*) + {n} FROM pages"} for n in range(3)])
+    pred = ask(graph_for(llm, store_dir, max_turns=3, answer_on_last_turn=False), paper_id)
     assert pred.answer is None and pred.turns == 3
     assert pred.no_answer == "No answer: the agent used all 3 turns without answering."
+
+
+def test_the_last_turn_may_only_answer(store):
+    from evidex.agents.neusym_policy import turn_schema
+
+    store_dir, paper_id, _ = store
+    llm = scripted([{"action": "sql", "sql": "SELECT 1"}, {"action": "sql", "sql": "SELECT 2"},
+                    {"action": "answer", "answer": "2", "citations": []}])
+    pred = ask(graph_for(llm, store_dir, max_turns=3), paper_id)
+    assert pred.answer == "2" and pred.actions == ["sql", "sql", "answer"]
+    assert "This is your last turn" in llm.prompts[2] and "This is your last turn" not in llm.prompts[1]
+    assert "discriminator" not in turn_schema(()).model_json_schema()["properties"]["step"]  # answer only
 
 
 def test_long_observations_are_cut_with_a_note(store):
@@ -109,3 +121,31 @@ def test_a_repeated_action_is_not_run_again(store):
     pred = ask(graph_for(llm, store_dir), paper_id)
     assert pred.actions == ["sql", "sql", "answer"]
     assert "[Error]" in llm.prompts[1] and "already took this exact action at turn 1" in llm.prompts[2]
+
+
+def test_hostile_actions_are_refused_as_observations(store, tmp_path):
+    """Actions a model might write to escape: every one comes back as an observation, nothing leaves the store."""
+    store_dir, paper_id, _ = store
+    target = tmp_path / "leak.csv"
+    hostile = [
+        {"action": "sql", "sql": f"COPY (SELECT * FROM metadata) TO '{target}'"},
+        {"action": "sql", "sql": "ATTACH '/tmp/other.db' AS other"},
+        {"action": "sql", "sql": "SELECT * FROM read_csv('/etc/passwd')"},
+        {"action": "sql", "sql": "SELECT 1; DROP TABLE pages"},
+        {"action": "search", "query": "x", "table": "chunks", "column": "text_content",
+         "filter": "pdf_id == '' or 1==1) ; drop table pages --", "mode": "bm25"},
+        {"action": "search", "query": "x", "table": "secrets", "column": "password"},
+        {"action": "calculate", "expression": "__import__('os').system('touch /tmp/pwned')"},
+        {"action": "calculate", "expression": "9**9**9**9"},
+        {"action": "view_image", "paper_id": "../../etc/passwd", "page_number": 9999},
+        "{\"step\": {\"action\": \"sql\", \"sql\": " + json.dumps("x" * 5000) + "}}",  # over the schema's max length
+        "{\"step\": {\"action\": \"sql\", \"sql\": " + json.dumps("x" * 5000) + "}}",  # its repair, also too long
+        {"action": "answer", "answer": "done"},
+    ]
+    pred = ask(graph_for(scripted(hostile), store_dir, max_turns=20), paper_id)
+    assert pred.answer == "done" and pred.actions[-2:] == ["invalid", "answer"] and len(pred.actions) == 11
+    assert not target.exists()
+    from evidex.tools.store import connect_readonly, store_paths
+
+    con = connect_readonly(store_paths(None, store_dir).db).cursor()
+    assert con.execute("SELECT count(*) FROM pages").fetchone()[0] > 0  # nothing was dropped
