@@ -31,7 +31,8 @@ ALL_ACTIONS: tuple[ActionName, ...] = ("sql", "search", "calculate", "view_image
 
 
 class _Action(BaseModel):
-    thought: str = Field("", max_length=300, description="Why this step, in one sentence.")
+    # Required, and first: under the grammar the model states its plan before it writes the action.
+    thought: str = Field(max_length=300, description="What you learned so far and why this step, in one sentence.")
 
 
 class RetrieveFromDatabase(_Action):

@@ -149,6 +149,9 @@ class StoreTools:
         return out
 
 
+REPEAT_WARNING = "[Warning]: you already took this exact action"
+
+
 def _earlier_turn(steps: list[tuple[str, str]], action: dict[str, Any]) -> int | None:
     """The 1-based turn at which this same action (its thought aside) was already taken, or None."""
     key = {k: v for k, v in action.items() if k not in ("thought", "error")}
@@ -175,6 +178,11 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         messages = task_prompt(q.question, q.answer_format, scope_line(q), schema_text[0], settings.actions,
                                settings.max_turns) + history_messages(state.steps, settings.window)
         actions = settings.actions
+        last = state.steps[-1][1] if state.steps else ""
+        if last.startswith(REPEAT_WARNING) and len(actions) > 1:
+            # a model that repeats itself at temperature 0 would do so forever: take that action away for a turn
+            repeated = state.actions[-1]
+            actions = tuple(a for a in actions if a != repeated) or actions
         if settings.answer_on_last_turn and len(state.actions) == settings.max_turns - 1:
             # the last turn may only answer, from what the earlier turns found (the schema allows nothing else)
             messages.append(HumanMessage(content=load_prompt("neusym_last_turn")))
@@ -197,8 +205,8 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         shown = json.dumps({k: v for k, v in action.items() if k != "error"}, ensure_ascii=False)
         repeat = _earlier_turn(state.steps, action)
         if repeat is not None:  # small models loop on one failing call; say so instead of answering it again
-            observation = (f"[Warning]: you already took this exact action at turn {repeat} and got the result shown "
-                           "there. Do something different: another query, table, column or filter, or answer.")
+            observation = (f"{REPEAT_WARNING} at turn {repeat} and got the result shown there. Do something "
+                           "different: another action, query, table, column or filter, or answer.")
         return {"steps": state.steps + [(shown, observation)], "pending": None}
 
     def route(state: NeuSymState) -> str:

@@ -38,7 +38,8 @@ def questions(tmp_path, paper_id: str, pages: int):
 def agent_replies(paper_id: str, pages: int):
     def reply(prompt: str) -> str:
         if "[Observation]" not in prompt:  # first turn: look it up
-            step = {"action": "sql", "thought": "count", "sql": f"SELECT num_pages FROM metadata WHERE paper_id = '{paper_id}'"}
+            step = {"action": "sql", "thought": "count",
+                    "sql": f"SELECT num_pages FROM metadata WHERE paper_id = '{paper_id}'"}
         else:
             step = {"action": "answer", "thought": "found", "answer": str(pages),
                     "citations": [{"pdf_id": paper_id, "page_number": 1, "source": "metadata"}]}
@@ -89,8 +90,8 @@ def test_graphs_ask_prints_the_answer_citations_turns_and_trace(paper, tmp_path,
 
     store_dir, paper_id, pages, title = paper
     replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps([{"step": {"action": "sql", "sql": "SELECT count(*) FROM pages"}},
-                                   {"step": {"action": "answer", "answer": str(pages),
+    replies.write_text(json.dumps([{"step": {"action": "sql", "thought": "t", "sql": "SELECT count(*) FROM pages"}},
+                                   {"step": {"action": "answer", "thought": "t", "answer": str(pages),
                                              "citations": [{"pdf_id": paper_id, "page_number": 1}]}}]))
     code = main(["How many pages?", "--store-dir", store_dir, "--paper", paper_id, "--llm", f"scripted:{replies}",
                  "--traces", str(tmp_path / "traces")])

@@ -8,10 +8,12 @@ import pytest
 
 
 def scripted(replies):
-    """A scripted model replying with ``replies`` in order (dicts become ``{"step": ...}`` JSON)."""
+    """A scripted model replying with ``replies`` in order (dicts become ``{"step": ...}`` JSON, with a thought
+    when they have none)."""
     from evidex.agents.scripted import ScriptedChatModel
 
-    return ScriptedChatModel(responses=[r if isinstance(r, str) else json.dumps({"step": r}) for r in replies])
+    return ScriptedChatModel(responses=[r if isinstance(r, str) else json.dumps({"step": {"thought": "next", **r}})
+                                        for r in replies])
 
 
 @pytest.fixture(scope="module")
@@ -115,11 +117,13 @@ def test_ablations_restrict_the_action_schema():
 
 
 def test_a_repeated_action_is_not_run_again(store):
+    """The same action twice gets a warning instead of a rerun, and that action type is withheld for a turn (a model
+    at temperature 0 would otherwise repeat itself to the turn limit)."""
     store_dir, paper_id, _ = store
     same = {"action": "sql", "thought": "try", "sql": "SELECT no_such_column FROM metadata"}
-    llm = scripted([same, {**same, "thought": "again"}, {"action": "answer", "answer": "x"}])
+    llm = scripted([same, same, same, same, {"action": "answer", "answer": "x"}])
     pred = ask(graph_for(llm, store_dir), paper_id)
-    assert pred.actions == ["sql", "sql", "answer"]
+    assert pred.actions == ["sql", "sql", "invalid", "answer"]  # the third sql did not fit the narrowed schema
     assert "[Error]" in llm.prompts[1] and "already took this exact action at turn 1" in llm.prompts[2]
 
 
