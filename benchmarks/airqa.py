@@ -111,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--split", choices=("dev", "test", "all"), default="test",
                    help="dev: tune on these; test: report these (default); all: both")
     p.add_argument("--llm", help="model spec (default: local)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value for every method, e.g. --set qa.warm_start=true")
     p.add_argument("--db", default=STORE, help=f"store name (default {STORE})")
     p.add_argument("--corpus", type=Path, default=Path("../shared/corpus"))
     p.add_argument("--build-store", action="store_true", help="ingest the corpus into --db first")
@@ -135,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         sets = [f"dataset.file={questions.resolve()}", f"store.db={args.db}"]
         sets += [f"dataset.limit={args.limit}"] if args.limit else []
         sets += [f"model.spec={args.llm}"] if args.llm else []
+        sets += list(args.overrides)
         configs = [load_config(f"airqa/{m.strip()}", sets) for m in args.methods.split(",") if m.strip()]
         for cfg in configs:
             run_dir = run_task(cfg, out_dir=args.out)

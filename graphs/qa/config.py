@@ -28,6 +28,8 @@ class QAConfig(Strict):
     max_turns: int = Field(20, ge=1, le=100)
     answer_on_last_turn: bool = Field(True, description="neusym: the last turn may only answer; false = an explicit "
                                                         "no-answer when the turns run out")
+    warm_start: bool = Field(False, description="neusym: search the question over the papers' chunks before the "
+                                                "first turn and show the hits as the first observation")
     window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
     observation_chars: int = Field(3000, ge=200, le=50_000)
     max_tokens: int = Field(700, ge=64, le=8192, description="tokens per model reply")

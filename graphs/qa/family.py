@@ -56,7 +56,7 @@ def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):
     if qa.method in ("neusym", "iterative_rag"):
         iterative = qa.method == "iterative_rag"
         settings = NeuSymSettings(db=cfg.store.db, store_dir=cfg.store.store_dir, max_turns=qa.max_turns,
-                                  answer_on_last_turn=qa.answer_on_last_turn,
+                                  answer_on_last_turn=qa.answer_on_last_turn, warm_start=qa.warm_start,
                                   actions=("search",) if iterative else tuple(qa.actions), window=qa.window,
                                   observation_chars=qa.observation_chars, max_tokens=qa.max_tokens,
                                   search_target=(qa.retrieval_table, qa.retrieval_column) if iterative else None)

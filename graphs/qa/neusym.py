@@ -38,6 +38,8 @@ class NeuSymSettings(BaseModel):
     max_turns: int = Field(20, ge=1, le=100)
     answer_on_last_turn: bool = Field(True, description="the last turn may only answer (else: an explicit no-answer "
                                                         "when the turns run out)")
+    warm_start: bool = Field(False, description="search the question over the papers' chunks before the first turn "
+                                                "and show the hits as the first observation")
     window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
     observation_chars: int = Field(3000, ge=200, le=50_000)
     max_tokens: int = Field(700, ge=64, le=8192)
@@ -192,6 +194,17 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             return {"answer": action, "actions": state.actions + ["answer"], "pending": None}
         return {"pending": action.model_dump(), "actions": state.actions + [action.action]}
 
+    def warm_start(state: NeuSymState) -> dict:
+        """The classic-RAG step as the agent's first observation: the model starts from passages, not from nothing."""
+        q = state.input
+        tools.require_papers(q.pdf_ids)
+        ids = ", ".join(f"'{p}'" for p in q.pdf_ids)
+        action = {"thought": "start from the passages that match the question", "action": "search",
+                  "query": q.question[:500], "table": "chunks", "column": "text_content",
+                  "filter": f"pdf_id in [{ids}]" if ids else None, "limit": 4, "mode": "hybrid"}
+        observation = truncate(tools.run(action), settings.observation_chars)
+        return {"steps": [(json.dumps(action, ensure_ascii=False), observation)]}
+
     def act(state: NeuSymState) -> dict:
         action = state.pending or {}
         if action.get("action") == "invalid":
@@ -233,7 +246,12 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
     g.add_node("decide", decide)
     g.add_node("act", act)
     g.add_node("finalize", finalize)
-    g.add_edge(START, "decide")
+    if settings.warm_start:
+        g.add_node("warm_start", warm_start)
+        g.add_edge(START, "warm_start")
+        g.add_edge("warm_start", "decide")
+    else:
+        g.add_edge(START, "decide")
     g.add_conditional_edges("decide", route, {"act": "act", "finalize": "finalize"})
     g.add_edge("act", "decide")
     g.add_edge("finalize", END)

@@ -153,3 +153,31 @@ def test_hostile_actions_are_refused_as_observations(store, tmp_path):
 
     con = connect_readonly(store_paths(None, store_dir).db).cursor()
     assert con.execute("SELECT count(*) FROM pages").fetchone()[0] > 0  # nothing was dropped
+
+
+def test_warm_start_shows_the_question_search_first(store):
+    store_dir, paper_id, _ = store
+    llm = scripted([{"action": "answer", "answer": "x"}])
+    from evidex.graphs.qa.neusym import NeuSymSettings, build_neusym
+    from evidex.tools.qa import PaperQuestion
+
+    class BM25Tools:  # the synthetic store's fake embeddings cannot embed a query: search it by keywords
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def run(self, action):
+            return self.inner.run({**action, "mode": "bm25"} if action.get("action") == "search" else action)
+
+    from evidex.graphs.qa.neusym import StoreTools
+
+    graph = build_neusym(llm, NeuSymSettings(store_dir=store_dir, warm_start=True),
+                         BM25Tools(StoreTools(None, store_dir)))
+    q = PaperQuestion(id="w", question="Which table reports the results?", pdf_ids=[paper_id])
+    pred = graph.invoke({"input": q})["prediction"]
+    assert pred.actions == ["answer"] and pred.turns == 1  # the warm start is not a model turn
+    first = llm.prompts[0]
+    assert '"query": "Which table reports the results?"' in first and "[Observation]:" in first
+    assert f"pdf_id in ['{paper_id}']" in first
