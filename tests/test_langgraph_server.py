@@ -86,6 +86,9 @@ async def exercise(url: str, replies: Path) -> dict:
     assistants = {a["graph_id"]: a["assistant_id"] for a in await client.assistants.search(limit=50)}
     schemas = await client.assistants.get_schemas(assistants["mixed"])
     out: dict = {"graphs": sorted(assistants), "input_schema": sorted(schemas["input_schema"]["properties"])}
+    # a question-answering graph shows its schema before any store is chosen (the store is a per-run setting)
+    qa_schema = await client.assistants.get_schemas(assistants["airqa"])
+    out["qa_input_schema"] = sorted(qa_schema["input_schema"]["properties"])
 
     # model-free: the gate decides, the writer is off for this run only
     item = load_task("mixed", limit=1)[0]
@@ -124,7 +127,7 @@ def test_langgraph_dev_serves_every_graph_with_per_run_settings(tmp_path, kit):
     assert "BlockingError" not in text and "Blocking call" not in text, text[-3000:]
     assert out["graphs"] == ["airqa", "assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection", "wrong_claim",
                              "wrong_evidence"]
-    assert out["input_schema"] == ["input"]
+    assert out["input_schema"] == ["input"] and out["qa_input_schema"] == ["input"]
     free = out["model_free"]
     assert free["id"] == "mixed-000" and free["kept_ids"] and free["explanations"] == {}  # writer off, per run
     assert {"judge_given", "finalize"} <= set(out["stream_nodes"]) and "verify" not in out["stream_nodes"]

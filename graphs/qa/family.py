@@ -47,12 +47,13 @@ def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):
 
     res = resources or Resources()
     qa = cfg.qa
-    try:
-        tools = StoreTools(cfg.store.db, cfg.store.store_dir)
-        tools.query("SELECT 1")
-    except StoreError as exc:
-        raise ConfigError(f"store: {exc}") from None
-    llm = res.llm or _model(cfg)
+    tools = StoreTools(cfg.store.db, cfg.store.store_dir)
+    if not res.defer_model:  # a graph built only to show its schema (LangGraph server) needs no store yet
+        try:
+            tools.query("SELECT 1")
+        except StoreError as exc:
+            raise ConfigError(f"store: {exc}") from None
+    llm = res.llm or (_LazyModel(cfg) if res.defer_model else _model(cfg))
     if qa.method in ("neusym", "iterative_rag"):
         iterative = qa.method == "iterative_rag"
         settings = NeuSymSettings(db=cfg.store.db, store_dir=cfg.store.store_dir, max_turns=qa.max_turns,
@@ -74,6 +75,18 @@ def _model(cfg: QATaskConfig):
     m = cfg.model
     return make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens, base_url=m.base_url,
                            n_ctx=m.n_ctx, threads=m.threads, timeout_s=m.timeout_s)
+
+
+class _LazyModel:
+    """Stands in for the chat model in a graph built only to be shown; built on first use if it ever runs."""
+
+    def __init__(self, cfg: QATaskConfig):
+        self._cfg, self._llm = cfg, None
+
+    def __getattr__(self, name):
+        if self._llm is None:
+            self._llm = _model(self._cfg)
+        return getattr(self._llm, name)
 
 
 _JUDGES: dict[str, object] = {}
