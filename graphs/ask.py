@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print_answer(pred, cfg, seconds: float, trace: Path) -> None:
-    from evidex.graphs.qa.neusym import StoreTools
+    from evidex.graphs.qa.neusym import StoreTools, sql_marks
     from evidex.tools.safe_text import visible_controls
 
     print(f"answer: {visible_controls(pred.answer) if pred.answer is not None else pred.no_answer}")
@@ -94,9 +94,9 @@ def _print_answer(pred, cfg, seconds: float, trace: Path) -> None:
     if pred.citations:
         tools = StoreTools(cfg.store.db, cfg.store.store_dir)
         ids = sorted({c.pdf_id for c in pred.citations})
-        marks = ", ".join("?" for _ in ids)
         titles = {r["pdf_id"]: r["title"] for r in tools.query(
-            f"SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title FROM metadata WHERE CAST(paper_id AS VARCHAR) IN ({marks})",
+            "SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title FROM metadata "
+            f"WHERE CAST(paper_id AS VARCHAR) IN ({sql_marks(ids)})",
             ids)}
     for c in pred.citations:
         flag = "" if c.exists else "  (not a page of the store)"

@@ -20,7 +20,8 @@ from pydantic import BaseModel, Field
 
 from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import call_structured
-from evidex.graphs.qa.neusym import NeuSymInput, NeuSymOutput, StoreTools, scope_line
+from evidex.graphs.qa.neusym import (NeuSymInput, NeuSymOutput, StoreTools, scope_filter, scope_line,
+                                     sql_marks)
 from evidex.tools.answer_format import conform
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 
@@ -47,15 +48,11 @@ class BaselineState(NeuSymInput):
     prediction: QAPrediction | None = None
 
 
-def _quote(ids: list[str]) -> str:
-    return ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
-
-
 def title_abstract_context(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[str, list[CitedPage]]:
     if not q.pdf_ids:
         return "", []
     rows = tools.query(f"SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title, abstract FROM metadata "
-                       f"WHERE CAST(paper_id AS VARCHAR) IN ({_quote(q.pdf_ids)})")
+                       f"WHERE CAST(paper_id AS VARCHAR) IN ({sql_marks(q.pdf_ids)})", list(q.pdf_ids))
     text = "\n\n".join(f"[{r['pdf_id']}] {r['title']}\n{r['abstract'] or ''}" for r in rows)
     return text[:limit], [CitedPage(pdf_id=r["pdf_id"], page_number=1) for r in rows]
 
@@ -64,7 +61,9 @@ def full_text_context(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[
     if not q.pdf_ids:
         return "", []
     rows = tools.query(f"SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id, page_number, page_content FROM pages "
-                       f"WHERE CAST(ref_paper_id AS VARCHAR) IN ({_quote(q.pdf_ids)}) ORDER BY pdf_id, page_number")
+                       f"WHERE CAST(ref_paper_id AS VARCHAR) IN ({sql_marks(q.pdf_ids)}) "
+                       "ORDER BY pdf_id, page_number",
+                       list(q.pdf_ids))
     parts, used, size = [], [], 0
     for r in rows:
         block = f"[{r['pdf_id']} page {r['page_number']}]\n{r['page_content'] or ''}\n"
@@ -79,9 +78,8 @@ def full_text_context(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[
 
 
 def retrieved_context(tools: StoreTools, q: PaperQuestion, s: BaselineSettings) -> tuple[str, list[CitedPage]]:
-    flt = f"pdf_id in [{_quote(q.pdf_ids)}]" if q.pdf_ids else None
-    hits = tools.search_hits(q.question, s.retrieval_table, s.retrieval_column, flt, s.retrieval_limit,
-                             s.retrieval_mode)
+    hits = tools.search_hits(q.question, s.retrieval_table, s.retrieval_column, scope_filter(q.pdf_ids),
+                             s.retrieval_limit, s.retrieval_mode)
     text = "\n\n".join(f"[{h.pdf_id} page {h.page_number}] {h.text}" for h in hits)
     return text, [CitedPage(pdf_id=h.pdf_id, page_number=h.page_number, source=f"{h.table_name}.{h.primary_key}")
                   for h in hits]

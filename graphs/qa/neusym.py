@@ -61,12 +61,26 @@ class NeuSymState(NeuSymInput):
     prediction: QAPrediction | None = None
 
 
+def sql_marks(values: list) -> str:
+    """Placeholders for an SQL ``IN (...)`` over ``values``, which go in as parameters, never spliced."""
+    return ", ".join("?" for _ in values)
+
+
+def scope_filter(pdf_ids: list[str]) -> str | None:
+    """The search filter that keeps a search on these papers (string literals escaped as the filter grammar
+    reads them), or None for no restriction."""
+    if not pdf_ids:
+        return None
+    ids = ", ".join("'" + p.replace("\\", "\\\\").replace("'", "\\'") + "'" for p in pdf_ids)
+    return f"pdf_id in [{ids}]"
+
+
 def scope_line(q: PaperQuestion) -> str:
     """Which papers the question is about, and the filter that keeps search on them."""
     parts = []
     if q.pdf_ids:
-        ids = ", ".join(f"'{p}'" for p in q.pdf_ids)
-        parts.append(f"pdf_id in [{ids}] (search filter: pdf_id in [{ids}]; SQL: paper_id / ref_paper_id)")
+        flt = scope_filter(q.pdf_ids)
+        parts.append(f"{flt} (search filter: {flt}; SQL: paper_id / ref_paper_id)")
     if q.conferences:
         parts.append(f"conferences: {', '.join(q.conferences)} (SQL: metadata.conference_year)")
     return "; ".join(parts) or "any paper in the database"
@@ -107,9 +121,9 @@ class StoreTools:
         """Fail the item, naming the missing uuids, when the question's papers are not all in the store."""
         if not pdf_ids:
             return
-        marks = ", ".join("?" for _ in pdf_ids)
         found = {r["pdf_id"] for r in self.query(
-            f"SELECT CAST(paper_id AS VARCHAR) AS pdf_id FROM metadata WHERE CAST(paper_id AS VARCHAR) IN ({marks})",
+            "SELECT CAST(paper_id AS VARCHAR) AS pdf_id FROM metadata "
+            f"WHERE CAST(paper_id AS VARCHAR) IN ({sql_marks(pdf_ids)})",
             list(pdf_ids))}
         missing = [p for p in pdf_ids if p not in found]
         if missing:
@@ -143,7 +157,8 @@ class StoreTools:
         out = {}
         for pdf_id, page in cites:
             try:
-                n = con.execute("SELECT count(*) FROM pages WHERE CAST(ref_paper_id AS VARCHAR) = ? AND page_number = ?",
+                n = con.execute("SELECT count(*) FROM pages "
+                                "WHERE CAST(ref_paper_id AS VARCHAR) = ? AND page_number = ?",
                                 [pdf_id, page]).fetchone()[0]
             except Exception:  # noqa: BLE001 - a malformed id is simply not a page of the store
                 n = 0
@@ -198,10 +213,9 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         """The classic-RAG step as the agent's first observation: the model starts from passages, not from nothing."""
         q = state.input
         tools.require_papers(q.pdf_ids)
-        ids = ", ".join(f"'{p}'" for p in q.pdf_ids)
         action = {"thought": "start from the passages that match the question", "action": "search",
                   "query": q.question[:500], "table": "chunks", "column": "text_content",
-                  "filter": f"pdf_id in [{ids}]" if ids else None, "limit": 4, "mode": "hybrid"}
+                  "filter": scope_filter(q.pdf_ids), "limit": 4, "mode": "hybrid"}
         observation = truncate(tools.run(action), settings.observation_chars)
         return {"steps": [(json.dumps(action, ensure_ascii=False), observation)]}
 
@@ -211,9 +225,8 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             observation = f"[Error]: your reply was not a valid action ({action['error']}). Reply with one JSON action."
         else:
             if action.get("action") == "search" and settings.search_target:
-                ids = ", ".join(f"'{p}'" for p in state.input.pdf_ids)
                 action = {**action, "table": settings.search_target[0], "column": settings.search_target[1],
-                          "filter": f"pdf_id in [{ids}]" if ids else None}
+                          "filter": scope_filter(state.input.pdf_ids)}
             observation = truncate(tools.run(action), settings.observation_chars)
         shown = json.dumps({k: v for k, v in action.items() if k != "error"}, ensure_ascii=False)
         repeat = _earlier_turn(state.steps, action)
@@ -238,7 +251,8 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         citations = [CitedPage(pdf_id=c.pdf_id, page_number=c.page_number, source=c.source,
                                exists=exists.get((c.pdf_id, c.page_number), False)) for c in state.answer.citations]
         shaped = conform(state.answer.answer, q.answer_format)
-        pred = QAPrediction(id=q.id, answer=shaped, citations=citations, turns=len(state.actions), actions=state.actions,
+        pred = QAPrediction(id=q.id, answer=shaped, citations=citations, turns=len(state.actions),
+                            actions=state.actions,
                             raw_answer=state.answer.answer if shaped != state.answer.answer else None)
         return {"prediction": pred}
 
