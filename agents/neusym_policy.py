@@ -17,7 +17,8 @@ crash (:func:`next_action`).
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from functools import lru_cache
+from typing import Annotated, Any, Literal, Union
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -79,12 +80,22 @@ _ACTION_CLASSES = {"sql": RetrieveFromDatabase, "search": RetrieveFromVectorstor
                    "view_image": ViewImage, "answer": GenerateAnswer}
 
 
-def turn_schema(actions: tuple[ActionName, ...] = ALL_ACTIONS) -> type[BaseModel]:
-    """The schema of one turn restricted to ``actions`` (ablations drop sql or search; answer is always there)."""
+def turn_schema(actions: tuple[ActionName, ...] = ALL_ACTIONS, answer_type: Any = str) -> type[BaseModel]:
+    """The schema of one turn restricted to ``actions`` (ablations drop sql or search; answer is always there),
+    with the answer typed as the question's format asks (``tools.answer_format.answer_type``)."""
+    return _turn_schema(tuple(dict.fromkeys((*actions, "answer"))), answer_type)
+
+
+@lru_cache(maxsize=128)
+def _turn_schema(actions: tuple[ActionName, ...], answer_type: Any) -> type[BaseModel]:
     from pydantic import create_model
 
-    classes = tuple(_ACTION_CLASSES[a] for a in dict.fromkeys((*actions, "answer")))
-    step = classes[0] if len(classes) == 1 else Annotated[Union[classes], Field(discriminator="action")]  # noqa: UP007
+    classes = dict(_ACTION_CLASSES)
+    if answer_type is not str:
+        classes["answer"] = create_model("GenerateTypedAnswer", __base__=GenerateAnswer, answer=(
+            answer_type, Field(description="Exactly in the requested answer format.")))
+    chosen = tuple(classes[a] for a in actions)
+    step = chosen[0] if len(chosen) == 1 else Annotated[Union[chosen], Field(discriminator="action")]  # noqa: UP007
     return create_model("AgentTurn", step=(step, ...))
 
 
@@ -115,9 +126,10 @@ def history_messages(steps: list[tuple[str, str]], window: int) -> list[BaseMess
 
 
 def next_action(llm: BaseChatModel, messages: list[BaseMessage], actions: tuple[ActionName, ...] = ALL_ACTIONS,
-                *, max_tokens: int = 700) -> AnyAction | ParseFailure:
+                *, max_tokens: int = 700, answer_type: Any = str) -> AnyAction | ParseFailure:
     """The model's next action, or a :class:`ParseFailure` the loop shows it as an error observation."""
     try:
-        return call_structured(llm, turn_schema(actions), messages, name="neusym_action", max_tokens=max_tokens).step
+        return call_structured(llm, turn_schema(actions, answer_type), messages, name="neusym_action",
+                               max_tokens=max_tokens).step
     except StructuredOutputError as exc:
         return ParseFailure(error=str(exc))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w.])|(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 
@@ -30,33 +30,70 @@ def _numbers(text: str) -> list[str]:
     return [m.group().replace(",", "") for m in _NUMBER.finditer(text)]
 
 
+AnswerKind = Literal["list", "int", "float", "bool", "str"]
+_INTEGER = re.compile(r"\bint\b|integer")
+_FLOAT = re.compile(r"float|decimal")
+
+
+def answer_kind(answer_format: str) -> AnswerKind:
+    """The shape an answer format asks for: a list, an integer, a float, true/false, or free text."""
+    fmt = answer_format.lower()
+    if "list" in fmt:
+        return "list"
+    if _INTEGER.search(fmt):
+        return "int"
+    if _FLOAT.search(fmt):
+        return "float"
+    if "true or false" in fmt or "boolean" in fmt or "yes or no" in fmt:
+        return "bool"
+    return "str"
+
+
+def answer_type(answer_format: str) -> Any:
+    """The JSON-schema type a constrained answer takes for this format: the grammar then only lets a model write
+    a number where an integer is asked (a small model otherwise writes a word from the format, "strings")."""
+    kind = answer_kind(answer_format)
+    if kind == "list":
+        fmt = answer_format.lower()
+        item = int if _INTEGER.search(fmt) else float if _FLOAT.search(fmt) else str
+        return list[item]
+    return {"int": int, "float": float, "bool": bool, "str": str}[kind]
+
+
+def answer_text(value: Any) -> str:
+    """A typed answer as the text an evaluator reads: JSON for lists and booleans, plain for numbers and text."""
+    if isinstance(value, (list, tuple, bool)):
+        return json.dumps(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
+    return str(value)
+
+
 def conform(answer: str | None, answer_format: str) -> str | None:
     """``answer`` reshaped to ``answer_format`` when the shape is clear; otherwise unchanged."""
     if answer is None:
         return None
     text = answer.strip()
-    fmt = answer_format.lower()
+    kind = answer_kind(answer_format)
     value = _literal(text) if len(text) < 20_000 else None
-    if "list" in fmt:
+    if kind == "list":
         if isinstance(value, (list, tuple)):
             return json.dumps(list(value), ensure_ascii=False)
         if text.startswith("[") or not text:
             return text
         items = [s.strip().strip("'\"").strip() for s in re.split(r"\s*[;\n]\s*|,\s+", text)]
         return json.dumps([s for s in items if s], ensure_ascii=False)
-    if "integer" in fmt or re.search(r"\bint\b", fmt):
+    if kind == "int":
         if isinstance(value, int) and not isinstance(value, bool):
             return str(value)
         numbers = _numbers(text)
         if len(set(numbers)) == 1 and "." not in numbers[0]:
             return numbers[0]
         return text
-    if "float" in fmt or "decimal" in fmt:
+    if kind == "float":
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
         numbers = _numbers(text)
         return numbers[0] if len(set(numbers)) == 1 else text
-    if "true or false" in fmt or "boolean" in fmt or "yes or no" in fmt:
+    if kind == "bool":
         word = text.lower().strip(" .!")
         if word in ("true", "yes"):
             return "true"

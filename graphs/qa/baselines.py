@@ -14,12 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 
-from evidex.agents.prompts import load_prompt, render
-from evidex.agents.structured import call_structured
+from evidex.agents.paper_answer import answer_from_context
 from evidex.graphs.qa.neusym import (NeuSymInput, NeuSymOutput, StoreTools, scope_filter, scope_line,
                                      sql_marks)
 from evidex.tools.answer_format import conform
@@ -36,10 +34,8 @@ class BaselineSettings(BaseModel):
     retrieval_column: str = "text_content"
     retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
     max_tokens: int = Field(700, ge=64, le=8192)
-
-
-class Answer(BaseModel):
-    answer: str = Field(max_length=2000, description="Exactly in the requested answer format.")
+    typed_answer: bool = Field(True, description="the answer's JSON type follows the answer format")
+    quote_first: bool = Field(False, description="the model copies the sentence the answer rests on first")
 
 
 class BaselineState(NeuSymInput):
@@ -103,16 +99,15 @@ def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str
 
     def answer(state: BaselineState) -> dict:
         q = state.input
-        body = render("qa_answer", question=q.question, answer_format=q.answer_format, scope=scope_line(q),
-                      context=state.context or "(none)")
-        messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-        out = call_structured(llm, Answer, messages, name=f"{settings.method}_answer", max_tokens=settings.max_tokens)
+        text = answer_from_context(llm, q.question, q.answer_format, scope_line(q), state.context,
+                                   typed=settings.typed_answer, quote=settings.quote_first,
+                                   max_tokens=settings.max_tokens, name=f"{settings.method}_answer")
         cites = list({(c.pdf_id, c.page_number): c for c in state.sources}.values())
         exists = tools.pages_exist([(c.pdf_id, c.page_number) for c in cites]) if cites else {}
         cited = [c.model_copy(update={"exists": exists.get((c.pdf_id, c.page_number), False)}) for c in cites]
-        shaped = conform(out.answer, q.answer_format)
+        shaped = conform(text, q.answer_format)
         return {"prediction": QAPrediction(id=q.id, answer=shaped, citations=cited, turns=1, actions=[settings.method],
-                                           raw_answer=out.answer if shaped != out.answer else None)}
+                                           raw_answer=text if shaped != text else None)}
 
     g = StateGraph(BaselineState, input_schema=NeuSymInput, output_schema=NeuSymOutput)
     g.add_node("context", context)

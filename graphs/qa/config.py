@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from evidex.agents.neusym_policy import ALL_ACTIONS, ActionName
 from evidex.graphs.config import Strict, TaskConfig
 
+WarmStart = Literal["off", "chunks", "multiview"]
 Method = Literal["neusym", "iterative_rag", "question_only", "title_abstract", "full_text", "classic_rag"]
 
 
@@ -28,8 +29,14 @@ class QAConfig(Strict):
     max_turns: int = Field(20, ge=1, le=100)
     answer_on_last_turn: bool = Field(True, description="neusym: the last turn may only answer; false = an explicit "
                                                         "no-answer when the turns run out")
-    warm_start: bool = Field(False, description="neusym: search the question over the papers' chunks before the "
-                                                "first turn and show the hits as the first observation")
+    warm_start: WarmStart = Field("off", description="neusym: look up before the first turn and show it as the "
+                                "first observation: chunks = the question's search over the papers' passages; "
+                                "multiview = the papers' metadata, the tables/figures/equations the question names "
+                                "and the passages (graphs/qa/probe.py)")
+    typed_answer: bool = Field(True, description="the answer's JSON type follows the answer format (an integer "
+                                                 "format gets an integer under the grammar)")
+    quote_first: bool = Field(False, description="baselines: the model copies the sentence its answer rests on "
+                                                 "before answering")
     window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
     observation_chars: int = Field(3000, ge=200, le=50_000)
     max_tokens: int = Field(700, ge=64, le=8192, description="tokens per model reply")
@@ -38,6 +45,16 @@ class QAConfig(Strict):
     retrieval_table: str = "chunks"
     retrieval_column: str = "text_content"
     retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+
+    @field_validator("warm_start", mode="before")
+    @classmethod
+    def _bool_warm_start(cls, v):
+        return warm_start_value(v)
+
+
+def warm_start_value(v):
+    """true/false (the switch before the multiview probe existed) read as chunks/off."""
+    return {True: "chunks", False: "off", "true": "chunks", "false": "off"}.get(v, v) if isinstance(v, (bool, str)) else v
 
 
 class EvalJudgeConfig(Strict):

@@ -60,12 +60,14 @@ def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):
                                   answer_on_last_turn=qa.answer_on_last_turn, warm_start=qa.warm_start,
                                   actions=("search",) if iterative else tuple(qa.actions), window=qa.window,
                                   observation_chars=qa.observation_chars, max_tokens=qa.max_tokens,
+                                  typed_answer=qa.typed_answer,
                                   search_target=(qa.retrieval_table, qa.retrieval_column) if iterative else None)
         graph = build_neusym(llm, settings, tools, name=cfg.name)
         return graph.with_config(recursion_limit=2 * qa.max_turns + 10)
     settings = BaselineSettings(method=qa.method, context_chars=qa.context_chars, retrieval_limit=qa.retrieval_limit,
                                 retrieval_table=qa.retrieval_table, retrieval_column=qa.retrieval_column,
-                                retrieval_mode=qa.retrieval_mode, max_tokens=qa.max_tokens)
+                                retrieval_mode=qa.retrieval_mode, max_tokens=qa.max_tokens,
+                                typed_answer=qa.typed_answer, quote_first=qa.quote_first)
     return build_baseline(llm, settings, tools, name=cfg.name)
 
 

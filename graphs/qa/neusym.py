@@ -15,12 +15,13 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from evidex.agents.neusym_policy import (ALL_ACTIONS, ActionName, GenerateAnswer, ParseFailure, history_messages,
                                          next_action, task_prompt)
 from evidex.agents.prompts import load_prompt, render
-from evidex.tools.answer_format import conform
+from evidex.graphs.qa.config import WarmStart, warm_start_value
+from evidex.tools.answer_format import answer_text, answer_type, conform
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 
 
@@ -38,11 +39,18 @@ class NeuSymSettings(BaseModel):
     max_turns: int = Field(20, ge=1, le=100)
     answer_on_last_turn: bool = Field(True, description="the last turn may only answer (else: an explicit no-answer "
                                                         "when the turns run out)")
-    warm_start: bool = Field(False, description="search the question over the papers' chunks before the first turn "
-                                                "and show the hits as the first observation")
+    warm_start: WarmStart = Field("off", description="before the first turn: off, chunks (the question's search "
+                                "over the papers' passages) or multiview (graphs/qa/probe.py)")
     window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
     observation_chars: int = Field(3000, ge=200, le=50_000)
     max_tokens: int = Field(700, ge=64, le=8192)
+    typed_answer: bool = Field(True, description="the answer action's JSON type follows the answer format")
+    probe_chars: int = Field(6000, ge=500, le=50_000, description="the multiview probe's observation cut")
+
+    @field_validator("warm_start", mode="before")
+    @classmethod
+    def _bool_warm_start(cls, v):
+        return warm_start_value(v)
 
 
 class NeuSymInput(BaseModel):
@@ -204,19 +212,28 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             # the last turn may only answer, from what the earlier turns found (the schema allows nothing else)
             messages.append(HumanMessage(content=load_prompt("neusym_last_turn")))
             actions = ()
-        action = next_action(llm, messages, actions, max_tokens=settings.max_tokens)
+        action = next_action(llm, messages, actions, max_tokens=settings.max_tokens,
+                             answer_type=answer_type(q.answer_format) if settings.typed_answer else str)
         if isinstance(action, GenerateAnswer):
             return {"answer": action, "actions": state.actions + ["answer"], "pending": None}
         return {"pending": action.model_dump(), "actions": state.actions + [action.action]}
 
     def warm_start(state: NeuSymState) -> dict:
-        """The classic-RAG step as the agent's first observation: the model starts from passages, not from nothing."""
+        """Evidence before the first turn, shown as its observation: the model starts from passages (and, with the
+        multiview probe, the rows the question names), not from nothing."""
         q = state.input
         tools.require_papers(q.pdf_ids)
-        action = {"thought": "start from the passages that match the question", "action": "search",
-                  "query": q.question[:500], "table": "chunks", "column": "text_content",
-                  "filter": scope_filter(q.pdf_ids), "limit": 4, "mode": "hybrid"}
-        observation = truncate(tools.run(action), settings.observation_chars)
+        if settings.warm_start == "multiview":
+            from evidex.graphs.qa.probe import probe
+
+            action = {"thought": "look up the papers, the objects the question names and matching passages",
+                      "action": "probe"}
+            observation = truncate(probe(tools, q)[0], settings.probe_chars)
+        else:
+            action = {"thought": "start from the passages that match the question", "action": "search",
+                      "query": q.question[:500], "table": "chunks", "column": "text_content",
+                      "filter": scope_filter(q.pdf_ids), "limit": 4, "mode": "hybrid"}
+            observation = truncate(tools.run(action), settings.observation_chars)
         return {"steps": [(json.dumps(action, ensure_ascii=False), observation)]}
 
     def act(state: NeuSymState) -> dict:
@@ -250,17 +267,17 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         exists = tools.pages_exist(cites) if cites else {}
         citations = [CitedPage(pdf_id=c.pdf_id, page_number=c.page_number, source=c.source,
                                exists=exists.get((c.pdf_id, c.page_number), False)) for c in state.answer.citations]
-        shaped = conform(state.answer.answer, q.answer_format)
+        text = answer_text(state.answer.answer)
+        shaped = conform(text, q.answer_format)
         pred = QAPrediction(id=q.id, answer=shaped, citations=citations, turns=len(state.actions),
-                            actions=state.actions,
-                            raw_answer=state.answer.answer if shaped != state.answer.answer else None)
+                            actions=state.actions, raw_answer=text if shaped != text else None)
         return {"prediction": pred}
 
     g = StateGraph(NeuSymState, input_schema=NeuSymInput, output_schema=NeuSymOutput)
     g.add_node("decide", decide)
     g.add_node("act", act)
     g.add_node("finalize", finalize)
-    if settings.warm_start:
+    if settings.warm_start != "off":
         g.add_node("warm_start", warm_start)
         g.add_edge(START, "warm_start")
         g.add_edge("warm_start", "decide")

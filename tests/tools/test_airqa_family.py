@@ -144,3 +144,27 @@ def test_neusym_on_the_local_model_over_a_corpus_pdf(corpus_store, manifest, tmp
     assert (pred["answer"] is None) == (pred["no_answer"] is not None)
     assert all(isinstance(c["exists"], bool) for c in pred["citations"])
     assert row["tokens"]["prompt"] > 0 and (run_dir / row["trace"]).is_file()
+
+
+def test_multiview_probe_finds_what_the_question_names(corpus_store, manifest):
+    """The probe looks up, by paper id and number, the table the question names (its cells, not only its caption),
+    the paper's metadata row and matching passages, each tagged with the source the answer can cite."""
+    from evidex.graphs.qa.neusym import StoreTools
+    from evidex.graphs.qa.probe import probe, referenced
+    from evidex.tools.qa import PaperQuestion
+
+    assert referenced("In Table 2 and Fig. 3 (see Eq. (4) and Table 2)") == {
+        "table": ["2"], "figure": ["3"], "equation": ["4"]}
+    store, _ = corpus_store
+    tools = StoreTools(None, str(store))
+    paper_id = manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]
+    q = PaperQuestion(id="p", question="In Table 1 of the paper, which metric has the highest Spearman correlation?",
+                      pdf_ids=[paper_id])
+    text, cites = probe(tools, q)
+    assert f"[metadata {paper_id}] title: G-EVAL" in text and "pages: 12" in text
+    table = next(c for c in cites if c.source.startswith("tables."))
+    assert "Table 1" in text and "|" in text.split(table.source, 1)[1]  # the table's markdown cells follow it
+    assert any(c.source.startswith("chunks.") for c in cites)
+    assert all(tools.pages_exist([(c.pdf_id, c.page_number)])[(c.pdf_id, c.page_number)] for c in cites)
+    other = PaperQuestion(id="p2", question="In Table 99 of the paper, what is reported?", pdf_ids=[paper_id])
+    assert not any(c.source.startswith("tables.") for c in probe(tools, other)[1])  # no such table: nothing made up

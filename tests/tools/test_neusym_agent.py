@@ -29,10 +29,10 @@ def graph_for(llm, store_dir, **settings):
     return build_neusym(llm, NeuSymSettings(store_dir=store_dir, **settings))
 
 
-def ask(graph, paper_id, question="How many pages does the paper have?"):
+def ask(graph, paper_id, question="How many pages does the paper have?", answer_format="A short answer."):
     from evidex.tools.qa import PaperQuestion
 
-    q = PaperQuestion(id="q1", question=question, answer_format="An integer.", pdf_ids=[paper_id])
+    q = PaperQuestion(id="q1", question=question, answer_format=answer_format, pdf_ids=[paper_id])
     return graph.invoke({"input": q}, config={"recursion_limit": 100})["prediction"]
 
 
@@ -181,3 +181,21 @@ def test_warm_start_shows_the_question_search_first(store):
     first = llm.prompts[0]
     assert '"query": "Which table reports the results?"' in first and "[Observation]:" in first
     assert f"pdf_id in ['{paper_id}']" in first
+
+
+def test_the_answer_is_typed_by_its_format(store):
+    """An integer format makes the answer an integer under the grammar: a word is a schema error shown to the
+    model (then repaired), and the number comes out as the text the evaluator reads."""
+    store_dir, paper_id, pages = store
+    from evidex.agents.neusym_policy import turn_schema
+
+    schema = turn_schema(("sql",), int).model_json_schema()
+    assert "integer" in json.dumps(schema)
+    llm = scripted([{"action": "answer", "answer": "strings"}, {"action": "answer", "answer": pages}])
+    pred = ask(graph_for(llm, store_dir), paper_id, answer_format="An integer.")
+    assert pred.answer == str(pages) and pred.turns == 1  # the repair happens inside the turn
+    listed = scripted([{"action": "answer", "answer": ["A", "B"]}])
+    from evidex.tools.qa import PaperQuestion
+
+    q = PaperQuestion(id="l", question="Which matrices?", answer_format="A Python list of strings.", pdf_ids=[paper_id])
+    assert graph_for(listed, store_dir).invoke({"input": q})["prediction"].answer == '["A", "B"]'
