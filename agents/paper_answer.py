@@ -9,7 +9,7 @@ words.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -36,16 +36,21 @@ def answer_schema(answer_format: str, typed: bool = True, quote: bool = False) -
     return create_model("Answer", **fields)
 
 
+class ContextAnswer(NamedTuple):
+    answer: str  # as the text an evaluator reads
+    quote: str  # what the model copied as its evidence ("" without ``quote``)
+
+
 def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, scope: str, context: str, *,
                         typed: bool = True, quote: bool = False, max_tokens: int = 700,
-                        name: str = "answer") -> str:
-    """The model's answer to ``question`` from ``context``, as the text an evaluator reads."""
+                        name: str = "answer") -> ContextAnswer:
+    """The model's answer to ``question`` from ``context`` (and, with ``quote``, the evidence it copied)."""
     body = render("qa_answer", question=question, answer_format=answer_format, scope=scope,
                   context=context or "(none)")
     messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
     out = call_structured(llm, answer_schema(answer_format, typed, quote), messages, name=name,
                           max_tokens=max_tokens)
-    return answer_text(out.answer)
+    return ContextAnswer(answer_text(out.answer), getattr(out, "quote", ""))
 
 
-__all__ = ["answer_from_context", "answer_kind", "answer_schema"]
+__all__ = ["ContextAnswer", "answer_from_context", "answer_kind", "answer_schema"]

@@ -29,6 +29,7 @@ class ScriptedChatModel(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     responses: Sequence[str] | Responder
+    tool_calls: bool = False  # replies {"tool": name, "args": {...}} become native tool calls (bind_tools)
     _calls: list[str] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -57,7 +58,16 @@ class ScriptedChatModel(BaseChatModel):
         usage = {"input_tokens": prompt_tokens, "output_tokens": len(reply.split()),
                  "total_tokens": prompt_tokens + len(reply.split())}
         msg = AIMessage(content=reply, usage_metadata=usage)
+        if self.tool_calls:
+            call = json.loads(reply)
+            msg = AIMessage(content="", usage_metadata=usage,
+                            tool_calls=[{"name": call["tool"], "args": call["args"], "id": f"call_{index}"}])
         return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
+        """Native tool calling, scripted: the tools are recorded in the prompt log, the replies say which to call."""
+        return self
 
 
 def load_script(path: str | Path) -> ScriptedChatModel:

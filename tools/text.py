@@ -12,3 +12,20 @@ _SENTENCE_SPLIT = re.compile(
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text`` (abbreviations such as "e.g." do not end one)."""
     return [s.strip() for s in _SENTENCE_SPLIT.split(text or "") if s and s.strip()]
+
+
+_WORD = re.compile(r"\w+")
+
+
+def quote_in(quote: str, context: str, *, min_words: int = 2, coverage: float = 0.9) -> bool:
+    """Whether ``quote`` was copied from ``context``: its words appear there in order as a run, case and spacing
+    aside, or (for quotes a model copied with small slips: a dropped symbol, a fixed hyphen) at least
+    ``coverage`` of its words are words of the context. Too short a quote proves nothing."""
+    words = [w.lower() for w in _WORD.findall(quote or "")]
+    if len(words) < min_words:
+        return False
+    text = " ".join(w.lower() for w in _WORD.findall(context or ""))
+    if " ".join(words) in text:
+        return True
+    vocabulary = set(text.split())
+    return sum(w in vocabulary for w in words) / len(words) >= coverage and len(words) >= 2 * min_words

@@ -101,7 +101,7 @@ def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str
         q = state.input
         text = answer_from_context(llm, q.question, q.answer_format, scope_line(q), state.context,
                                    typed=settings.typed_answer, quote=settings.quote_first,
-                                   max_tokens=settings.max_tokens, name=f"{settings.method}_answer")
+                                   max_tokens=settings.max_tokens, name=f"{settings.method}_answer").answer
         cites = list({(c.pdf_id, c.page_number): c for c in state.sources}.values())
         exists = tools.pages_exist([(c.pdf_id, c.page_number) for c in cites]) if cites else {}
         cited = [c.model_copy(update={"exists": exists.get((c.pdf_id, c.page_number), False)}) for c in cites]

@@ -33,6 +33,15 @@ class QAConfig(Strict):
                                 "first observation: chunks = the question's search over the papers' passages; "
                                 "multiview = the papers' metadata, the tables/figures/equations the question names "
                                 "and the passages (graphs/qa/probe.py)")
+    early_answer: bool = Field(False, description="neusym: after the warm start, answer from it when the answer's "
+                                                  "quote is found in it verbatim; otherwise the agent's turns begin")
+    answer_step: Literal["inline", "evidence"] = Field(
+        "inline", description="neusym: inline = the answer action's own answer; evidence = a separate answer call "
+                              "over what the turns found (quote first)")
+    evidence_chars: int = Field(6000, ge=500, le=100_000, description="neusym: context of the evidence answer")
+    tool_calling: Literal["json", "native"] = Field(
+        "json", description="neusym: json = one schema-constrained JSON action per turn (the local model); native = "
+                            "actions offered as tools, for hosted models with tool calling")
     typed_answer: bool = Field(True, description="the answer's JSON type follows the answer format (an integer "
                                                  "format gets an integer under the grammar)")
     quote_first: bool = Field(False, description="baselines: the model copies the sentence its answer rests on "

@@ -60,7 +60,9 @@ def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):
                                   answer_on_last_turn=qa.answer_on_last_turn, warm_start=qa.warm_start,
                                   actions=("search",) if iterative else tuple(qa.actions), window=qa.window,
                                   observation_chars=qa.observation_chars, max_tokens=qa.max_tokens,
-                                  typed_answer=qa.typed_answer,
+                                  typed_answer=qa.typed_answer, early_answer=qa.early_answer,
+                                  answer_step=qa.answer_step, evidence_chars=qa.evidence_chars,
+                                  tool_calling=qa.tool_calling,
                                   search_target=(qa.retrieval_table, qa.retrieval_column) if iterative else None)
         graph = build_neusym(llm, settings, tools, name=cfg.name)
         return graph.with_config(recursion_limit=2 * qa.max_turns + 10)

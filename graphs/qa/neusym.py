@@ -11,18 +11,20 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field, field_validator
 
-from evidex.agents.neusym_policy import (ALL_ACTIONS, ActionName, GenerateAnswer, ParseFailure, history_messages,
-                                         next_action, task_prompt)
+from evidex.agents.neusym_policy import (ALL_ACTIONS, ActionName, Citation, GenerateAnswer, ParseFailure,
+                                         history_messages, next_action, task_prompt)
+from evidex.agents.paper_answer import answer_from_context
 from evidex.agents.prompts import load_prompt, render
 from evidex.graphs.qa.config import WarmStart, warm_start_value
 from evidex.tools.answer_format import answer_text, answer_type, conform
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
+from evidex.tools.text import quote_in
 
 
 class MissingPapersError(LookupError):
@@ -44,7 +46,17 @@ class NeuSymSettings(BaseModel):
     window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
     observation_chars: int = Field(3000, ge=200, le=50_000)
     max_tokens: int = Field(700, ge=64, le=8192)
+    tool_calling: Literal["json", "native"] = Field(
+        "json", description="json: one schema-constrained JSON action per turn (any model, the local one too); "
+                            "native: the actions offered as tools (hosted models with tool calling)")
     typed_answer: bool = Field(True, description="the answer action's JSON type follows the answer format")
+    early_answer: bool = Field(False, description="after the warm start, answer from it when the model's answer "
+                                                  "quotes its evidence verbatim from the observation; otherwise the "
+                                                  "agent's turns begin")
+    answer_step: Literal["inline", "evidence"] = Field(
+        "inline", description="inline: the answer action's own answer; evidence: when the agent answers, a separate "
+                              "answer call over what its turns found (quote first, typed by the format)")
+    evidence_chars: int = Field(6000, ge=500, le=100_000, description="context of the evidence answer call")
     probe_chars: int = Field(6000, ge=500, le=50_000, description="the multiview probe's observation cut")
 
     @field_validator("warm_start", mode="before")
@@ -66,6 +78,8 @@ class NeuSymState(NeuSymInput):
     actions: list[str] = Field(default_factory=list)
     pending: dict[str, Any] | None = None  # the action decided and not yet run
     answer: GenerateAnswer | None = None
+    sources: list[CitedPage] = Field(default_factory=list)  # what the warm start found, to cite
+    blocks: list[str] = Field(default_factory=list)  # the warm start's rows, one per source
     prediction: QAPrediction | None = None
 
 
@@ -213,10 +227,50 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             messages.append(HumanMessage(content=load_prompt("neusym_last_turn")))
             actions = ()
         action = next_action(llm, messages, actions, max_tokens=settings.max_tokens,
-                             answer_type=answer_type(q.answer_format) if settings.typed_answer else str)
+                             answer_type=answer_type(q.answer_format) if settings.typed_answer else str,
+                             native=settings.tool_calling == "native")
         if isinstance(action, GenerateAnswer):
+            if settings.answer_step == "evidence":
+                action = evidence_answer(state, action)
             return {"answer": action, "actions": state.actions + ["answer"], "pending": None}
         return {"pending": action.model_dump(), "actions": state.actions + [action.action]}
+
+    def evidence_answer(state: NeuSymState, decided: GenerateAnswer) -> GenerateAnswer:
+        """The answer from what the turns found: a small model answers better from a short answer prompt over the
+        observations than inside an action object under a long system prompt."""
+        q = state.input
+        context = "\n\n".join(observation for _, observation in state.steps
+                               if not observation.startswith(("[Error]", REPEAT_WARNING)))
+        out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context[: settings.evidence_chars],
+                                  typed=settings.typed_answer, quote=True, max_tokens=settings.max_tokens,
+                                  name="neusym_answer")
+        return decided.model_copy(update={"answer": out.answer,
+                                          "citations": decided.citations or quoted_sources(state, out.quote)})
+
+    def early(state: NeuSymState) -> dict:
+        """Answer from the warm start alone when the answer's quote is found in it: a grounded answer needs no
+        turns; an unsupported one is dropped and the agent starts its turns."""
+        q = state.input
+        context = state.steps[0][1] if state.steps else ""
+        out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context,
+                                  typed=settings.typed_answer, quote=True, max_tokens=settings.max_tokens,
+                                  name="neusym_early_answer")
+        if not quote_in(out.quote, context):
+            return {}
+        cites = [Citation(pdf_id=c.pdf_id, page_number=c.page_number, source=c.source)
+                 for c in quoted_sources(state, out.quote)]
+        answer = GenerateAnswer(action="answer", thought="the warm start holds the answer", answer=out.answer,
+                                citations=cites)
+        return {"answer": answer, "actions": ["answer"]}
+
+    def quoted_sources(state: NeuSymState, quote: str) -> list[Citation]:
+        """The warm start's sources whose rows hold the quote (or its first three, when none does)."""
+        held = [c for text, c in zip(state.blocks, state.sources) if quote_in(quote, text)]
+        return [Citation(pdf_id=c.pdf_id, page_number=c.page_number, source=c.source or "")
+                for c in (held or state.sources[:3])]
+
+    def after_early(state: NeuSymState) -> str:
+        return "finalize" if state.answer is not None else "decide"
 
     def warm_start(state: NeuSymState) -> dict:
         """Evidence before the first turn, shown as its observation: the model starts from passages (and, with the
@@ -224,11 +278,15 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         q = state.input
         tools.require_papers(q.pdf_ids)
         if settings.warm_start == "multiview":
-            from evidex.graphs.qa.probe import probe
+            from evidex.graphs.qa.probe import probe_blocks
 
             action = {"thought": "look up the papers, the objects the question names and matching passages",
                       "action": "probe"}
-            observation = truncate(probe(tools, q)[0], settings.probe_chars)
+            blocks = probe_blocks(tools, q)
+            observation = truncate("\n\n".join(t for t, _ in blocks) or "(nothing found)", settings.probe_chars)
+            sources = [c for t, c in blocks]
+            return {"steps": [(json.dumps(action, ensure_ascii=False), observation)], "sources": sources,
+                    "blocks": [t for t, _ in blocks]}
         else:
             action = {"thought": "start from the passages that match the question", "action": "search",
                       "query": q.question[:500], "table": "chunks", "column": "text_content",
@@ -280,7 +338,12 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
     if settings.warm_start != "off":
         g.add_node("warm_start", warm_start)
         g.add_edge(START, "warm_start")
-        g.add_edge("warm_start", "decide")
+        if settings.early_answer:
+            g.add_node("early_answer", early)
+            g.add_edge("warm_start", "early_answer")
+            g.add_conditional_edges("early_answer", after_early, {"decide": "decide", "finalize": "finalize"})
+        else:
+            g.add_edge("warm_start", "decide")
     else:
         g.add_edge(START, "decide")
     g.add_conditional_edges("decide", route, {"act": "act", "finalize": "finalize"})

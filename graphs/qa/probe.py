@@ -114,10 +114,10 @@ def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[list[str
                    for h in hits]
 
 
-def probe(tools: StoreTools, q: PaperQuestion, passages: int = 3) -> tuple[str, list[CitedPage]]:
-    """The first observation: metadata of the papers in scope, the tables/figures/equations the question names,
-    and the passages that best match it, each tagged with the source to cite."""
-    ids = list(q.pdf_ids)[:_MAX_PAPERS] if len(q.pdf_ids) <= _MAX_PAPERS else []
+def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 3) -> list[tuple[str, CitedPage]]:
+    """What the probe found, one (text, source to cite) per row: metadata of the papers in scope, the
+    tables/figures/equations the question names, and the passages that best match it."""
+    ids = list(q.pdf_ids) if len(q.pdf_ids) <= _MAX_PAPERS else []
     refs = referenced(q.question)
     parts: list[tuple[list[str], list[CitedPage]]] = []
     if ids:
@@ -126,9 +126,13 @@ def probe(tools: StoreTools, q: PaperQuestion, passages: int = 3) -> tuple[str, 
         parts.append(_figures(tools, ids, refs["figure"]))
         parts.append(_equations(tools, ids, refs["equation"]))
     parts.append(_passages(tools, q, passages))
-    lines = [line for part, _ in parts for line in part]
-    cites = [c for _, part in parts for c in part]
-    return "\n\n".join(lines) or "(nothing found)", cites
+    return [pair for lines, cites in parts for pair in zip(lines, cites)]
 
 
-__all__ = ["probe", "referenced"]
+def probe(tools: StoreTools, q: PaperQuestion, passages: int = 3) -> tuple[str, list[CitedPage]]:
+    """The probe as one observation (rows tagged with their sources) and the sources."""
+    blocks = probe_blocks(tools, q, passages)
+    return "\n\n".join(text for text, _ in blocks) or "(nothing found)", [c for _, c in blocks]
+
+
+__all__ = ["probe", "probe_blocks", "referenced"]

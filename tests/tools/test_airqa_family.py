@@ -168,3 +168,34 @@ def test_multiview_probe_finds_what_the_question_names(corpus_store, manifest):
     assert all(tools.pages_exist([(c.pdf_id, c.page_number)])[(c.pdf_id, c.page_number)] for c in cites)
     other = PaperQuestion(id="p2", question="In Table 99 of the paper, what is reported?", pdf_ids=[paper_id])
     assert not any(c.source.startswith("tables.") for c in probe(tools, other)[1])  # no such table: nothing made up
+
+
+def test_early_answer_only_when_its_quote_is_in_the_probe(corpus_store, manifest):
+    """After the multiview probe the model answers with a quote: found in the probe, that is the answer (one turn,
+    citing the row that holds the quote); not found (made up), the agent's turns begin and the evidence answer
+    step answers from what they found."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
+    from evidex.tools.qa import PaperQuestion
+
+    store, _ = corpus_store
+    paper_id = manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]
+    q = PaperQuestion(id="e", question="How many pages does the paper have?", answer_format="A single integer.",
+                      pdf_ids=[paper_id])
+    settings = NeuSymSettings(store_dir=str(store), warm_start="multiview", early_answer=True,
+                              answer_step="evidence", max_turns=3)
+    grounded = ScriptedChatModel(responses=[json.dumps({"quote": "pages: 12", "answer": 12})])
+    pred = build_neusym(grounded, settings, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
+    assert pred.answer == "12" and pred.turns == 1 and pred.actions == ["answer"]
+    assert [c.source for c in pred.citations] == [f"metadata.{paper_id}"] and pred.citations[0].exists
+
+    made_up = ScriptedChatModel(responses=[
+        json.dumps({"quote": "the paper has eleven pages in total", "answer": 11}),
+        json.dumps({"step": {"thought": "count", "action": "sql",
+                             "sql": f"SELECT num_pages FROM metadata WHERE paper_id = '{paper_id}'"}}),
+        json.dumps({"step": {"thought": "done", "action": "answer", "answer": 11}}),
+        json.dumps({"quote": "num_pages 12", "answer": 12}),
+    ])
+    pred = build_neusym(made_up, settings, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
+    assert pred.answer == "12" and pred.actions == ["sql", "answer"]
+    assert "[Observation]" in made_up.prompts[2] and "num_pages" in made_up.prompts[3]  # answered from the SQL

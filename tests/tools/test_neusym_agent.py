@@ -199,3 +199,23 @@ def test_the_answer_is_typed_by_its_format(store):
 
     q = PaperQuestion(id="l", question="Which matrices?", answer_format="A Python list of strings.", pdf_ids=[paper_id])
     assert graph_for(listed, store_dir).invoke({"input": q})["prediction"].answer == '["A", "B"]'
+
+
+def test_native_tool_calling_for_hosted_models(store):
+    """qa.tool_calling=native: the actions are offered as tools (no `action` field: the tool name is it) and the
+    model's tool call is the turn; an unknown tool or bad arguments is an error observation, not a crash."""
+    from evidex.agents.neusym_policy import action_classes, action_tool
+    from evidex.agents.scripted import ScriptedChatModel
+
+    store_dir, paper_id, pages = store
+    tool = action_tool("sql", action_classes(("sql",))["sql"])
+    assert tool["function"]["name"] == "sql" and "action" not in tool["function"]["parameters"]["properties"]
+    llm = ScriptedChatModel(tool_calls=True, responses=[json.dumps(r) for r in [
+        {"tool": "shell", "args": {"cmd": "ls"}},
+        {"tool": "sql", "args": {"sql": 42}},
+        {"tool": "sql", "args": {"thought": "count", "sql": f"SELECT num_pages FROM metadata WHERE paper_id = '{paper_id}'"}},
+        {"tool": "answer", "args": {"answer": str(pages), "citations": [{"pdf_id": paper_id, "page_number": 1}]}},
+    ]])
+    pred = ask(graph_for(llm, store_dir, tool_calling="native"), paper_id)
+    assert pred.answer == str(pages) and pred.actions == ["invalid", "invalid", "sql", "answer"]
+    assert "unknown tool 'shell'" in llm.prompts[1] and "num_pages" in llm.prompts[3]
