@@ -90,6 +90,39 @@ def row_from_summary(summary: dict) -> dict:
     return row
 
 
+def row_on_questions(run_dir: Path, ids: list[str]) -> dict:
+    """One method's row over only ``ids`` (the questions every method answered), from its results.jsonl: the
+    side-by-side table when some methods ran on fewer questions."""
+    from statistics import mean, median
+
+    from evidex.tools.runfolder import read_results
+
+    config = json.loads((run_dir / "metrics.json").read_text())["config"]
+    rows = [r for r in read_results(run_dir / "results.jsonl") if r["id"] in set(ids)]
+    ok = [r for r in rows if not r.get("error")]
+    row = {"method": config, "run": run_dir.name, "n": len(rows), "errors": len(rows) - len(ok)}
+    for key in ("score", "answered", "citations_valid", "turns"):
+        values = [r["metrics"][key] for r in ok if r["metrics"].get(key) is not None]
+        if values:
+            row[key] = round(mean(values), 3)
+    for tag in TAGS:
+        values = [r["metrics"]["score"] for r in ok if tag in r.get("tags", []) and r["metrics"].get("score") is not None]
+        if values:
+            row[f"score[{tag}]"] = round(mean(values), 3)
+    row["latency median s"] = round(median(r["latency_s"] for r in rows), 3) if rows else None
+    row["prompt tok/q"] = round(mean(r["tokens"].get("prompt", 0) for r in rows), 1) if rows else None
+    row["completion tok/q"] = round(mean(r["tokens"].get("completion", 0) for r in rows), 1) if rows else None
+    return row
+
+
+def common_questions(run_dirs: list[Path]) -> list[str]:
+    """The question ids every run answered."""
+    from evidex.tools.runfolder import read_results
+
+    sets = [{r["id"] for r in read_results(d / "results.jsonl")} for d in run_dirs]
+    return sorted(set.intersection(*sets)) if sets else []
+
+
 def print_rows(rows: list[dict]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -119,10 +152,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path("runs"))
     p.add_argument("--json", type=Path, default=Path("benchmarks/results/airqa.json"))
     p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR")
+    p.add_argument("--common", action="store_true",
+                   help="with --from-runs: also tabulate every run over only the questions all of them answered")
     args = p.parse_args(argv)
-    rows = []
+    rows, common = [], []
     if args.from_runs:
         rows = [row_from_summary(json.loads((d / "metrics.json").read_text())) for d in args.from_runs]
+        if args.common:
+            ids = common_questions(args.from_runs)
+            common = [row_on_questions(d, ids) for d in args.from_runs]
     else:
         from evidex.graphs.runner import run_task
         from evidex.graphs.tasks import load_config
@@ -144,7 +182,11 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row_from_summary(json.loads((run_dir / "metrics.json").read_text())))
             print_rows(rows)
     print_rows(rows)
-    write_results(args.json, {"split": None if args.from_runs else args.split, "rows": rows})
+    result = {"split": None if args.from_runs else args.split, "rows": rows}
+    if common:
+        print_rows(common)
+        result["common_questions"] = {"n": common[0]["n"], "rows": common}
+    write_results(args.json, result)
     return 0
 
 

@@ -42,3 +42,23 @@ def test_questions_are_about_corpus_airqa_papers():
     for r in ROWS:
         assert set(r["anchor_pdf"] + r["reference_pdf"] + [g["pdf"] for g in r["gold_pages"]]) <= airqa, r["uuid"]
     assert len({p for r in ROWS for p in r["anchor_pdf"]}) >= 20
+
+
+def test_side_by_side_on_the_questions_every_method_answered(tmp_path):
+    """Methods run on different numbers of questions are also compared on the ones all of them answered."""
+    from benchmarks.airqa import common_questions, row_on_questions
+
+    def run(name, scores):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "metrics.json").write_text(json.dumps({"config": name}))
+        (d / "results.jsonl").write_text("".join(json.dumps({
+            "id": qid, "tags": ["table"], "error": None, "latency_s": 10.0, "tokens": {"prompt": 100, "completion": 5},
+            "metrics": {"score": s, "turns": 1.0}}) + "\n" for qid, s in scores.items()))
+        return d
+
+    a = run("airqa", {"q1": 1.0, "q2": 0.0, "q3": 1.0})
+    b = run("full_text", {"q1": 0.0, "q2": 0.0})
+    assert common_questions([a, b]) == ["q1", "q2"]
+    row = row_on_questions(a, ["q1", "q2"])
+    assert row["n"] == 2 and row["score"] == 0.5 and row["score[table]"] == 0.5 and row["prompt tok/q"] == 100

@@ -29,3 +29,24 @@ def quote_in(quote: str, context: str, *, min_words: int = 2, coverage: float = 
         return True
     vocabulary = set(text.split())
     return sum(w in vocabulary for w in words) / len(words) >= coverage and len(words) >= 2 * min_words
+
+
+def value_in(answer: str, context: str) -> bool:
+    """Whether an answer's value can be read in ``context``: every item of a JSON list answer, or the answer itself,
+    appears there as a run of words (numbers as whole tokens: "6" is not found in "16"). Yes/no answers cannot
+    be checked this way and count as found."""
+    import json
+
+    try:
+        value = json.loads(answer)
+    except (ValueError, TypeError):
+        value = answer
+    items = value if isinstance(value, list) else [value]
+    if not items or isinstance(value, bool):
+        return isinstance(value, bool)
+    text = " " + " ".join(w.lower() for w in _WORD.findall(context or "")) + " "
+    for item in items:
+        words = [w.lower() for w in _WORD.findall(str(item))]
+        if not words or f" {' '.join(words)} " not in text:
+            return False
+    return True

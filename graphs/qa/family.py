@@ -56,21 +56,19 @@ def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):
     llm = res.llm or (_LazyModel(cfg) if res.defer_model else _model(cfg))
     if qa.method in ("neusym", "iterative_rag"):
         iterative = qa.method == "iterative_rag"
-        settings = NeuSymSettings(db=cfg.store.db, store_dir=cfg.store.store_dir, max_turns=qa.max_turns,
-                                  answer_on_last_turn=qa.answer_on_last_turn, warm_start=qa.warm_start,
-                                  actions=("search",) if iterative else tuple(qa.actions), window=qa.window,
-                                  observation_chars=qa.observation_chars, max_tokens=qa.max_tokens,
-                                  typed_answer=qa.typed_answer, early_answer=qa.early_answer,
-                                  answer_step=qa.answer_step, evidence_chars=qa.evidence_chars,
-                                  tool_calling=qa.tool_calling,
-                                  search_target=(qa.retrieval_table, qa.retrieval_column) if iterative else None)
+        values = _shared(qa, NeuSymSettings)
+        if iterative:  # the agent loop that may only search, always the configured column of the question's papers
+            values.update(actions=("search",), search_target=(qa.retrieval_table, qa.retrieval_column))
+        settings = NeuSymSettings(db=cfg.store.db, store_dir=cfg.store.store_dir, **values)
         graph = build_neusym(llm, settings, tools, name=cfg.name)
         return graph.with_config(recursion_limit=2 * qa.max_turns + 10)
-    settings = BaselineSettings(method=qa.method, context_chars=qa.context_chars, retrieval_limit=qa.retrieval_limit,
-                                retrieval_table=qa.retrieval_table, retrieval_column=qa.retrieval_column,
-                                retrieval_mode=qa.retrieval_mode, max_tokens=qa.max_tokens,
-                                typed_answer=qa.typed_answer, quote_first=qa.quote_first)
+    settings = BaselineSettings(**_shared(qa, BaselineSettings))
     return build_baseline(llm, settings, tools, name=cfg.name)
+
+
+def _shared(qa, settings_model) -> dict:
+    """The ``qa`` config values a graph's settings model also has (one name, one meaning, in both)."""
+    return {k: v for k, v in qa.model_dump().items() if k in settings_model.model_fields}
 
 
 def _model(cfg: QATaskConfig):

@@ -114,7 +114,7 @@ def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[list[str
                    for h in hits]
 
 
-def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 3) -> list[tuple[str, CitedPage]]:
+def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 4) -> list[tuple[str, CitedPage]]:
     """What the probe found, one (text, source to cite) per row: metadata of the papers in scope, the
     tables/figures/equations the question names, and the passages that best match it."""
     ids = list(q.pdf_ids) if len(q.pdf_ids) <= _MAX_PAPERS else []
@@ -125,11 +125,12 @@ def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 3) -> list
         parts.append(_tables(tools, ids, refs["table"]))
         parts.append(_figures(tools, ids, refs["figure"]))
         parts.append(_equations(tools, ids, refs["equation"]))
-    parts.append(_passages(tools, q, passages))
+    if passages:
+        parts.append(_passages(tools, q, passages))
     return [pair for lines, cites in parts for pair in zip(lines, cites)]
 
 
-def probe(tools: StoreTools, q: PaperQuestion, passages: int = 3) -> tuple[str, list[CitedPage]]:
+def probe(tools: StoreTools, q: PaperQuestion, passages: int = 4) -> tuple[str, list[CitedPage]]:
     """The probe as one observation (rows tagged with their sources) and the sources."""
     blocks = probe_blocks(tools, q, passages)
     return "\n\n".join(text for text, _ in blocks) or "(nothing found)", [c for _, c in blocks]

@@ -183,7 +183,7 @@ def test_early_answer_only_when_its_quote_is_in_the_probe(corpus_store, manifest
     q = PaperQuestion(id="e", question="How many pages does the paper have?", answer_format="A single integer.",
                       pdf_ids=[paper_id])
     settings = NeuSymSettings(store_dir=str(store), warm_start="multiview", early_answer=True,
-                              answer_step="evidence", max_turns=3)
+                              answer_step="evidence", max_turns=3, quote_first=True)
     grounded = ScriptedChatModel(responses=[json.dumps({"quote": "pages: 12", "answer": 12})])
     pred = build_neusym(grounded, settings, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
     assert pred.answer == "12" and pred.turns == 1 and pred.actions == ["answer"]
@@ -199,3 +199,26 @@ def test_early_answer_only_when_its_quote_is_in_the_probe(corpus_store, manifest
     pred = build_neusym(made_up, settings, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
     assert pred.answer == "12" and pred.actions == ["sql", "answer"]
     assert "[Observation]" in made_up.prompts[2] and "num_pages" in made_up.prompts[3]  # answered from the SQL
+
+
+def test_every_graph_setting_is_a_qa_config_key():
+    """The qa section sets every NeuSym and baseline setting by the same name (the family copies them by name), so
+    a setting added to a graph cannot silently miss its config key."""
+    from evidex.graphs.qa.baselines import BaselineSettings
+    from evidex.graphs.qa.config import QAConfig
+    from evidex.graphs.qa.neusym import NeuSymSettings
+
+    set_by_family = {"db", "store_dir", "search_target"}
+    assert set(NeuSymSettings.model_fields) - set(QAConfig.model_fields) == set_by_family
+    assert set(BaselineSettings.model_fields) <= set(QAConfig.model_fields)
+
+    # without quotes, the answer's value itself must be read in the probe: 12 is (pages: 12), 11 is not
+    by_value = settings.model_copy(update={"quote_first": False})
+    found = ScriptedChatModel(responses=[json.dumps({"answer": 12})])
+    pred = build_neusym(found, by_value, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
+    assert pred.answer == "12" and pred.actions == ["answer"] and pred.citations[0].source == f"metadata.{paper_id}"
+    not_found = ScriptedChatModel(responses=[json.dumps({"answer": 11}),
+                                             json.dumps({"step": {"thought": "t", "action": "answer", "answer": 1}}),
+                                             json.dumps({"answer": 12})])
+    pred = build_neusym(not_found, by_value, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
+    assert pred.answer == "12" and pred.actions == ["answer"] and len(not_found.prompts) == 3
