@@ -162,6 +162,23 @@ class StoreTools:
         args = SearchArgs(query=query, table=table, column=column, filter=filter, mode=mode, limit=limit)
         return search(args, self.db, self.store_dir).hits
 
+    def next_hits(self, action: dict[str, Any], skip: int) -> str:
+        """A search asked again: the hits after the first ``skip``, or a note that there are no more."""
+        from evidex.tools.search import SearchArgs, search
+
+        try:
+            args = SearchArgs(query=action["query"], table=action["table"], column=action["column"],
+                              filter=action.get("filter"), mode=action.get("mode", "hybrid"),
+                              limit=min(skip + int(action.get("limit") or 5), 50))
+            result = search(args, self.db, self.store_dir)
+        except Exception as exc:  # noqa: BLE001 - a failing search is an observation, as on its first run
+            return f"[Error]: {type(exc).__name__}: {exc}"
+        more = result.model_copy(update={"hits": result.hits[skip:]})
+        if not more.hits:
+            return (f"{REPEAT_WARNING} and it has no results beyond the {skip} shown. Do something different: "
+                    "another query, table, column or filter, or answer.")
+        return f"[More results of the same search, after the first {skip}]\n" + more.to_text()
+
     def run(self, action: dict[str, Any]) -> str:
         name = action["action"]
         args = {k: v for k, v in action.items() if k not in ("action", "thought")}
@@ -194,17 +211,19 @@ class StoreTools:
 REPEAT_WARNING = "[Warning]: you already took this exact action"
 
 
+def _same_action(shown: str, action: dict[str, Any]) -> bool:
+    """Whether an earlier turn's action (as shown in the history) is this one, its thought aside."""
+    key = {k: v for k, v in action.items() if k not in ("thought", "error")}
+    try:
+        earlier = {k: v for k, v in json.loads(shown).items() if k not in ("thought", "error")}
+    except (json.JSONDecodeError, AttributeError):
+        return False
+    return earlier == key and key.get("action") != "invalid"
+
+
 def _earlier_turn(steps: list[tuple[str, str]], action: dict[str, Any]) -> int | None:
     """The 1-based turn at which this same action (its thought aside) was already taken, or None."""
-    key = {k: v for k, v in action.items() if k not in ("thought", "error")}
-    for n, (shown, _) in enumerate(steps, start=1):
-        try:
-            earlier = {k: v for k, v in json.loads(shown).items() if k not in ("thought", "error")}
-        except (json.JSONDecodeError, AttributeError):
-            continue
-        if earlier == key and key.get("action") != "invalid":
-            return n
-    return None
+    return next((n for n, (shown, _) in enumerate(steps, start=1) if _same_action(shown, action)), None)
 
 
 def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None, name: str = "neusym"):
@@ -225,7 +244,12 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             # a model that repeats itself at temperature 0 would do so forever: take that action away for a turn
             repeated = state.actions[-1]
             actions = tuple(a for a in actions if a != repeated) or actions
-        if settings.answer_on_last_turn and len(state.actions) == settings.max_turns - 1:
+        last_turn = settings.answer_on_last_turn and len(state.actions) == settings.max_turns - 1
+        if last_turn and settings.answer_step == "evidence":
+            # the answer will be written from the evidence anyway: no answer action to write first
+            decided = GenerateAnswer(action="answer", thought="last turn: answer from what was found", answer="")
+            return {"answer": evidence_answer(state, decided), "actions": state.actions + ["answer"], "pending": None}
+        if last_turn:
             # the last turn may only answer, from what the earlier turns found (the schema allows nothing else)
             messages.append(HumanMessage(content=load_prompt("neusym_last_turn")))
             actions = ()
@@ -247,8 +271,9 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context[: settings.evidence_chars],
                                   typed=settings.typed_answer, quote=settings.quote_first,
                                   max_tokens=settings.max_tokens, name="neusym_answer")
+        found = out.quote if settings.quote_first else out.answer
         return decided.model_copy(update={"answer": out.answer,
-                                          "citations": decided.citations or quoted_sources(state, out.quote)})
+                                          "citations": decided.citations or quoted_sources(state, found)})
 
     def early(state: NeuSymState) -> dict:
         """Answer from the warm start alone when the answer is found in it (its value, or its quote): a grounded
@@ -308,7 +333,12 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             observation = truncate(tools.run(action), settings.observation_chars)
         shown = json.dumps({k: v for k, v in action.items() if k != "error"}, ensure_ascii=False)
         repeat = _earlier_turn(state.steps, action)
-        if repeat is not None:  # small models loop on one failing call; say so instead of answering it again
+        if repeat is not None and action.get("action") == "search":
+            # a search asked again shows its next hits: a small model that repeats itself still reads further
+            seen = sum(1 for shown_before, _ in state.steps if _same_action(shown_before, action))
+            observation = truncate(tools.next_hits(action, skip=seen * int(action.get("limit") or 5)),
+                                   settings.observation_chars)
+        elif repeat is not None:  # small models loop on one failing call; say so instead of answering it again
             observation = (f"{REPEAT_WARNING} at turn {repeat} and got the result shown there. Do something "
                            "different: another action, query, table, column or filter, or answer.")
         return {"steps": state.steps + [(shown, observation)], "pending": None}

@@ -219,3 +219,16 @@ def test_native_tool_calling_for_hosted_models(store):
     pred = ask(graph_for(llm, store_dir, tool_calling="native"), paper_id)
     assert pred.answer == str(pages) and pred.actions == ["invalid", "invalid", "sql", "answer"]
     assert "unknown tool 'shell'" in llm.prompts[1] and "num_pages" in llm.prompts[3]
+
+
+def test_a_repeated_search_shows_its_next_hits_and_the_last_turn_answers_from_evidence(store):
+    """A search asked again pages on (the model still reads further); with answer_step=evidence the last turn is
+    the evidence answer call itself, not an answer action followed by it."""
+    store_dir, paper_id, _ = store
+    search = {"action": "search", "query": "the results of the method", "table": "chunks", "column": "text_content",
+              "filter": None, "limit": 1, "mode": "bm25"}
+    llm = scripted([search, search, json.dumps({"answer": "from the evidence"})])
+    pred = ask(graph_for(llm, store_dir, max_turns=3, answer_step="evidence"), paper_id)
+    assert pred.answer == "from the evidence" and pred.actions == ["search", "search", "answer"]
+    assert len(llm.prompts) == 3  # two turns and the evidence answer: no answer action on the last turn
+    assert "[More results of the same search, after the first 1]" in llm.prompts[2]
