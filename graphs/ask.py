@@ -86,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print_answer(pred, cfg, seconds: float, trace: Path) -> None:
-    from evidex.graphs.qa.neusym import StoreTools, sql_marks
+    from evidex.graphs.qa.scope import sql_marks
+    from evidex.graphs.qa.store_tools import StoreTools
     from evidex.tools.safe_text import visible_controls
 
     print(f"answer: {visible_controls(pred.answer) if pred.answer is not None else pred.no_answer}")

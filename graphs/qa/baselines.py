@@ -18,8 +18,9 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 
 from evidex.agents.paper_answer import answer_from_context
-from evidex.graphs.qa.neusym import (NeuSymInput, NeuSymOutput, StoreTools, scope_filter, scope_line,
-                                     sql_marks)
+from evidex.graphs.qa.neusym import NeuSymInput, NeuSymOutput
+from evidex.graphs.qa.scope import scope_filter, scope_line, sql_marks
+from evidex.graphs.qa.store_tools import StoreTools
 from evidex.tools.answer_format import conform
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 

@@ -42,7 +42,8 @@ def load_airqa(cfg: QATaskConfig) -> list[QAItem]:
 
 def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):
     from evidex.graphs.qa.baselines import BaselineSettings, build_baseline
-    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
+    from evidex.graphs.qa.neusym import NeuSymSettings, build_neusym
+    from evidex.graphs.qa.store_tools import StoreTools
     from evidex.tools.store import StoreError
 
     res = resources or Resources()

@@ -9,8 +9,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
@@ -21,14 +19,14 @@ from evidex.agents.neusym_policy import (ALL_ACTIONS, ActionName, Citation, Gene
                                          history_messages, next_action, task_prompt)
 from evidex.agents.paper_answer import answer_from_context
 from evidex.agents.prompts import load_prompt, render
+from evidex.agents.structured import StructuredOutputError
 from evidex.graphs.qa.config import WarmStart, warm_start_value
+from evidex.graphs.qa.probe import probe_blocks
+from evidex.graphs.qa.scope import scope_filter, scope_line, sql_marks
+from evidex.graphs.qa.store_tools import REPEAT_WARNING, MissingPapersError, StoreTools, truncate
 from evidex.tools.answer_format import answer_text, answer_type, conform
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 from evidex.tools.text import quote_in, value_in
-
-
-class MissingPapersError(LookupError):
-    """A question is about papers that are not in the store; the message names them and how to add them."""
 
 
 class NeuSymSettings(BaseModel):
@@ -86,129 +84,6 @@ class NeuSymState(NeuSymInput):
     prediction: QAPrediction | None = None
 
 
-def sql_marks(values: list) -> str:
-    """Placeholders for an SQL ``IN (...)`` over ``values``, which go in as parameters, never spliced."""
-    return ", ".join("?" for _ in values)
-
-
-def scope_filter(pdf_ids: list[str]) -> str | None:
-    """The search filter that keeps a search on these papers (string literals escaped as the filter grammar
-    reads them), or None for no restriction."""
-    if not pdf_ids:
-        return None
-    ids = ", ".join("'" + p.replace("\\", "\\\\").replace("'", "\\'") + "'" for p in pdf_ids)
-    return f"pdf_id in [{ids}]"
-
-
-def scope_line(q: PaperQuestion) -> str:
-    """Which papers the question is about, and the filter that keeps search on them."""
-    parts = []
-    if q.pdf_ids:
-        flt = scope_filter(q.pdf_ids)
-        parts.append(f"{flt} (search filter: {flt}; SQL: paper_id / ref_paper_id)")
-    if q.conferences:
-        parts.append(f"conferences: {', '.join(q.conferences)} (SQL: metadata.conference_year)")
-    return "; ".join(parts) or "any paper in the database"
-
-
-def truncate(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n... [cut: {len(text) - limit:,} more characters; ask a narrower query]"
-
-
-@dataclass
-class StoreTools:
-    """The agent's tools over one store, by action name (each returns an observation string, never raises)."""
-
-    db: str | None
-    store_dir: str | None
-    _tools: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self):
-        from evidex.tools.pdf_tools import make_pdf_tools
-
-        self._tools = {t.name: t for t in make_pdf_tools(self.db, self.store_dir)}
-
-    def _con(self):
-        from evidex.tools.store import connect_readonly, store_paths
-
-        return connect_readonly(store_paths(self.db, Path(self.store_dir) if self.store_dir else None).db).cursor()
-
-    def query(self, sql: str, params: list | None = None) -> list[dict[str, Any]]:
-        """Rows of our own (not the model's) read-only query, as dicts."""
-        cur = self._con()
-        cur.execute(sql, params or [])
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur.fetchall()]
-
-    def require_papers(self, pdf_ids: list[str]) -> None:
-        """Fail the item, naming the missing uuids, when the question's papers are not all in the store."""
-        if not pdf_ids:
-            return
-        found = {r["pdf_id"] for r in self.query(
-            "SELECT CAST(paper_id AS VARCHAR) AS pdf_id FROM metadata "
-            f"WHERE CAST(paper_id AS VARCHAR) IN ({sql_marks(pdf_ids)})",
-            list(pdf_ids))}
-        missing = [p for p in pdf_ids if p not in found]
-        if missing:
-            where = self.db or self.store_dir
-            raise MissingPapersError(f"papers not in store {where!r}: {', '.join(missing)} (add their PDFs with "
-                                     f"python -m tools.ingest PDFS --db {self.db or 'NAME'})")
-
-    def search_hits(self, query: str, table: str, column: str, filter: str | None, limit: int, mode: str):
-        from evidex.tools.search import SearchArgs, search
-
-        args = SearchArgs(query=query, table=table, column=column, filter=filter, mode=mode, limit=limit)
-        return search(args, self.db, self.store_dir).hits
-
-    def next_hits(self, action: dict[str, Any], skip: int) -> str:
-        """A search asked again: the hits after the first ``skip``, or a note that there are no more."""
-        from evidex.tools.search import SearchArgs, search
-
-        try:
-            args = SearchArgs(query=action["query"], table=action["table"], column=action["column"],
-                              filter=action.get("filter"), mode=action.get("mode", "hybrid"),
-                              limit=min(skip + int(action.get("limit") or 5), 50))
-            result = search(args, self.db, self.store_dir)
-        except Exception as exc:  # noqa: BLE001 - a failing search is an observation, as on its first run
-            return f"[Error]: {type(exc).__name__}: {exc}"
-        more = result.model_copy(update={"hits": result.hits[skip:]})
-        if not more.hits:
-            return (f"{REPEAT_WARNING} and it has no results beyond the {skip} shown. Do something different: "
-                    "another query, table, column or filter, or answer.")
-        return f"[More results of the same search, after the first {skip}]\n" + more.to_text()
-
-    def run(self, action: dict[str, Any]) -> str:
-        name = action["action"]
-        args = {k: v for k, v in action.items() if k not in ("action", "thought")}
-        tool = self._tools["calculate" if name == "calculate" else name]
-        try:
-            out = tool.invoke(args)
-        except Exception as exc:  # noqa: BLE001 - a tool failure is an observation the model can react to
-            return f"[Error]: {type(exc).__name__}: {exc}"
-        return out if isinstance(out, str) else json.dumps(out, default=str)[:20_000]
-
-    def schema(self) -> str:
-        from evidex.tools.schema_prompt import schema_prompt
-
-        return schema_prompt(self.db, self.store_dir, comments=False)
-
-    def pages_exist(self, cites: list[tuple[str, int]]) -> dict[tuple[str, int], bool]:
-        con = self._con()
-        out = {}
-        for pdf_id, page in cites:
-            try:
-                n = con.execute("SELECT count(*) FROM pages "
-                                "WHERE CAST(ref_paper_id AS VARCHAR) = ? AND page_number = ?",
-                                [pdf_id, page]).fetchone()[0]
-            except Exception:  # noqa: BLE001 - a malformed id is simply not a page of the store
-                n = 0
-            out[(pdf_id, page)] = n > 0
-        return out
-
-
-REPEAT_WARNING = "[Warning]: you already took this exact action"
 
 
 def _same_action(shown: str, action: dict[str, Any]) -> bool:
@@ -257,20 +132,25 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
                              answer_type=answer_type(q.answer_format) if settings.typed_answer else str,
                              native=settings.tool_calling == "native")
         if isinstance(action, GenerateAnswer):
-            if settings.answer_step == "evidence":
-                action = evidence_answer(state, action)
+            # the state holds answers as the text an evaluator reads, whatever type the format gave them
+            action = GenerateAnswer.model_validate({**action.model_dump(), "answer": answer_text(action.answer)})
+            if settings.answer_step == "evidence":  # an unreadable evidence answer keeps the action's own
+                action = evidence_answer(state, action) or action
             return {"answer": action, "actions": state.actions + ["answer"], "pending": None}
         return {"pending": action.model_dump(), "actions": state.actions + [action.action]}
 
-    def evidence_answer(state: NeuSymState, decided: GenerateAnswer) -> GenerateAnswer:
+    def evidence_answer(state: NeuSymState, decided: GenerateAnswer) -> GenerateAnswer | None:
         """The answer from what the turns found: a small model answers better from a short answer prompt over the
-        observations than inside an action object under a long system prompt."""
+        observations than inside an action object under a long system prompt. None when the reply is unreadable."""
         q = state.input
         context = "\n\n".join(observation for _, observation in state.steps
                                if not observation.startswith(("[Error]", REPEAT_WARNING)))
-        out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context[: settings.evidence_chars],
-                                  typed=settings.typed_answer, quote=settings.quote_first,
-                                  max_tokens=settings.max_tokens, name="neusym_answer")
+        try:
+            out = answer_from_context(llm, q.question, q.answer_format, scope_line(q),
+                                      context[: settings.evidence_chars], typed=settings.typed_answer,
+                                      quote=settings.quote_first, max_tokens=settings.max_tokens, name="neusym_answer")
+        except StructuredOutputError:
+            return None
         found = out.quote if settings.quote_first else out.answer
         return decided.model_copy(update={"answer": out.answer,
                                           "citations": decided.citations or quoted_sources(state, found)})
@@ -280,9 +160,12 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         answer needs no turns; an unsupported one (made up, or to be computed) is dropped and the turns begin."""
         q = state.input
         context = state.steps[0][1] if state.steps else ""
-        out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context,
-                                  typed=settings.typed_answer, quote=settings.quote_first,
-                                  max_tokens=settings.max_tokens, name="neusym_early_answer")
+        try:
+            out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context,
+                                      typed=settings.typed_answer, quote=settings.quote_first,
+                                      max_tokens=settings.max_tokens, name="neusym_early_answer")
+        except StructuredOutputError:  # an unreadable early answer is no answer yet: the turns begin
+            return {}
         if not (quote_in(out.quote, context) if settings.quote_first else value_in(out.answer, context)):
             return {}
         cites = quoted_sources(state, out.quote if settings.quote_first else out.answer)
@@ -306,8 +189,6 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         q = state.input
         tools.require_papers(q.pdf_ids)
         if settings.warm_start == "multiview":
-            from evidex.graphs.qa.probe import probe_blocks
-
             action = {"thought": "look up the papers, the objects the question names and matching passages",
                       "action": "probe"}
             blocks = probe_blocks(tools, q, settings.probe_passages)
@@ -385,5 +266,5 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
     return g.compile(name=name)
 
 
-__all__ = ["MissingPapersError", "NeuSymSettings", "ParseFailure", "StoreTools", "build_neusym", "scope_line",
-           "truncate"]
+__all__ = ["MissingPapersError", "NeuSymSettings", "ParseFailure", "StoreTools", "build_neusym", "scope_filter",
+           "scope_line", "sql_marks", "truncate"]

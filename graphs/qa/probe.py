@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from evidex.graphs.qa.scope import scope_filter, sql_marks
 from evidex.tools.qa import CitedPage, PaperQuestion
 
 if TYPE_CHECKING:
-    from evidex.graphs.qa.neusym import StoreTools
+    from evidex.graphs.qa.store_tools import StoreTools
 
 # "Table 2", "Tab. 2", "Figure 3", "Fig. 3", "Equation 4", "Eq. (4)", "Eqn 4": the objects a question names.
 _REFERENCES = {
@@ -35,8 +36,6 @@ def referenced(question: str) -> dict[str, list[str]]:
 
 def _in_papers(column: str, ids: list[str]) -> str:
     """``column`` is one of the papers' ids (which go in as parameters, never spliced)."""
-    from evidex.graphs.qa.neusym import sql_marks
-
     return f"CAST({column} AS VARCHAR) IN ({sql_marks(ids)})"
 
 
@@ -106,9 +105,13 @@ def _equations(tools: StoreTools, ids: list[str], numbers: list[str]) -> tuple[l
 
 
 def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[list[str], list[CitedPage]]:
-    from evidex.graphs.qa.neusym import scope_filter
-
-    hits = tools.search_hits(q.question[:500], "chunks", "text_content", scope_filter(q.pdf_ids), limit, "hybrid")
+    hits = []
+    for mode in ("hybrid", "bm25"):  # keywords alone when the store's embedder cannot encode a query here
+        try:
+            hits = tools.search_hits(q.question[:500], "chunks", "text_content", scope_filter(q.pdf_ids), limit, mode)
+            break
+        except Exception:  # noqa: BLE001 - the probe is a head start; the agent's own searches report errors
+            continue
     lines = [f"[chunks.{h.primary_key}, {h.pdf_id} page {h.page_number}] {h.text}" for h in hits]
     return lines, [CitedPage(pdf_id=h.pdf_id, page_number=h.page_number, source=f"chunks.{h.primary_key}")
                    for h in hits]

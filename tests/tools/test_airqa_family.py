@@ -35,11 +35,15 @@ def questions(tmp_path, paper_id: str, pages: int):
     return path
 
 
-def agent_replies(paper_id: str, pages: int):
+def agent_replies(paper_id: str, pages: int, early: int | None = None):
+    """The agent's replies: an SQL look-up, then the answer; ``early`` is the answer read from the probe."""
+    looked_up = f"SELECT num_pages FROM metadata WHERE paper_id = '{paper_id}'"
+
     def reply(prompt: str) -> str:
-        if "[Observation]" not in prompt:  # first turn: look it up
-            step = {"action": "sql", "thought": "count",
-                    "sql": f"SELECT num_pages FROM metadata WHERE paper_id = '{paper_id}'"}
+        if "Reply with one JSON object" in prompt:  # an answer call over a context (early or evidence answer)
+            return json.dumps({"answer": early if looked_up not in prompt else pages})
+        if looked_up not in prompt:  # first turn: look it up
+            step = {"action": "sql", "thought": "count", "sql": looked_up}
         else:
             step = {"action": "answer", "thought": "found", "answer": str(pages),
                     "citations": [{"pdf_id": paper_id, "page_number": 1, "source": "metadata"}]}
@@ -58,6 +62,7 @@ def test_the_runner_answers_scores_and_names_missing_papers(paper, tmp_path):
     run_dir = run_task(cfg, out_dir=tmp_path / "runs", llm=ScriptedChatModel(responses=agent_replies(paper_id, pages)),
                        progress=False)
     rows = {r["id"]: r for r in read_results(run_dir / "results.jsonl")}
+    assert rows["q-pages"]["error"] is None, rows["q-pages"]["error"]
     assert rows["q-pages"]["metrics"]["score"] == 1.0 and rows["q-pages"]["prediction"]["answer"] == str(pages)
     assert rows["q-pages"]["metrics"]["citations_valid"] == 1.0 and rows["q-pages"]["metrics"]["turns"] == 2
     assert rows["q-missing"]["error"] and MISSING in rows["q-missing"]["error"] and "tools.ingest" in rows["q-missing"]["error"]
@@ -90,9 +95,11 @@ def test_graphs_ask_prints_the_answer_citations_turns_and_trace(paper, tmp_path,
 
     store_dir, paper_id, pages, title = paper
     replies = tmp_path / "replies.json"
-    replies.write_text(json.dumps([{"step": {"action": "sql", "thought": "t", "sql": "SELECT count(*) FROM pages"}},
-                                   {"step": {"action": "answer", "thought": "t", "answer": str(pages),
-                                             "citations": [{"pdf_id": paper_id, "page_number": 1}]}}]))
+    replies.write_text(json.dumps([{"answer": "not in the probe"},  # early answer, not found: the turns begin
+                                   {"step": {"action": "sql", "thought": "t", "sql": "SELECT count(*) FROM pages"}},
+                                   {"step": {"action": "answer", "thought": "t", "answer": "?",
+                                             "citations": [{"pdf_id": paper_id, "page_number": 1}]}},
+                                   {"answer": str(pages)}]))  # the evidence answer
     code = main(["How many pages?", "--store-dir", store_dir, "--paper", paper_id, "--llm", f"scripted:{replies}",
                  "--traces", str(tmp_path / "traces")])
     out = capsys.readouterr().out
@@ -200,6 +207,17 @@ def test_early_answer_only_when_its_quote_is_in_the_probe(corpus_store, manifest
     assert pred.answer == "12" and pred.actions == ["sql", "answer"]
     assert "[Observation]" in made_up.prompts[2] and "num_pages" in made_up.prompts[3]  # answered from the SQL
 
+    # without quotes, the answer's value itself must be read in the probe: 12 is (pages: 12), 11 is not
+    by_value = settings.model_copy(update={"quote_first": False})
+    found = ScriptedChatModel(responses=[json.dumps({"answer": 12})])
+    pred = build_neusym(found, by_value, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
+    assert pred.answer == "12" and pred.actions == ["answer"] and pred.citations[0].source == f"metadata.{paper_id}"
+    not_found = ScriptedChatModel(responses=[json.dumps({"answer": 11}),
+                                             json.dumps({"step": {"thought": "t", "action": "answer", "answer": 1}}),
+                                             json.dumps({"answer": 12})])
+    pred = build_neusym(not_found, by_value, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
+    assert pred.answer == "12" and pred.actions == ["answer"] and len(not_found.prompts) == 3
+
 
 def test_every_graph_setting_is_a_qa_config_key():
     """The qa section sets every NeuSym and baseline setting by the same name (the family copies them by name), so
@@ -211,14 +229,3 @@ def test_every_graph_setting_is_a_qa_config_key():
     set_by_family = {"db", "store_dir", "search_target"}
     assert set(NeuSymSettings.model_fields) - set(QAConfig.model_fields) == set_by_family
     assert set(BaselineSettings.model_fields) <= set(QAConfig.model_fields)
-
-    # without quotes, the answer's value itself must be read in the probe: 12 is (pages: 12), 11 is not
-    by_value = settings.model_copy(update={"quote_first": False})
-    found = ScriptedChatModel(responses=[json.dumps({"answer": 12})])
-    pred = build_neusym(found, by_value, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
-    assert pred.answer == "12" and pred.actions == ["answer"] and pred.citations[0].source == f"metadata.{paper_id}"
-    not_found = ScriptedChatModel(responses=[json.dumps({"answer": 11}),
-                                             json.dumps({"step": {"thought": "t", "action": "answer", "answer": 1}}),
-                                             json.dumps({"answer": 12})])
-    pred = build_neusym(not_found, by_value, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
-    assert pred.answer == "12" and pred.actions == ["answer"] and len(not_found.prompts) == 3

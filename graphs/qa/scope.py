@@ -1,0 +1,30 @@
+"""Which papers a question is about, said three ways: the search filter that keeps a search on them, the SQL
+placeholders that pass their ids as parameters, and the line the prompts show."""
+from __future__ import annotations
+
+from evidex.tools.qa import PaperQuestion
+
+
+def sql_marks(values: list) -> str:
+    """Placeholders for an SQL ``IN (...)`` over ``values``, which go in as parameters, never spliced."""
+    return ", ".join("?" for _ in values)
+
+
+def scope_filter(pdf_ids: list[str]) -> str | None:
+    """The search filter that keeps a search on these papers (string literals escaped as the filter grammar
+    reads them), or None for no restriction."""
+    if not pdf_ids:
+        return None
+    ids = ", ".join("'" + p.replace("\\", "\\\\").replace("'", "\\'") + "'" for p in pdf_ids)
+    return f"pdf_id in [{ids}]"
+
+
+def scope_line(q: PaperQuestion) -> str:
+    """Which papers the question is about, and the filter that keeps search on them."""
+    parts = []
+    if q.pdf_ids:
+        flt = scope_filter(q.pdf_ids)
+        parts.append(f"{flt} (search filter: {flt}; SQL: paper_id / ref_paper_id)")
+    if q.conferences:
+        parts.append(f"conferences: {', '.join(q.conferences)} (SQL: metadata.conference_year)")
+    return "; ".join(parts) or "any paper in the database"
