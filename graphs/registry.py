@@ -21,7 +21,13 @@ Contract of the callables (``cfg`` is an instance of ``config_model``):
   ``*_tp/_fp/_fn`` counts, :func:`evaluators.stats.aggregate_metrics`);
 * ``grounded_answers(item, prediction) -> [GroundedAnswer]``: question, answer and contexts, for RAGAS;
 * ``item_tags(item) -> [tag]`` (metrics are also reported per tag); ``check_data(cfg)`` loads the data files a
-  run needs before it starts.
+  run needs before it starts;
+* ``prepare(cfg, items, resources, progress)``: build what the pending items need before the graph is built (the
+  ``qasper`` family ingests their papers into the store); skipped when ``run.prepare`` is false
+  (``--skip-ingest``);
+* ``finish_run(cfg, run_dir, rows, summary) -> [ReportSection]``: after every (re)aggregation, write the family's
+  own files into the run folder (e.g. official-format predictions) and return extra report sections (tables and
+  charts that ``report.md``, ``report.html`` and the console render; stored in ``metrics.json``).
 """
 from __future__ import annotations
 
@@ -36,12 +42,13 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from evidex.graphs.config import PACKAGED_CONFIG_DIR, ConfigError, TaskConfig
-from evidex.tools.runfolder import GroundedAnswer
+from evidex.tools.runfolder import GroundedAnswer, ReportSection
 
 log = logging.getLogger(__name__)
 
 # The families evidex ships; importing each module registers it.
-BUILTIN_FAMILIES = ("evidex.graphs.families.civic", "evidex.graphs.families.r4c", "evidex.graphs.families.airqa")
+BUILTIN_FAMILIES = ("evidex.graphs.families.civic", "evidex.graphs.families.r4c", "evidex.graphs.families.airqa",
+                    "evidex.graphs.families.qasper")
 ENTRY_POINT_GROUP = "evidex.families"
 
 
@@ -79,6 +86,15 @@ def _no_grounded(item: RunItem, prediction: BaseModel) -> list[GroundedAnswer]:
     return []
 
 
+def _no_prepare(cfg: TaskConfig, items: Sequence[RunItem], resources: Resources, progress: bool = True) -> None:
+    return None
+
+
+def _no_finish(cfg: TaskConfig, run_dir: Path, rows: list[dict[str, Any]],
+               summary: dict[str, Any]) -> list[ReportSection]:
+    return []
+
+
 def _default_aggregate(per_item: Sequence[dict[str, float]]) -> dict[str, dict[str, float]]:
     from evidex.evaluators.stats import aggregate_metrics
 
@@ -99,6 +115,8 @@ class TaskFamily:
     grounded_answers: Callable[[RunItem, BaseModel], list[GroundedAnswer]] = _no_grounded
     item_tags: Callable[[RunItem], list[str]] = _no_tags
     check_data: Callable[[TaskConfig], None] = _no_data_check
+    prepare: Callable[..., None] = _no_prepare
+    finish_run: Callable[..., list[ReportSection]] = _no_finish
     config_dir: Path | None = None  # default: configs/<name>/ of the shipped configs
 
     @property

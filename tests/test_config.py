@@ -15,7 +15,7 @@ from evidex.graphs.run import main
 
 CLAIM_TASKS = ["assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection", "wrong_claim",
                "wrong_evidence"]
-TASKS = sorted(CLAIM_TASKS + ["airqa"])
+TASKS = sorted(CLAIM_TASKS + ["airqa", "qasper"])
 
 
 def write(path, text: str):
@@ -263,7 +263,7 @@ def test_cli_list_prints_all_tasks(capsys):
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
     families = [ln.split(":")[0] for ln in out.splitlines() if ln and not ln.startswith(" ")]
-    assert families == ["civic", "r4c", "airqa"]  # grouped by family, each with its description
+    assert families == ["civic", "r4c", "airqa", "qasper"]  # grouped by family, each with its description
     lines = [ln for ln in out.splitlines() if ln.startswith("  ") and not ln.startswith("  configs ")]
     assert sorted(ln.split()[0] for ln in lines) == TASKS
     table = task_table()

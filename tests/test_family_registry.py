@@ -213,9 +213,9 @@ def test_unknown_family_is_a_clear_config_error(tmp_path):
 
     bad = tmp_path / "x.yaml"
     bad.write_text("name: x\nfamily: nosuch\ntask: x\n")
-    with pytest.raises(ConfigError, match=r"unknown family 'nosuch' \(allowed: airqa, civic, r4c"):
+    with pytest.raises(ConfigError, match=r"unknown family 'nosuch' \(allowed: airqa, civic, qasper, r4c"):
         load_config(str(bad))
     missing = tmp_path / "y.yaml"
     missing.write_text("name: y\ntask: not_a_known_task\n")
-    with pytest.raises(ConfigError, match=r"family: missing \(allowed: airqa, civic, r4c\)"):
+    with pytest.raises(ConfigError, match=r"family: missing \(allowed: airqa, civic, qasper, r4c\)"):
         load_config(str(missing))

@@ -132,8 +132,8 @@ def test_an_app_with_its_own_tools_agents_and_graphs_uses_the_installed_library(
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert "site-packages" in out["evidex_file"] and str(REPO) not in out["evidex_file"]
-    assert out["tasks"] == sorted(["airqa", "assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection",
-                                   "wrong_claim", "wrong_evidence"])
+    assert out["tasks"] == sorted(["airqa", "assignment", "baseline", "missing_evidence", "mixed", "qasper", "r4c",
+                                   "selection", "wrong_claim", "wrong_evidence"])
     assert out["prompt"]  # prompts found with no environment variable
     assert out["run_error"] is None and out["run_kept"] and out["run_model"] == "none (model-free)"
     assert out["subgraph_kept"] == out["run_kept"] and out["note"] == f"kept {len(out['run_kept'])} items"

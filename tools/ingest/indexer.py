@@ -100,10 +100,15 @@ class DenseIndexer:
 
     def index_paper(self, con: duckdb.DuckDBPyConnection, paper_id: str) -> int:
         """Embed and upsert every dense cell of one paper; returns the number of vectors written."""
+        return self.index_papers(con, [paper_id])
+
+    def index_papers(self, con: duckdb.DuckDBPyConnection, paper_ids: list[str]) -> int:
+        """Embed and upsert every dense cell of several papers with one encode call (length-sorted batches across
+        papers pad less than one call per paper); returns the number of vectors written."""
         batches: list[tuple[tuple[str, str], list]] = []
         texts: list[str] = []
         for table, column in self.pairs:
-            rows = con.execute(cell_query(table, column, one_paper=True), [paper_id]).fetchall()
+            rows = [r for pid in paper_ids for r in con.execute(cell_query(table, column, one_paper=True), [pid]).fetchall()]
             if rows:
                 batches.append(((table, column), rows))
                 texts.extend(str(r[1]) for r in rows)

@@ -1,0 +1,243 @@
+"""QASPER benchmark: retrieval-only Evidence-F1 (no LLM), and the full pipeline on a subset.
+
+    python -m benchmarks.qasper                                   # retrieval only, every dev question
+    python -m benchmarks.qasper --modes bm25,hybrid --ks 1,2,3
+    python -m benchmarks.qasper --pipeline --limit 100 --config qasper/qasper,qasper/neusym
+    python -m benchmarks.qasper --pipeline --from-runs runs/A runs/B     # tabulate finished runs
+
+Retrieval only: each question's text is searched over its own paper's paragraph chunks (``chunks.text_content``,
+filtered to the paper) with BM25, dense (MiniLM) and hybrid (RRF) search; the top k paragraphs (the abstract is
+skipped: it is never gold evidence) are the predicted evidence, scored with the official Evidence-F1 (max over
+annotators; also text-only). The constant "Unanswerable" prediction (no evidence) is the row to beat: an empty
+evidence list is right for every unanswerable question. ``--oracle`` adds the evidence rules of the QASPER graph
+driven by the first annotator's answer instead of a model's (upper bounds). Results:
+``benchmarks/results/qasper_retrieval.json``.
+
+Pipeline: each config runs through ``graphs.runner.run_task`` (a normal, resumable run folder) on the first
+``--limit`` questions; the table shows Answer-F1 by type, Evidence-F1, exact match and latency, beside the
+constant baseline on the same questions. Results: ``benchmarks/results/qasper_pipeline.json``.
+
+The papers are ingested into ``--db`` first (skipped when already there; ``--skip-ingest`` never touches it).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+from benchmarks import write_results
+from evidex.tools.cli_help import plain_help
+
+DEV = "qasper/qasper-dev-v0.3.reconstructed.json"
+STORE = "qasper"
+MODES = ("bm25", "dense", "hybrid")
+KS = (1, 2, 3, 5)
+
+
+def data_name(path: Path, given: str) -> str:
+    """How results name the data: the path under EVIDEX_DATA_DIR when it is there, else the file name."""
+    from evidex.tools.settings import get_settings
+
+    root = get_settings().data_dir
+    try:
+        return str(path.resolve().relative_to(Path(root).resolve())) if root else path.name
+    except ValueError:
+        return Path(given).name
+
+
+def ingest(papers, db: str, skip: bool) -> dict:
+    from evidex.tools.ingest.qasper import ingest_qasper
+
+    if skip:
+        return {"skipped": True}
+    report = ingest_qasper(papers, db)
+    return {"ingested": report.count("ingested") + report.count("reindexed"), "already": report.count("skipped"),
+            "seconds": report.seconds}
+
+
+def evidence_maps(db: str, store_ids: list[str]) -> dict[str, dict[int, str | None]]:
+    from evidex.graphs.qa.store_tools import StoreTools
+    from evidex.tools.qasper_answer import page_evidence
+
+    tools = StoreTools(db, None)
+    return {sid: page_evidence(tools.query, sid) for sid in store_ids}
+
+
+def oracle_evidence(engine, flt: str, question: str, refs, ranked_texts: list[str], by_page: dict,
+                    threshold: float) -> dict:
+    """Evidence chosen with the first annotator's answer standing in for the model's (upper bounds of the evidence
+    rules of ``graphs.qa.qasper_graph``): [] when it is unanswerable; else the retrieved paragraph the answer came
+    from (answer_overlap) or a search for question + answer (answer_search)."""
+    from evidex.tools.qasper_answer import evidence_from_pages, overlap_order, overlap_scores
+    from evidex.tools.search import SearchArgs
+
+    first = refs[0]
+    if first.type == "none":
+        return {"hybrid k=2 + first annotator's abstention": [], "answer_overlap (gold answer)": [],
+                "answer_search k=1 (gold answer)": []}
+    top4 = ranked_texts[:4]
+    scores = overlap_scores(first.answer, top4)
+    overlap = ([top4[overlap_order(first.answer, top4)[0]]] if scores and max(scores) >= threshold else top4[:2])
+    hits = engine.search(SearchArgs(query=f"{question} {first.answer}"[:1900], table="chunks", column="text_content",
+                                    filter=flt, mode="hybrid", limit=3)).hits
+    return {"hybrid k=2 + first annotator's abstention": ranked_texts[:2], "answer_overlap (gold answer)": overlap,
+            "answer_search k=1 (gold answer)": [t for _, t in evidence_from_pages([h.page_number for h in hits],
+                                                                                  by_page, 1)]}
+
+
+def retrieval(papers, db: str, modes: list[str], ks: list[int], oracle: bool = False) -> tuple[list[dict], float]:
+    """Evidence-F1 of the top-k retrieved paragraphs for every question, per mode and k (0-100); with ``oracle``,
+    also the evidence rules driven by the first annotator's answer (over hybrid retrieval)."""
+    from evidex.evaluators.qasper import paragraph_f1_score, references
+    from evidex.graphs.qa.scope import scope_filter
+    from evidex.tools.qasper_answer import evidence_from_pages
+    from evidex.tools.search import SearchArgs, get_engine
+
+    engine = get_engine(db)
+    maps = evidence_maps(db, [p.store_id for p in papers])
+    depth = max(ks) + 2  # the abstract may take a slot
+    scores = {(m, k): ([], []) for m in modes for k in ks}
+    oracles: dict[str, tuple[list[float], list[float]]] = {}
+    start = time.perf_counter()
+    for paper in papers:  # grouped by paper: the BM25 filter mask is computed once per paper
+        flt = scope_filter([paper.store_id])
+        for q in paper.qas:
+            refs, text_refs = references(q.answers), references(q.answers, text_evidence_only=True)
+            for mode in modes:
+                hits = engine.search(SearchArgs(query=q.question[:2000], table="chunks", column="text_content",
+                                                filter=flt, mode=mode, limit=depth)).hits
+                ranked = [h.page_number for h in hits]
+                for k in ks:
+                    pred = [t for _, t in evidence_from_pages(ranked, maps[paper.store_id], k)]
+                    full, text = scores[(mode, k)]
+                    full.append(max(paragraph_f1_score(pred, r.evidence) for r in refs))
+                    text.append(max(paragraph_f1_score(pred, r.evidence) for r in text_refs))
+                if oracle and mode == "hybrid":
+                    texts = [t for _, t in evidence_from_pages(ranked, maps[paper.store_id], None)]
+                    for name, pred in oracle_evidence(engine, flt, q.question, refs, texts, maps[paper.store_id], 0.3).items():
+                        full, text = oracles.setdefault(name, ([], []))
+                        full.append(max(paragraph_f1_score(pred, r.evidence) for r in refs))
+                        text.append(max(paragraph_f1_score(pred, r.evidence) for r in text_refs))
+    seconds = time.perf_counter() - start
+    rows = [{"mode": m, "k": k, "evidence_f1": round(100 * sum(f) / len(f), 2),
+             "evidence_f1_text_only": round(100 * sum(t) / len(t), 2)}
+            for (m, k), (f, t) in scores.items()]
+    rows += [{"mode": f"oracle: {name}", "k": "", "evidence_f1": round(100 * sum(f) / len(f), 2),
+              "evidence_f1_text_only": round(100 * sum(t) / len(t), 2)} for name, (f, t) in oracles.items()]
+    return rows, seconds
+
+
+def constant_row(papers) -> dict:
+    from evidex.evaluators.qasper import constant_predictions, evaluate
+
+    gold = {q.question_id: q.answers for p in papers for q in p.qas}
+    r = evaluate(gold, constant_predictions(gold))
+    return {"mode": '"Unanswerable" (no evidence)', "k": 0, "evidence_f1": round(r["evidence_f1"], 2),
+            "evidence_f1_text_only": round(r["evidence_f1_text_only"], 2), "answer_f1": round(r["answer_f1"], 2)}
+
+
+def print_table(title: str, rows: list[dict]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    cols = list(dict.fromkeys(k for r in rows for k in r if k != "run"))
+    table = Table(title=title)
+    for c in cols:
+        table.add_column(escape(c), justify="left" if c in ("mode", "config") else "right")
+    for r in rows:
+        table.add_row(*[escape(str(r.get(c, ""))) for c in cols])
+    Console(width=max(200, Console().width)).print(table)
+
+
+def pipeline_row(run_dir: Path) -> dict:
+    metrics = json.loads((run_dir / "qasper_metrics.json").read_text())
+    summary = json.loads((run_dir / "metrics.json").read_text())
+    base = metrics["baseline_unanswerable"]
+    row = {"config": summary["config"], "run": run_dir.name, "model": summary["model"], "n": metrics["questions"],
+           "errors": metrics["missing_predictions"], "answer_f1": round(metrics["answer_f1"], 2)}
+    row.update({f"{t} (n)": f"{v:.2f} ({metrics['questions_by_type'][t]})" if metrics["questions_by_type"][t] else ""
+                for t, v in metrics["answer_f1_by_type"].items()})
+    row.update({"evidence_f1": round(metrics["evidence_f1"], 2),
+                "evidence_f1 text": round(metrics["evidence_f1_text_only"], 2),
+                "EM": round(metrics["exact_match"], 2),
+                '"Unanswerable" ans/ev': f"{base['answer_f1']:.2f}/{base['evidence_f1']:.2f}",
+                "median s": summary["latency_s"].get("median")})
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.qasper", description=plain_help(__doc__),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, help=f"QASPER file (default: {DEV} under EVIDEX_DATA_DIR)")
+    p.add_argument("--db", default=STORE, help=f"store name (default {STORE})")
+    p.add_argument("--skip-ingest", action="store_true", help="use the store as it is")
+    p.add_argument("--modes", default=",".join(MODES), help="retrieval modes (bm25, dense, hybrid)")
+    p.add_argument("--ks", default=",".join(map(str, KS)), help="paragraphs kept as evidence")
+    p.add_argument("--oracle", action="store_true",
+                   help="also rows with the first annotator's answer standing in for the model's (upper bounds of "
+                        "the evidence rules; needs hybrid in --modes)")
+    p.add_argument("--pipeline", action="store_true", help="run the QA pipeline instead (see --config, --limit)")
+    p.add_argument("--config", default="qasper/qasper", help="pipeline: comma-separated configs (qasper/<method>)")
+    p.add_argument("--limit", type=int, default=100, help="pipeline: first N questions (default 100)")
+    p.add_argument("--llm", help="pipeline: model spec (default: the config's, local)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="pipeline: override a config value for every config")
+    p.add_argument("--out", type=Path, default=Path("runs"), help="pipeline: parent folder of the run folders")
+    p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR", help="pipeline: tabulate finished runs")
+    p.add_argument("--json", type=Path, help="results file (default benchmarks/results/qasper_<kind>.json)")
+    args = p.parse_args(argv)
+
+    from evidex.tools.datasets import resolve_data_file
+    from evidex.tools.qasper_data import QasperDataError, load_qasper
+
+    if args.pipeline and args.from_runs:
+        rows = [pipeline_row(d) for d in args.from_runs]
+        print_table("QASPER pipeline (official metric, 0-100)", rows)
+        write_results(args.json or Path("benchmarks/results/qasper_pipeline.json"), {"rows": rows})
+        return 0
+    try:
+        path = args.data.expanduser().resolve() if args.data else resolve_data_file(DEV)
+        papers = load_qasper(path)
+    except (QasperDataError, FileNotFoundError) as exc:
+        p.error(str(exc))
+    name = data_name(path, str(args.data or DEV))
+    if args.pipeline:
+        from evidex.graphs.runner import run_task
+        from evidex.graphs.tasks import load_config
+
+        sets = [f"dataset.file={path}", f"store.db={args.db}", f"dataset.limit={args.limit}", *args.overrides]
+        sets += [f"model.spec={args.llm}"] if args.llm else []
+        sets += ["run.prepare=false"] if args.skip_ingest else []
+        rows = []
+        for config in [c.strip() for c in args.config.split(",") if c.strip()]:
+            run_dir = run_task(load_config(config, sets), out_dir=args.out)
+            rows.append(pipeline_row(run_dir))
+            print_table("QASPER pipeline (official metric, 0-100)", rows)
+        write_results(args.json or Path("benchmarks/results/qasper_pipeline.json"),
+                      {"data": name, "limit": args.limit, "store": args.db, "rows": rows})
+        return 0
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    ks = sorted({int(k) for k in args.ks.split(",") if k.strip()})
+    bad = [m for m in modes if m not in MODES]
+    if bad or not ks or min(ks) < 1:
+        p.error(f"--modes from {', '.join(MODES)}; --ks positive integers")
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    store = ingest(papers, args.db, args.skip_ingest)
+    rows, seconds = retrieval(papers, args.db, modes, ks, args.oracle)
+    rows.append(constant_row(papers))
+    n = sum(len(pp.qas) for pp in papers)
+    print_table(f"QASPER retrieval-only Evidence-F1 (0-100): {n} questions, {seconds:.1f} s", rows)
+    write_results(args.json or Path("benchmarks/results/qasper_retrieval.json"),
+                  {"data": name, "store": args.db, "papers": len(papers), "questions": n, "seconds": round(seconds, 1),
+                   "searches": n * len(modes), "oracle_rows": args.oracle, "ingest": store,
+                   "cpu_count": os.cpu_count(), "load_avg_start": load_start,
+                   "load_avg_end": [round(x, 2) for x in os.getloadavg()], "rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,39 @@
+"""Config model of the ``qasper`` family: the question-answering config (``store``, ``qa``, ``judge``; see
+:mod:`graphs.qa.config`) plus
+
+    qasper    the answer contract (the answer-format prompt) and how predicted evidence is chosen
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from evidex.graphs.config import Strict
+from evidex.graphs.qa.config import QATaskConfig
+
+
+class QasperSettings(Strict):
+    answer_prompt: str = Field("qasper_answer_format",
+                               description="prompt (prompts/<name>.txt) given to the QA graph as the answer format: "
+                                           "short spans joined with ', ', Yes/No, or Unanswerable")
+    evidence_k: int = Field(2, ge=0, le=20, description="at most this many paragraphs as predicted evidence")
+    evidence_order: Literal["cited", "answer_overlap", "answer_search"] = Field(
+        "answer_overlap",
+        description="cited: the first evidence_k cited paragraphs (classic RAG: retrieval rank); answer_overlap: the "
+                    "one cited paragraph the answer was taken from (it holds at least single_paragraph_overlap of "
+                    "the answer's content words), else as cited; answer_search: the top evidence_k of a search of "
+                    "the paper for the question and the answer, read by the graph or not (Yes/No: as cited)")
+    single_paragraph_overlap: float = Field(0.3, ge=0.0, le=1.0,
+                                            description="answer_overlap: share of the answer's content words the "
+                                                        "best cited paragraph must hold to be the only evidence")
+    evidence_fallback: bool = Field(
+        True, description="an answer that cites no paragraph of the paper gets the top evidence_k paragraphs of a "
+                          "search for the question and answer (never for 'Unanswerable')")
+    fallback_mode: Literal["dense", "bm25", "hybrid"] = Field(
+        "hybrid", description="search mode of the evidence searches (answer_search and the fallback)")
+    ingest_config: str = Field("qasper", description="ingestion config (configs/ingest/<name>.yaml) for the papers")
+
+
+class QasperTaskConfig(QATaskConfig):
+    qasper: QasperSettings = Field(default_factory=QasperSettings)

@@ -1,0 +1,111 @@
+"""The QASPER graph: any configured QA graph (classic RAG, NeuSym, a baseline; ``graphs.qa.family``) restricted to
+the question's paper, then its answer put into the QASPER contract and its citations turned into evidence.
+
+    answer    the QA graph on the question (answer format = the ``qasper.answer_prompt`` prompt)
+    evidence  the answer shaped (short spans, exactly Yes/No/Unanswerable; ``tools.qasper_answer``), and the
+              cited pages of the paper mapped back to their verbatim paragraphs (``FLOAT SELECTED: <caption>`` for a
+              figure/table, nothing for the abstract), ordered by ``qasper.evidence_order`` and cut to
+              ``qasper.evidence_k``; "Unanswerable" has no evidence; an answer citing nothing of the paper falls back
+              to a search for the question and answer (``qasper.evidence_fallback``)
+"""
+from __future__ import annotations
+
+import threading
+from typing import Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from pydantic import BaseModel, Field
+
+from evidex.graphs.qa.neusym import NeuSymInput
+from evidex.graphs.qa.scope import scope_filter
+from evidex.graphs.qa.store_tools import StoreTools
+from evidex.graphs.qa.qasper_config import QasperTaskConfig
+from evidex.tools.qa import QAPrediction
+from evidex.tools.qasper_answer import (UNANSWERABLE, evidence_from_pages, overlap_order, overlap_scores,
+                                        page_evidence, shape_answer)
+
+
+class QasperPrediction(QAPrediction):
+    """The QA graph's prediction plus what QASPER scores: ``answer`` in the contract and ``evidence`` strings."""
+
+    evidence: list[str] = Field(default_factory=list, description="verbatim paragraphs (predicted_evidence)")
+    evidence_pages: list[int] = Field(default_factory=list, description="store pages the evidence came from")
+    evidence_source: Literal["citations", "search", "none"] = "none"
+
+
+class QasperOutput(BaseModel):
+    prediction: QasperPrediction
+
+
+class QasperState(NeuSymInput):
+    qa: QAPrediction | None = None
+    prediction: QasperPrediction | None = None
+
+
+def build_qasper_graph(cfg: QasperTaskConfig, inner, tools: StoreTools | None = None):
+    """Wrap ``inner`` (a compiled QA graph: ``{"input": PaperQuestion} -> {"prediction": QAPrediction}``)."""
+    tools = tools or StoreTools(cfg.store.db, cfg.store.store_dir)
+    settings = cfg.qasper
+    cache: dict[str, dict[int, str | None]] = {}
+    lock = threading.Lock()
+
+    def paragraphs(store_id: str) -> dict[int, str | None]:
+        with lock:
+            if store_id not in cache:
+                cache[store_id] = page_evidence(tools.query, store_id)
+            return cache[store_id]
+
+    def search(query: str, store_id: str, by_page: dict[int, str | None]) -> list[int]:
+        """Pages of the paper's paragraphs that best match ``query`` (the abstract may take a slot, so one more)."""
+        hits = tools.search_hits(query[:1900], "chunks", "text_content", scope_filter([store_id]),
+                                 settings.evidence_k + 1, settings.fallback_mode)
+        return [h.page_number for h in hits if by_page.get(h.page_number)]
+
+    def answer(state: QasperState, config: RunnableConfig) -> dict:
+        q = state.input
+        if q.pdf_ids and not tools.query("SELECT 1 FROM metadata WHERE CAST(paper_id AS VARCHAR) = ?", [q.pdf_ids[0]]):
+            where = cfg.store.db or cfg.store.store_dir
+            raise LookupError(f"the paper of question {q.id} (store id {q.pdf_ids[0]}) is not in store {where!r}: "
+                              "run without --skip-ingest, or python -m tools.ingest.qasper DATA --db NAME")
+        out = inner.invoke({"input": q}, config)
+        return {"qa": out["prediction"]}
+
+    def evidence(state: QasperState) -> dict:
+        q, qa = state.input, state.qa
+        shaped = shape_answer(qa.answer, q.question)
+        raw = qa.raw_answer if qa.raw_answer is not None else (qa.answer if qa.answer != shaped else None)
+        pages: list[int] = []
+        texts: list[str] = []
+        source = "none"
+        if shaped != UNANSWERABLE and settings.evidence_k and q.pdf_ids:
+            store_id = q.pdf_ids[0]
+            by_page = paragraphs(store_id)
+            cited = [c.page_number for c in qa.citations if c.pdf_id == store_id and by_page.get(c.page_number)]
+            cited = list(dict.fromkeys(cited))
+            if settings.evidence_order == "answer_overlap" and cited:
+                texts_cited = [by_page[p] or "" for p in cited]
+                scores = overlap_scores(shaped, texts_cited)
+                if scores is not None and max(scores) >= settings.single_paragraph_overlap:
+                    cited = [cited[overlap_order(shaped, texts_cited)[0]]]  # the paragraph the answer came from
+            source = "citations" if cited else "none"
+            found = (search(f"{q.question} {shaped}", store_id, by_page)
+                     if settings.evidence_order == "answer_search" and shaped not in ("Yes", "No") else [])
+            if found:
+                cited, source = found, "search"
+            elif not cited and settings.evidence_fallback:
+                cited = search(f"{q.question} {shaped}", store_id, by_page)
+                source = "search" if cited else "none"
+            chosen = evidence_from_pages(cited, by_page, settings.evidence_k)
+            pages, texts = [p for p, _ in chosen], [t for _, t in chosen]
+        pred = QasperPrediction(**{**qa.model_dump(), "answer": shaped, "raw_answer": raw},
+                                evidence=texts, evidence_pages=pages, evidence_source=source)
+        return {"prediction": pred}
+
+    g = StateGraph(QasperState, input_schema=NeuSymInput, output_schema=QasperOutput)
+    g.add_node("answer", answer)
+    g.add_node("evidence", evidence)
+    g.add_edge(START, "answer")
+    g.add_edge("answer", "evidence")
+    g.add_edge("evidence", END)
+    return g.compile(name=cfg.name)

@@ -1,0 +1,40 @@
+"""benchmarks.qasper on the tiny QASPER file: retrieval-only Evidence-F1 per mode and k beside the constant
+"Unanswerable" row, written without machine paths."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from qasper_tiny import HashEmbeddings, write_official
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    from evidex.tools.settings import get_settings
+
+    monkeypatch.setenv("EVIDEX_CACHE_DIR", str(tmp_path / "cache"))
+    get_settings.cache_clear()
+    yield tmp_path
+    monkeypatch.undo()
+    get_settings.cache_clear()
+
+
+def test_retrieval_only_rows(cache, capsys):
+    from benchmarks.qasper import main
+    from evidex.tools.ingest.qasper import ingest_qasper
+    from evidex.tools.qasper_data import load_qasper
+
+    data = write_official(cache)
+    ingest_qasper(load_qasper(data), "qasper_bench", embeddings=HashEmbeddings(), progress=False)
+    out = cache / "r.json"
+    assert main(["--data", str(data), "--db", "qasper_bench", "--skip-ingest", "--modes", "bm25", "--ks", "1,2",
+                 "--oracle", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["questions"] == 5 and result["data"] == "qasper-dev-tiny.json" and result["store"] == "qasper_bench"
+    rows = {(r["mode"], r["k"]): r for r in result["rows"]}
+    assert set(rows) >= {("bm25", 1), ("bm25", 2), ('"Unanswerable" (no evidence)', 0)}
+    # q-data, q-resnet and q-tok find their paragraph at rank 1 with BM25; q-none is answerable by one annotator
+    assert 0 < rows[("bm25", 1)]["evidence_f1"] <= 100
+    assert rows[('"Unanswerable" (no evidence)', 0)]["evidence_f1"] == pytest.approx(20.0)
+    assert "Evidence-F1" in capsys.readouterr().out

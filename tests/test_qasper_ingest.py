@@ -1,0 +1,133 @@
+"""QASPER papers into the multiview store without PDFs (tools.ingest.qasper): the layout (abstract page, one page and
+one verbatim chunk per paragraph, captions as tables/images, the section tree), dense and BM25 indexes, idempotent
+re-runs, a changed paper replaced, evidence read back (tools.qasper_answer), and a PDF store refused."""
+from __future__ import annotations
+
+import pytest
+
+from evidex.tools.qasper_data import load_qasper
+from qasper_tiny import BLANK, CAPTION, DATA, INTRO, MODEL, P1, P2, HashEmbeddings, official, write_official
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    from evidex.tools.ingest.qasper import ingest_qasper
+
+    folder = tmp_path_factory.mktemp("qasper")
+    papers = load_qasper(write_official(folder))
+    report = ingest_qasper(papers, store_dir=folder / "store", embeddings=HashEmbeddings(), progress=False)
+    return folder / "store", papers, report
+
+
+def rows(store_dir, sql, params=()):
+    from evidex.tools.store import connect_readonly, store_paths
+
+    return connect_readonly(store_paths(store_dir=store_dir).db).cursor().execute(sql, list(params)).fetchall()
+
+
+def test_layout_of_a_paper(store):
+    store_dir, papers, report = store
+    assert [f.status for f in report.files] == ["ingested", "ingested"]
+    pid = papers[0].store_id
+    pages = rows(store_dir, "SELECT page_number, page_content FROM pages WHERE CAST(ref_paper_id AS VARCHAR) = ? "
+                            "ORDER BY 1", [pid])
+    texts = [t for _, t in pages]
+    assert texts[0] == official()[P1]["abstract"]  # page 1: the abstract
+    assert texts[1:6] == [INTRO, DATA, BLANK, MODEL, official()[P1]["full_text"][3]["paragraphs"][0]]
+    assert texts[6:] == [CAPTION, "Figure 1: A pangolin."]
+    chunks = rows(store_dir, "SELECT p.page_number, c.text_content FROM chunks c JOIN pages p ON c.ref_page_id = "
+                             "p.page_id WHERE CAST(c.ref_paper_id AS VARCHAR) = ? ORDER BY 1", [pid])
+    assert [n for n, _ in chunks] == [1, 2, 3, 5, 6, 7, 8]  # the blank paragraph keeps its page, has no chunk
+    assert all(t == texts[n - 1] for n, t in chunks)  # verbatim
+    assert rows(store_dir, "SELECT table_caption FROM tables WHERE CAST(ref_paper_id AS VARCHAR) = ?", [pid]) == [(CAPTION,)]
+    assert rows(store_dir, "SELECT image_caption FROM images WHERE CAST(ref_paper_id AS VARCHAR) = ?", [pid])[0][0].startswith("Figure 1")
+    meta = rows(store_dir, "SELECT title, num_pages, conference_year, download_url FROM metadata "
+                           "WHERE CAST(paper_id AS VARCHAR) = ?", [pid])[0]
+    assert meta == ("Counting Pangolins with Detectors", 8, "qasper", f"https://arxiv.org/abs/{P1}")
+
+
+def test_section_tree(store):
+    store_dir, papers, _ = store
+    secs = rows(store_dir, "SELECT s.ordinal, s.section_title, s.level, p.section_title, s.page_numbers, "
+                           "s.section_content FROM sections s LEFT JOIN sections p ON s.parent_section_id = p.section_id "
+                           "WHERE CAST(s.ref_paper_id AS VARCHAR) = ? ORDER BY 1", [papers[0].store_id])
+    assert [(o, t, lvl, parent) for o, t, lvl, parent, _, _ in secs] == [
+        (0, "Abstract", 1, None), (1, "Introduction", 1, None), (2, "Method", 1, None), (3, "Data", 2, "Method"),
+        (4, "Model", 2, "Method"), (5, "Results", 1, None)]
+    method = secs[2]
+    assert method[4] == [3, 4, 5] and DATA in method[5] and MODEL in method[5]  # a made-up parent holds its children
+    untitled = rows(store_dir, "SELECT section_title, level FROM sections WHERE CAST(ref_paper_id AS VARCHAR) = ? "
+                               "AND ordinal = 1", [papers[1].store_id])
+    assert untitled == [("", 1)]  # section_name null
+
+
+def test_indexes_search_and_evidence(store):
+    from evidex.tools.qasper_answer import page_evidence
+    from evidex.tools.search import SearchArgs, get_engine
+
+    store_dir, papers, report = store
+    assert report.dense_entries["chunks.text_content"] == 7 + 3 and report.bm25_entries["chunks.text_content"] == 10
+    engine = get_engine(store_dir=store_dir, embeddings=HashEmbeddings())
+    flt = f"pdf_id == '{papers[0].store_id}'"
+    for mode in ("bm25", "dense", "hybrid"):
+        hits = engine.search(SearchArgs(query="PangoSet camera trap images dataset", table="chunks",
+                                        column="text_content", filter=flt, mode=mode, limit=3)).hits
+        assert hits and all(h.pdf_id == papers[0].store_id for h in hits)
+        assert DATA in [h.text for h in hits]
+
+    def query(sql, params):
+        cur = rows(store_dir, sql, params)
+        return [dict(zip(("page", "text", "caption"), r)) for r in cur]
+
+    ev = page_evidence(query, papers[0].store_id)
+    assert ev[1] is None and ev[2] == INTRO and ev[4] is None  # abstract and blank paragraph: no evidence
+    assert ev[7] == "FLOAT SELECTED: " + CAPTION and ev[8] == "FLOAT SELECTED: Figure 1: A pangolin."
+
+
+def test_rerun_skips_and_a_changed_paper_is_replaced(store, tmp_path):
+    from evidex.tools.ingest.qasper import ingest_qasper
+
+    store_dir, papers, _ = store
+    again = ingest_qasper(papers, store_dir=store_dir, embeddings=HashEmbeddings(), progress=False)
+    assert [f.status for f in again.files] == ["skipped", "skipped"]
+    data = official()
+    data[P2]["full_text"][1]["paragraphs"] = ["A new result paragraph."]
+    path = tmp_path / "changed.json"
+    import json
+
+    path.write_text(json.dumps(data))
+    changed = ingest_qasper(load_qasper(path), store_dir=store_dir, embeddings=HashEmbeddings(), progress=False)
+    assert sorted(f.status for f in changed.files) == ["ingested", "skipped"]
+    texts = [r[0] for r in rows(store_dir, "SELECT page_content FROM pages WHERE CAST(ref_paper_id AS VARCHAR) = ? "
+                                           "ORDER BY page_number", [papers[1].store_id])]
+    assert texts[-1] == "A new result paragraph." and changed.rows["metadata"] == 2
+    assert changed.dense_entries["chunks.text_content"] == 10  # the old vectors of the paper are gone
+
+
+def test_a_pdf_store_is_refused(tmp_path):
+    from evidex.tools.ingest.errors import StoreConfigMismatch
+    from evidex.tools.ingest.qasper import ingest_qasper
+    from evidex.tools.store import connect_writable, store_paths
+
+    con = connect_writable(store_paths(store_dir=tmp_path).db)
+    con.execute("INSERT INTO evidex.files VALUES ('sha', '/x.pdf', NULL, 1, true, NULL, 0, [])")
+    con.execute("INSERT OR REPLACE INTO evidex.info VALUES ('parse_fingerprint', 'abc')")
+    con.close()
+    with pytest.raises(StoreConfigMismatch, match="store of their own"):
+        ingest_qasper(load_qasper(write_official(tmp_path)), store_dir=tmp_path, embeddings=HashEmbeddings(),
+                      progress=False)
+
+
+def test_real_minilm_store_answers_dense_and_hybrid_search(embedder, tmp_path):
+    """The real embedding model end to end: collections named after it, queries embedded by the search engine."""
+    from evidex.tools.ingest.qasper import ingest_qasper
+    from evidex.tools.search import SearchArgs, search
+
+    papers = load_qasper(write_official(tmp_path))
+    report = ingest_qasper(papers, store_dir=tmp_path / "store", embeddings=embedder, progress=False)
+    assert report.dense_entries["chunks.text_content"] == 10
+    for mode in ("dense", "hybrid"):
+        hits = search(SearchArgs(query="Which collection of wildlife photos was gathered?", table="chunks",
+                                 column="text_content", filter=f"pdf_id == '{papers[0].store_id}'", mode=mode,
+                                 limit=2), store_dir=tmp_path / "store").hits
+        assert hits[0].text == DATA, mode
