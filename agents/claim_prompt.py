@@ -2,15 +2,48 @@
 
 Layout is fixed (system, then CLAIM/CONTEXT, then EVIDENCE, then TASK) so llama.cpp's prefix cache reuses the
 claim block across steps. Only ``ClaimInput`` fields are rendered: hidden gold never reaches a prompt.
+
+Two prompt styles (config ``prompts.style``): ``full``, the original prompts (a one-line system prompt, each
+role's instructions in its TASK block); ``compact``, every fixed instruction in the system prompt, so the
+cached prefix covers them across calls and items, and short TASK lines that only name the step and the ids.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from evidex.agents.prompts import load_prompt
 from evidex.tools.claims import Claim, Evidence
+
+
+@dataclass(frozen=True)
+class PromptStyle:
+    """The prompt files (``prompts/<name>.txt``) one style uses for each claim role."""
+
+    system: str
+    stance: str  # one kept item (placeholders: id, reason_words)
+    stances: str  # several kept items in one call (ids, reason_words)
+    stance_labels: str  # several kept items in one call, labels only (ids)
+    write: str  # the explanation (stance_hint)
+    revise: str  # one revision (draft, problems)
+
+
+PROMPT_STYLES: dict[str, PromptStyle] = {
+    "full": PromptStyle(system="system", stance="judge_stance", stances="judge_stances",
+                        stance_labels="stance_labels", write="write_explanation", revise="revise_explanation"),
+    "compact": PromptStyle(system="system_compact", stance="judge_stance", stances="stances_compact",
+                           stance_labels="stance_labels", write="write_compact", revise="revise_explanation"),
+}
+FULL = PROMPT_STYLES["full"]
+
+
+def prompt_style(name: str) -> PromptStyle:
+    try:
+        return PROMPT_STYLES[name]
+    except KeyError:
+        raise ValueError(f"unknown prompt style {name!r}; known: {', '.join(PROMPT_STYLES)}") from None
 
 
 def clip(text: str, limit: int) -> str:
@@ -38,7 +71,8 @@ def evidence_block(evidence: Iterable[Evidence], evidence_chars: int, title: str
 
 
 def messages(claims: dict[str, Claim], evidence: Iterable[Evidence], task: str, *, evidence_chars: int,
-             context_chars: int, evidence_title: str = "EVIDENCE") -> list[BaseMessage]:
+             context_chars: int, evidence_title: str = "EVIDENCE", system: str = "system") -> list[BaseMessage]:
+    """[system prompt ``system``] then one human message: claim block, evidence block, TASK (item-specific last)."""
     body = "\n\n".join([claim_block(claims, context_chars),
                         evidence_block(evidence, evidence_chars, evidence_title), task])
-    return [SystemMessage(content=load_prompt("system")), HumanMessage(content=body)]
+    return [SystemMessage(content=load_prompt(system)), HumanMessage(content=body)]

@@ -220,26 +220,47 @@ def _interrupts_deferred() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
+def server_params(model_path: Path, *, n_ctx: int = 8192, threads: int | None = None, parallel: int = 1):
+    """llama.cpp server settings (``xllamacpp.CommonParams``, not started) for ``parallel`` slots of ``n_ctx``
+    tokens each. Building them does not load the model.
+
+    * ``n_parallel`` slots decode their requests together in one batch (continuous batching), so two items in
+      flight (``--concurrency 2``) share each forward pass over the weights.
+    * Each slot keeps its own KV cache (``kv_unified`` off): the context is ``n_ctx * parallel`` and each slot
+      gets ``n_ctx``. A request goes to the idle slot whose cached prompt shares the longest prefix with it.
+    * ``cache_prompt`` on: a request reuses its slot's KV cache for the prefix it shares with the slot's
+      previous prompt (system prompt, claim, evidence), so only the new tail is evaluated.
+    """
+    import xllamacpp as xl
+
+    parallel = max(1, parallel)
+    params = xl.CommonParams()
+    params.model.path = str(model_path)
+    params.n_ctx = n_ctx * parallel
+    params.n_parallel = parallel
+    params.kv_unified = False
+    params.cont_batching = True
+    params.port = _free_port()
+    params.hostnames = ["127.0.0.1"]
+    params.cache_prompt = True  # reuse the KV cache of a shared prompt prefix across calls
+    n = threads or max(1, os.cpu_count() or 1)
+    params.cpuparams.n_threads = n
+    params.cpuparams_batch.n_threads = n
+    params.verbosity = -1
+    return params
+
+
 def start_local_server(model_path: Path, *, n_ctx: int = 8192, threads: int | None = None,
                        parallel: int = 1) -> LocalServer:
     """Start (once per process and settings) llama.cpp's OpenAI-compatible server on loopback."""
+    parallel = max(1, parallel)
     key = (str(model_path), n_ctx, threads, parallel)
     with _SERVER_LOCK:
         if key in _SERVERS:
             return _SERVERS[key]
         import xllamacpp as xl
 
-        params = xl.CommonParams()
-        params.model.path = str(model_path)
-        params.n_ctx = n_ctx * parallel
-        params.n_parallel = parallel
-        params.port = _free_port()
-        params.hostnames = ["127.0.0.1"]
-        params.cache_prompt = True  # reuse the KV cache of a shared prompt prefix across calls
-        n = threads or max(1, os.cpu_count() or 1)
-        params.cpuparams.n_threads = n
-        params.cpuparams_batch.n_threads = n
-        params.verbosity = -1
+        params = server_params(model_path, n_ctx=n_ctx, threads=threads, parallel=parallel)
         api_key = secrets.token_urlsafe(24)
         params.api_keys = [api_key]
         with _interrupts_deferred():  # a pending Ctrl-C is raised on leaving, with the server already registered:

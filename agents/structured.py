@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from evidex.agents.models import is_openai_compatible
 from evidex.agents.prompts import render
@@ -19,7 +19,12 @@ _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 
 
 class StructuredOutputError(RuntimeError):
-    """The model's reply did not match the schema, even after one repair attempt."""
+    """The model's reply did not match the schema, even after one repair attempt. ``replies`` holds the raw
+    replies (first, repair), so a caller can salvage the parts that are valid."""
+
+    def __init__(self, message: str, replies: list[str] | None = None):
+        super().__init__(message)
+        self.replies = list(replies or [])
 
 
 def _call_kwargs(llm: BaseChatModel, schema: type[BaseModel]) -> dict:
@@ -63,12 +68,14 @@ def call_structured(llm: BaseChatModel, schema: type[T], messages: list[BaseMess
     except (ValueError, ValidationError) as first:
         repair = messages + ([AIMessage(content=raw)] if raw else []) + [
             HumanMessage(content=render("repair_json", error=_short(first)))]
+        second_raw = ""
         try:
-            return parse_json_reply(_invoke(llm, repair, f"{name}:repair", kwargs), schema)
+            second_raw = _invoke(llm, repair, f"{name}:repair", kwargs)
+            return parse_json_reply(second_raw, schema)
         except (ValueError, ValidationError) as second:
             raise StructuredOutputError(
-                f"{name}: the model's reply did not match {schema.__name__} after one repair: {_short(second)}"
-            ) from second
+                f"{name}: the model's reply did not match {schema.__name__} after one repair: {_short(second)}",
+                replies=[r for r in (raw, second_raw) if r]) from second
 
 
 def per_id_schema(name: str, item: type[BaseModel], ids: list[str]) -> type[BaseModel]:
@@ -81,6 +88,50 @@ def per_id_schema(name: str, item: type[BaseModel], ids: list[str]) -> type[Base
 def per_id_items(result: BaseModel, ids: list[str]) -> list[tuple[str, BaseModel]]:
     """(id, item) pairs of a :func:`per_id_schema` result, in the ids' order."""
     return [(eid, getattr(result, f"e{i}")) for i, eid in enumerate(ids)]
+
+
+def salvage_per_id(replies: list[str], item, ids: list[str]) -> dict[str, object]:
+    """The entries of invalid :func:`per_id_schema` replies that are still valid ``item`` values for known ids:
+    an object keyed by id (some keys missing or broken), or a list of objects that carry an ``"id"`` field.
+    ``item`` is a model (entries are objects) or a plain type such as a ``Literal`` (entries are values; in a
+    list, the object's ``"label"``). Later replies (the repair) win; unknown ids and invalid entries are dropped."""
+    is_model = isinstance(item, type) and issubclass(item, BaseModel)
+    adapter = None if is_model else TypeAdapter(item)
+    wanted, found = set(ids), {}
+    for text in replies:
+        data = _loose_json(text)
+        if isinstance(data, dict):
+            data = {str(k).strip().strip("[]"): v for k, v in data.items()}
+            pairs = [(k, v) for k, v in data.items() if k in wanted]
+        elif isinstance(data, list):
+            pairs = [(str(v.get("id", "")).strip().strip("[]"), v) for v in data if isinstance(v, dict)]
+        else:
+            continue
+        for eid, value in pairs:
+            if eid not in wanted:
+                continue
+            try:
+                if is_model:
+                    if isinstance(value, dict):
+                        found[eid] = item.model_validate({k: v for k, v in value.items() if k != "id"})
+                else:
+                    found[eid] = adapter.validate_python(value.get("label") if isinstance(value, dict) else value)
+            except ValidationError:
+                continue
+    return found
+
+
+def _loose_json(text: str):
+    """The first JSON object or array in ``text`` (code fences and chatter around it ignored), else None."""
+    body = _FENCE.sub("", text.strip())
+    for open_, close in (("{", "}"), ("[", "]")):
+        start, end = body.find(open_), body.rfind(close)
+        if start != -1 and end > start:
+            try:
+                return json.loads(body[start: end + 1])
+            except json.JSONDecodeError:
+                continue
+    return None
 
 
 def _short(exc: Exception, limit: int = 300) -> str:

@@ -7,7 +7,7 @@ from typing import Literal
 from langchain_core.language_models.chat_models import BaseChatModel
 from pydantic import BaseModel, Field, create_model
 
-from evidex.agents.claim_prompt import messages
+from evidex.agents.claim_prompt import FULL, PromptStyle, messages
 from evidex.agents.prompts import render
 from evidex.agents.structured import call_structured
 from evidex.tools.claims import Claim, Evidence
@@ -44,17 +44,19 @@ def render_explanation(result: BaseModel) -> str:
 
 def write_explanation(llm: BaseChatModel, claims: dict[str, Claim], evidence: list[Evidence], *,
                       stance_hint: str, evidence_chars: int, context_chars: int, max_tokens: int,
-                      name: str = "write_explanation") -> str:
-    task = render("write_explanation", stance_hint=stance_hint).strip()
-    msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars)
+                      name: str = "write_explanation", style: PromptStyle = FULL) -> str:
+    task = render(style.write, stance_hint=stance_hint).strip()
+    msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars,
+                    system=style.system)
     return render_explanation(call_structured(llm, explanation_schema([e.id for e in evidence]), msgs, name=name,
                                               max_tokens=max_tokens))
 
 
 def revise_explanation(llm: BaseChatModel, claims: dict[str, Claim], evidence: list[Evidence], draft: str,
                        problems: list[str], *, evidence_chars: int, context_chars: int, max_tokens: int,
-                       name: str = "revise_explanation") -> str:
-    task = render("revise_explanation", draft=draft, problems="\n".join(f"- {p}" for p in problems))
-    msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars)
+                       name: str = "revise_explanation", style: PromptStyle = FULL) -> str:
+    task = render(style.revise, draft=draft, problems="\n".join(f"- {p}" for p in problems))
+    msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars,
+                    system=style.system)
     return render_explanation(call_structured(llm, explanation_schema([e.id for e in evidence]), msgs, name=name,
                                               max_tokens=max_tokens))

@@ -19,8 +19,8 @@ from pathlib import Path
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from evidex.evaluators.summary import finite, fmt, ordered_metrics
-from evidex.tools.runfolder import read_rows
+from evidex.evaluators.summary import cost_rows, finite, fmt, ordered_metrics, section_cell
+from evidex.tools.runfolder import read_rows, read_status
 from evidex.tools.safe_text import csp_meta, html_text
 
 log = logging.getLogger(__name__)
@@ -190,6 +190,46 @@ def plot_tokens(rows: list[dict[str, Any]]):
     return fig
 
 
+def plot_section_chart(chart: dict[str, Any]):
+    """A family section's grouped bar chart: categories on x, one bar per series, values labelled."""
+    cats = list(chart.get("categories") or [])
+    series = {k: v for k, v in (chart.get("series") or {}).items() if any(finite(x) for x in v)}
+    if not cats or not series:
+        return None
+    k = len(series)
+    width = 0.8 / k
+    fig = new_figure(max(6.0, 1.1 * len(cats) + 1.5), 3.6)
+    ax = fig.add_subplot(111)
+    for si, (label, values) in enumerate(series.items()):
+        xs = [i + (si - (k - 1) / 2) * width for i in range(len(cats))]
+        pts = [(x, float(v)) for x, v in zip(xs, values) if finite(v)]
+        bars = ax.bar([x for x, _ in pts], [v for _, v in pts], width=width * 0.92, label=str(label),
+                      color=PALETTE[si % len(PALETTE)], alpha=0.88)
+        for bar, (_, v) in zip(bars, pts):
+            ax.text(bar.get_x() + bar.get_width() / 2, v, f"{v:.1f}", ha="center", va="bottom", fontsize=6)
+    ax.set_xticks(range(len(cats)), labels=cats, fontsize=8)
+    if finite(chart.get("max_value")):
+        ax.set_ylim(0, float(chart["max_value"]) * 1.08)
+    ax.legend(fontsize=7, ncol=min(k, 4), loc="upper center", bbox_to_anchor=(0.5, -0.1), framealpha=0.8)
+    ax.set_title(str(chart.get("title", "")), fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def section_html(section: dict[str, Any]) -> str:
+    """A family's report section (``summary["sections"]``): its table, its chart and its note."""
+    cols = section.get("columns") or []
+    head = "<tr>" + "".join(f"<th>{esc(c)}</th>" for c in cols) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td class='{'' if i == 0 else 'num'}'>{esc(section_cell(v))}</td>"
+                                    for i, v in enumerate(row)) + "</tr>" for row in section.get("rows") or [])
+    chart = section.get("chart")
+    plot = safe_plot(plot_section_chart, chart, alt=str(chart.get("title", "chart"))) if chart else ""
+    note = f'<p class="note">{esc(section["note"])}</p>' if section.get("note") else ""
+    sid = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in str(section.get("id", "section")))
+    return (f'<section id="{sid}"><h2>{esc(section.get("title", ""))}</h2><table class="metrics">{head}{body}'
+            f"</table>{plot}{note}</section>")
+
+
 def safe_plot(fn, *args, alt: str, **kwargs) -> str:
     """The plot as an <img>, '' when there is nothing to plot, or a note if matplotlib failed."""
     try:
@@ -237,9 +277,7 @@ def by_tag_table(by_tag: dict[str, dict[str, dict[str, Any]]], headline: Sequenc
 def cost_table(summary: dict[str, Any]) -> str:
     head = "<tr><th></th><th>n</th><th>mean</th><th>median</th><th>p90</th><th>max</th></tr>"
     body = []
-    for label, key in (("latency (s)", "latency_s"), ("prompt tokens", "prompt_tokens"),
-                       ("completion tokens", "completion_tokens")):
-        d = summary.get(key) or {}
+    for label, d in cost_rows(summary):
         if d.get("n"):
             body.append(f"<tr><td>{label}</td>" + "".join(f"<td class='num'>{esc(d.get(k, ''))}</td>"
                                                           for k in ("n", "mean", "median", "p90", "max")) + "</tr>")
@@ -321,7 +359,7 @@ def render_html_report(summary: dict[str, Any], rows: list[dict[str, Any]], conf
              ("errors", summary.get("n_errors", 0))]
     if status.get("status"):
         facts.append(("status", status["status"]))
-    for key in ("started", "finished"):
+    for key in ("started", "interrupted", "resumed", "finished"):
         if status.get(key):
             facts.append((key, status[key]))
     header = f"<h1>Run {esc(summary.get('run_id', ''))}</h1>{facts_html(facts)}"
@@ -333,6 +371,7 @@ def render_html_report(summary: dict[str, Any], rows: list[dict[str, Any]], conf
                      "</section>")
     else:
         parts.append('<section id="metrics"><h2>Metrics</h2><p class="note">No scored items yet.</p></section>')
+    parts += [section_html(sec) for sec in summary.get("sections") or []]
     if by_tag:
         names = [m for m in ordered_metrics(metrics, headline) if m in headline][:8] or ordered_metrics(metrics)[:8]
         parts.append('<section id="by-tag"><h2>By tag</h2>' + by_tag_table(by_tag, headline)
@@ -357,8 +396,9 @@ def render_html_report(summary: dict[str, Any], rows: list[dict[str, Any]], conf
 
 
 def write_html_report(run_dir: str | Path, out: str | Path | None = None, *, summary: dict[str, Any] | None = None,
-                      rows: list[dict[str, Any]] | None = None) -> Path:
-    """Write ``report.html`` (or ``out``) for a run folder and return its path."""
+                      rows: list[dict[str, Any]] | None = None, status: dict[str, Any] | None = None) -> Path:
+    """Write ``report.html`` (or ``out``) for a run folder and return its path. ``status``: the run's status
+    fields (default: read from ``run.json``); the runner passes the final status it is about to record."""
     run_dir = Path(run_dir)
     if summary is None or rows is None:
         loaded_summary, loaded_rows = load_run(run_dir)
@@ -366,12 +406,8 @@ def write_html_report(run_dir: str | Path, out: str | Path | None = None, *, sum
         rows = rows if rows is not None else loaded_rows
     config_path = run_dir / "config.yaml"
     config_text = config_path.read_text(encoding="utf-8") if config_path.is_file() else ""
-    status: dict[str, Any] = {}
-    if (run_dir / "run.json").is_file():
-        try:
-            status = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            status = {}
+    if status is None:
+        status = read_status(run_dir)
     out = Path(out) if out is not None else run_dir / "report.html"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")

@@ -45,7 +45,18 @@ def summarize_run(rows: list[dict[str, Any]], *, run_id: str, task: str, config_
         "latency_s": _dist([r["latency_s"] for r in rows if "latency_s" in r]),
         "prompt_tokens": _dist([r.get("tokens", {}).get("prompt", 0) for r in rows]),
         "completion_tokens": _dist([r.get("tokens", {}).get("completion", 0) for r in rows]),
+        "cached_prompt_tokens": _dist([r.get("tokens", {}).get("cached", 0) for r in rows]),
+        "model_calls": _dist([r["tokens"]["calls"] for r in rows if "calls" in r.get("tokens", {})]),
     }
+
+
+COST_ROWS = (("latency (s)", "latency_s"), ("model calls", "model_calls"), ("prompt tokens", "prompt_tokens"),
+             ("cached prompt tokens", "cached_prompt_tokens"), ("completion tokens", "completion_tokens"))
+
+
+def cost_rows(summary: dict[str, Any]) -> list[tuple[str, dict]]:
+    """(label, distribution) of the per-item costs the summary holds (older summaries lack some)."""
+    return [(label, summary.get(key) or {}) for label, key in COST_ROWS]
 
 
 def fmt(summary: dict[str, Any] | None) -> str:
@@ -70,3 +81,26 @@ def metric_rows(metrics: dict[str, dict], headline: Sequence[str] = ()) -> list[
 
 def finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not (isinstance(x, float) and math.isnan(x))
+
+
+def section_cell(value: Any) -> str:
+    """A report-section cell as text: numbers with two decimals, ``None`` as n/a."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def section_text(section: dict[str, Any]) -> str:
+    """A family's report section (``summary["sections"]``) as an aligned plain-text table for the console."""
+    head = [str(c) for c in section.get("columns") or []]
+    body = [[section_cell(v) for v in row] for row in section.get("rows") or []]
+    table = [head, *body]
+    widths = [max(len(r[i]) if i < len(r) else 0 for r in table) for i in range(len(head))]
+    lines = [str(section.get("title", ""))]
+    for n, row in enumerate(table):
+        lines.append("  " + "  ".join((c.ljust(w) if i == 0 else c.rjust(w)) for i, (c, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            lines.append("  " + "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -39,8 +39,11 @@ class ModelConfig(Strict):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(512, ge=16, le=8192)
     base_url: str | None = None
-    n_ctx: int = Field(8192, ge=1024, le=131072)
+    n_ctx: int = Field(8192, ge=1024, le=131072, description="Context per slot of the local server, in tokens.")
     threads: int | None = Field(None, ge=1, le=256)
+    slots: int | None = Field(None, ge=1, le=16, description="Parallel slots of the in-process llama.cpp server "
+                              "(spec local): requests decoded together in one batch, each slot with n_ctx tokens "
+                              "and its own prompt cache. null = run.concurrency, so --concurrency 2 gets 2 slots.")
     timeout_s: float = Field(600.0, gt=0)
 
 
@@ -60,6 +63,8 @@ class MetricsConfig(Strict):
 class RunConfig(Strict):
     concurrency: int = Field(1, ge=1, le=64)
     out: str | None = None
+    prepare: bool = Field(True, description="run the family's preparation before the items (qasper: ingest the "
+                                            "papers into the store); false = reuse what exists (--skip-ingest)")
 
 
 class TracingConfig(Strict):
@@ -86,6 +91,11 @@ class TaskConfig(Strict):
         """Whether a graph built from this config calls the chat model (RAGAS aside); when not, the model is never
         built. Families whose steps can all run without a model override this."""
         return True
+
+    @property
+    def model_slots(self) -> int:
+        """Parallel slots for the local model server: ``model.slots``, else one per item in flight."""
+        return self.model.slots or self.run.concurrency
 
     @property
     def model_label(self) -> str:

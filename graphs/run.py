@@ -5,6 +5,7 @@ Examples:
   python -m graphs.run --task mixed --limit 5
   python -m graphs.run --task selection --llm openai:gpt-4o-mini --set retrieval.k=8
   python -m graphs.run --task airqa --db corpus --data questions.jsonl --config airqa/classic_rag
+  python -m graphs.run --task qasper --data qasper-dev-v0.3.json --limit 50 --config qasper/neusym
   python -m graphs.run --resume runs/20261121-120000-mixed
 """
 from __future__ import annotations
@@ -34,6 +35,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set retrieval.k=8 (repeatable)")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="finish an interrupted run")
+    p.add_argument("--skip-ingest", action="store_true",
+                   help="skip the family's preparation step and reuse what exists (qasper: the papers already in "
+                        "the store; = --set run.prepare=false)")
     p.add_argument("--concurrency", type=int, help="items in flight at once (default from config: 1)")
     p.add_argument("--out", type=Path, help="parent folder for run folders (default: runs/)")
     p.add_argument("--list", action="store_true", help="list every task, grouped by family")
@@ -66,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
         overrides.append(f"store.db={args.db}")
     if args.concurrency is not None:
         overrides.append(f"run.concurrency={args.concurrency}")
+    if args.skip_ingest and not args.resume:
+        overrides.append("run.prepare=false")
     from evidex.graphs.runner import RunError, run_task
 
     try:
@@ -83,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("error: give --task T (see --list), --config FILE or --resume RUN_DIR", file=sys.stderr)
             return 2
-        run_dir = run_task(cfg, out_dir=args.out, resume=args.resume, progress=not args.no_progress)
+        run_dir = run_task(cfg, out_dir=args.out, resume=args.resume, progress=not args.no_progress,
+                           prepare=False if args.skip_ingest else None)
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
@@ -141,6 +148,10 @@ def _print_summary(run_dir: Path) -> int:
           f"median latency {summary['latency_s'].get('median', 'n/a')} s")
     for name, value, n, nan in metric_rows(summary["metrics"], summary.get("headline") or [])[:14]:
         print(f"  {name:<32} {value:<24} n={n}")
+    from evidex.evaluators.summary import section_text
+
+    for section in summary.get("sections") or []:
+        print("\n" + section_text(section))
     if summary["n_items"] and not summary["n_ok"]:
         print(f"error: every item failed; the errors are in {run_dir / 'results.jsonl'} and {run_dir / 'report.md'}",
               file=sys.stderr)

@@ -26,7 +26,7 @@ from evidex.graphs.registry import Resources, RunItem, TaskFamily, get_family
 from evidex.graphs.tasks import validate
 from evidex.graphs.tracing import RunTreeTracer, safe_name
 from evidex.tools.progress import Progress
-from evidex.tools.runfolder import ResultWriter, read_results, update_status
+from evidex.tools.runfolder import ResultWriter, read_results, read_status, update_status
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,8 @@ def run_one(graph, item: RunItem, cfg: TaskConfig, family: TaskFamily, run_dir: 
         pred = None
     row["latency_s"] = round(time.perf_counter() - start, 3)
     tree = tracer.last_tree or {}
-    row["tokens"] = {"prompt": tree.get("prompt_tokens", 0), "completion": tree.get("completion_tokens", 0)}
+    row["tokens"] = {"prompt": tree.get("prompt_tokens", 0), "completion": tree.get("completion_tokens", 0),
+                     "cached": tree.get("cached_prompt_tokens", 0), "calls": tree.get("llm_calls", 0)}
     if cfg.tracing.enabled:
         row["trace"] = f"traces/{safe_name(item.id)}.json"
     if pred is not None:
@@ -103,9 +104,10 @@ def _ragas_for(grounded, llm, embedder) -> dict[str, float]:
 
 
 def run_task(cfg: TaskConfig | None, *, out_dir: Path | None = None, resume: Path | None = None, llm=None,
-             embedder=None, index=None, progress: bool = True) -> Path:
+             embedder=None, index=None, progress: bool = True, prepare: bool | None = None) -> Path:
     """Run (or, with ``resume``, finish) a task; returns the run folder. ``llm``/``embedder``/``index`` replace the
-    configured ones (tests, apps that already hold them)."""
+    configured ones (tests, apps that already hold them). ``prepare`` overrides ``run.prepare`` (the family's
+    preparation step, e.g. ingesting papers; ``--skip-ingest`` passes False)."""
     from evidex.tools.settings import get_settings
 
     if resume is not None:
@@ -119,6 +121,8 @@ def run_task(cfg: TaskConfig | None, *, out_dir: Path | None = None, resume: Pat
     done = {row["id"] for row in read_results(run_dir / "results.jsonl")} if resume is not None else set()
     pending = [it for it in items if it.id not in done]
     resources = Resources(llm=llm, embedder=embedder, index=index)
+    if pending and (cfg.run.prepare if prepare is None else prepare):
+        family.prepare(cfg, pending, resources, progress)
     # Model, data and graph are built before a new run folder exists: a bad --llm or a missing file is one error
     # and leaves nothing behind.
     graph = family.build_graph(cfg, resources) if pending else None
@@ -146,8 +150,9 @@ def run_task(cfg: TaskConfig | None, *, out_dir: Path | None = None, resume: Pat
             print(f"\ninterrupted: resume with  python -m graphs.run --resume {run_dir}", flush=True)
             raise
         bar.close()
-    finalize_run(run_dir, cfg)
-    update_status(run_dir, status="complete", finished=_now())
+    finished = {"status": "complete", "finished": _now()}
+    finalize_run(run_dir, cfg, status=finished)  # the reports show the final status, not "running"
+    update_status(run_dir, **finished)
     return run_dir
 
 
@@ -192,11 +197,14 @@ def _ragas_llm(cfg: TaskConfig, graph_llm=None):
 
     if cfg.metrics.ragas_llm:
         return make_chat_model(cfg.metrics.ragas_llm, temperature=0.0, max_tokens=1024)
-    return graph_llm or make_chat_model(cfg.model.spec, temperature=0.0, max_tokens=1024, base_url=cfg.model.base_url)
+    m = cfg.model  # the same local server as the graph's (same context, threads and slots), not a second one
+    return graph_llm or make_chat_model(m.spec, temperature=0.0, max_tokens=1024, base_url=m.base_url, n_ctx=m.n_ctx,
+                                        threads=m.threads, parallel=cfg.model_slots)
 
 
-def finalize_run(run_dir: Path, cfg: TaskConfig) -> dict[str, Any]:
-    """Aggregate results.jsonl into metrics.json, report.md and report.html."""
+def finalize_run(run_dir: Path, cfg: TaskConfig, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Aggregate results.jsonl into metrics.json, report.md and report.html. ``status``: fields about to be
+    written to ``run.json`` (the final status), shown in the reports over what run.json says now."""
     from evidex.evaluators.report import write_markdown_report
     from evidex.evaluators.report_html import write_html_report
     from evidex.evaluators.summary import summarize_run
@@ -206,9 +214,17 @@ def finalize_run(run_dir: Path, cfg: TaskConfig) -> dict[str, Any]:
     summary = summarize_run(rows, run_id=run_dir.name, task=cfg.task, config_name=cfg.name, model=cfg.model_label,
                             family=cfg.family, aggregate=family.aggregate, headline=family.report_columns,
                             lower_is_better=sorted(family.lower_is_better))
+    try:
+        sections = family.finish_run(cfg, run_dir, rows, summary) if rows else []
+    except Exception as exc:  # noqa: BLE001 - the family's extras must not cost the run its metrics and reports
+        log.warning("%s: the %s family's finish_run failed: %s", run_dir, cfg.family, exc)
+        sections = []
+    if sections:
+        summary["sections"] = [s.model_dump() for s in sections]
     (run_dir / "metrics.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
-    write_markdown_report(run_dir / "report.md", summary, rows)
-    write_html_report(run_dir, summary=summary, rows=rows)
+    shown = {**read_status(run_dir), **(status or {})}
+    write_markdown_report(run_dir / "report.md", summary, rows, status=shown)
+    write_html_report(run_dir, summary=summary, rows=rows, status=shown)
     return summary
 
 

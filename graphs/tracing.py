@@ -1,8 +1,10 @@
 """Persist every graph run as a LangSmith-schema run tree (JSON), one file per item, with no SaaS account.
 
 Fields follow LangSmith's Run: id, trace_id, parent_run_id, dotted_order, run_type, name, inputs, outputs,
-error, start_time, end_time, tags, extra.metadata, events, child_runs; we add prompt/completion/total tokens
-(summed up the tree) so viewers can show cost without re-parsing model outputs.
+error, start_time, end_time, tags, extra.metadata, events, child_runs; we add prompt/completion/total tokens,
+the prompt tokens the server answered from its prompt cache (``cached_prompt_tokens``, when it reports them) and
+the number of model calls (``llm_calls``), summed up the tree, so viewers can show cost without re-parsing
+model outputs.
 """
 from __future__ import annotations
 
@@ -21,10 +23,11 @@ def safe_name(text: str) -> str:
     return _SAFE.sub("_", text)[:120] or "run"
 
 
-def _usage(outputs: dict | None) -> tuple[int, int]:
-    """Prompt/completion tokens of one LLM run, from usage_metadata or llm_output.token_usage."""
+def _usage(outputs: dict | None) -> tuple[int, int, int]:
+    """Prompt, completion and cached prompt tokens of one LLM run, from usage_metadata (``input_token_details.
+    cache_read``: an OpenAI-compatible server's ``prompt_tokens_details.cached_tokens``) or llm_output."""
     if not outputs:
-        return 0, 0
+        return 0, 0, 0
     for gen_list in outputs.get("generations") or []:
         for gen in gen_list or []:
             msg = gen.get("message") if isinstance(gen, dict) else None
@@ -34,9 +37,11 @@ def _usage(outputs: dict | None) -> tuple[int, int]:
             elif msg is not None:
                 meta = getattr(msg, "usage_metadata", None)
             if meta:
-                return int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0))
+                cached = (meta.get("input_token_details") or {}).get("cache_read") or 0
+                return int(meta.get("input_tokens", 0)), int(meta.get("output_tokens", 0)), int(cached)
     usage = (outputs.get("llm_output") or {}).get("token_usage") or {}
-    return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+    return int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)), int(cached)
 
 
 def _plain(value: Any) -> Any:
@@ -56,10 +61,13 @@ def _plain(value: Any) -> Any:
 def run_to_dict(run: Run) -> dict[str, Any]:
     children = [run_to_dict(c) for c in sorted(run.child_runs, key=lambda r: r.start_time)]
     if run.run_type == "llm":
-        prompt, completion = _usage(run.outputs)
+        prompt, completion, cached = _usage(run.outputs)
+        calls = 1
     else:
         prompt = sum(c["prompt_tokens"] for c in children)
         completion = sum(c["completion_tokens"] for c in children)
+        cached = sum(c.get("cached_prompt_tokens", 0) for c in children)
+        calls = sum(c.get("llm_calls", 0) for c in children)
     return {
         "id": str(run.id),
         "trace_id": str(run.trace_id) if run.trace_id else None,
@@ -78,6 +86,8 @@ def run_to_dict(run: Run) -> dict[str, Any]:
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
+        "cached_prompt_tokens": cached,
+        "llm_calls": calls,
         "child_runs": children,
     }
 

@@ -16,6 +16,7 @@
   ===========  ==========================================================  ========================================
   judge        ``TASK: Judge evidence [ID]``                               ``{"evidence_finding": ..., "label": ...}``
   stance       ``TASK: Evidence [ID] is about the same subject``           ``{"evidence_finding": ..., "label": "supports"}``
+  stances      ``TASK: Stances of [ID], ...`` (or the full-style batch)     one ``{"evidence_finding", "label"}`` per id
   writer       ``TASK: Explain the CLAIM``                                 3 sentences citing EVIDENCE ids
   revise       ``TASK: Rewrite the draft``                                 same as writer
   selection    ``TASK: The EVIDENCE was collected for exactly one``        ``{"reason": ..., "answer": "A"}``
@@ -153,6 +154,7 @@ def use_test_cache(evidex_cache, monkeypatch):
 ROLE_MARKERS = (  # order matters only if two markers could co-occur; they cannot in the shipped prompts
     ("judge", re.compile(r"TASK: Judge evidence \[([^\]\n]+)\]")),
     ("stance", re.compile(r"TASK: Evidence \[([^\]\n]+)\] is about the same subject")),
+    ("stances", re.compile(r"TASK: (?:Stances of|Every evidence item above \(|Label each of)")),
     ("writer", re.compile(r"TASK: Explain the CLAIM")),
     ("revise", re.compile(r"TASK: Rewrite the draft")),
     ("selection", re.compile(r"TASK: The EVIDENCE was collected for exactly one")),
@@ -185,6 +187,12 @@ def prompt_claims(prompt: str) -> dict[str, str]:
     return {(k or "claim"): v for k, v in _CLAIM_LINE.findall(human)}
 
 
+def task_ids(prompt: str) -> list[str]:
+    """The ids named on the prompt's TASK line (a batched stance call names the ids it asks about)."""
+    line = prompt[prompt.rindex("TASK: "):].split("\n", 1)[0]
+    return re.findall(r"\[([^\]\n]+)\]", line)
+
+
 def judged_id(prompt: str) -> str | None:
     for role, pattern in ROLE_MARKERS[:2]:
         m = pattern.search(prompt)
@@ -213,7 +221,8 @@ class Call:
 class Responder:
     """Prompt-routing reply function for ``ScriptedChatModel(responses=Responder(...))``.
 
-    ``judge_label(id) -> label`` (default: supports) answers the LLM judge; ``stance`` the cascade stance;
+    ``judge_label(id) -> label`` (default: supports) answers the LLM judge; ``stance`` the cascade stance
+    (``stance_label(id) -> label``, when given, per id; the same for per-item and batched stance calls);
     ``answer`` the selection; ``assign(position, id) -> A|B|neither`` the assignment (default cycles A, B,
     neither by position in the EVIDENCE block). ``hook(call) -> str | None`` runs first: return a reply to
     override the role's answer, or raise (e.g. KeyboardInterrupt) to simulate a failure.
@@ -221,6 +230,7 @@ class Responder:
 
     judge_label: Callable[[str], str] = lambda _id: "supports"
     stance: str = "supports"
+    stance_label: Callable[[str], str] | None = None
     answer: str = "A"
     assign: Callable[[int, str], str] = lambda pos, _id: ("A", "B", "neither")[pos % 3]
     hook: Callable[[Call], str | None] | None = None
@@ -244,7 +254,13 @@ class Responder:
             jid = judged_id(call.prompt)
             return {"evidence_finding": f"scripted judgement of item {jid}", "label": self.judge_label(jid)}
         if call.role == "stance":
-            return {"evidence_finding": f"scripted stance of item {judged_id(call.prompt)}", "label": self.stance}
+            sid = judged_id(call.prompt)
+            return {"evidence_finding": f"scripted stance of item {sid}", "label": self.stance_for(sid)}
+        if call.role == "stances":
+            if "TASK: Label each of" in call.prompt:  # labels only
+                return {i: self.stance_for(i) for i in task_ids(call.prompt)}
+            return {i: {"evidence_finding": f"scripted stance of item {i}", "label": self.stance_for(i)}
+                    for i in task_ids(call.prompt)}
         if call.role in ("writer", "revise"):
             ids = list(shown)
             assert ids, "writer prompt without evidence"
@@ -256,6 +272,9 @@ class Responder:
             return {i: {"reason": f"scripted assignment of {i}", "claim": self.assign(pos, i)}
                     for pos, i in enumerate(shown)}
         raise AssertionError(call.role)
+
+    def stance_for(self, eid: str) -> str:
+        return self.stance_label(eid) if self.stance_label is not None else self.stance
 
     # -- helpers for assertions
     def roles(self) -> list[str]:
@@ -290,4 +309,5 @@ def kit():
         Responder=Responder, Call=Call, ALL_TASKS=ALL_TASKS, CIVIC_KB=CIVIC_KB, REPAIR_MARKER=REPAIR_MARKER,
         data_file=data_file, require_task_data=require_task_data, prompt_role=prompt_role,
         evidence_lines=evidence_lines, prompt_claims=prompt_claims, judged_id=judged_id, excerpt=excerpt,
+        task_ids=task_ids,
     )

@@ -144,19 +144,38 @@ def test_task_runs_and_prediction_is_consistent(task, overrides, kit, embedder, 
     # the scripted model saw exactly the roles this task's graph should use
     expected_roles = {"selection": {"writer"}, "assignment": {"writer"},
                       "selection-llm": {"selection", "writer"}, "assignment-llm": {"assignment", "writer"}}
+    # the speed preset decides how stances are asked: batched (fast, civic's default) or one call per item
+    stance_role = "stances" if config_for_task(task).judge.stance_batch else "stance"
     assert set(responder.roles()) == expected_roles.get(task + ("-llm" if llm_decides else ""),
-                                                        {"stance", "writer"})
+                                                        {stance_role, "writer"})
 
 
-def test_baseline_call_pattern(kit, embedder, kb_index):
-    """Cascade judge: one stance call per kept item, then one writer call, per item; nothing else."""
-    items, preds, responder = run_task_graph("baseline", kit, embedder, kb_index)
+def test_baseline_call_pattern_legacy(kit, embedder, kb_index):
+    """Legacy path: one stance call per kept item, then one writer call, per item; nothing else."""
+    items, preds, responder = run_task_graph("baseline", kit, embedder, kb_index, ("speed.path=legacy",))
     expected = []
     for item, pred in zip(items, preds):
         kept_given = [d.id for d in pred.decisions if d.source == "given" and d.kept]
         expected += [("stance", i) for i in kept_given] + [("writer", None)]
     got = [(c.role, judged_id(c.prompt)) for c in responder.calls]
     assert got == expected
+
+
+def test_baseline_call_pattern_fast(kit, embedder, kb_index):
+    """Fast path: the kept items' stances in batches of judge.stance_batch_size ids, then one writer call whose
+    prompt repeats the batch's prefix (system, claim, evidence) exactly: llama.cpp reuses it from its cache."""
+    size = config_for_task("baseline").judge.stance_batch_size
+    items, preds, responder = run_task_graph("baseline", kit, embedder, kb_index, ("speed.path=fast",))
+    expected = []
+    for item, pred in zip(items, preds):
+        kept = [d.id for d in pred.decisions if d.kept]
+        expected += [("stances", kept[i: i + size]) for i in range(0, len(kept), size)] + [("writer", [])]
+    got = [(c.role, kit.task_ids(c.prompt) if c.role == "stances" else []) for c in responder.calls]
+    assert got == expected
+    assert any(len(ids) > 1 for role, ids in got if role == "stances")  # really batched
+    for stances, writer in zip(responder.calls, responder.calls[1:]):
+        if stances.role == "stances" and writer.role == "writer":
+            assert stances.prompt[:stances.prompt.rindex("TASK: ")] == writer.prompt[:writer.prompt.rindex("TASK: ")]
 
 
 def test_r4c_llm_judge_discards_irrelevant_paragraphs(kit, embedder):
@@ -310,7 +329,8 @@ def test_hidden_fields_never_reach_a_prompt(task, kit, embedder, kb_index):
         assert own, "the item's prompts are identified by its claim text"
         retrieved = {d.id for d in pred.decisions if d.source == "retrieved"}
         # (a) before gather: the first prompt judging a non-given id starts gather
-        first_gather = next((n for n, c in enumerate(own) if c.role == "stance" and judged_id(c.prompt) not in given),
+        # (a batched stance call after the model-free gather shows given and retrieved items at once)
+        first_gather = next((n for n, c in enumerate(own) if c.role in ("stance", "stances") and set(c.ids) - given),
                             len(own))
         if task in ("missing_evidence", "mixed"):
             assert first_gather < len(own), "gather judged at least one candidate"

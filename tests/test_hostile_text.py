@@ -63,7 +63,7 @@ def hostile_run(tmp_path_factory, kit):
 
     def hook(call):
         if call.role == "judge":
-            return json.dumps({"evidence_finding": f"reason {HOSTILE}"[:56], "label": "supports"})
+            return json.dumps({"evidence_finding": f"reason {HOSTILE}"[:30], "label": "supports"})  # <= reason_chars
         if call.role == "writer":
             if "BROKEN" in " ".join(call.claims.values()):
                 return json.dumps({"sentences": HOSTILE})  # fails its schema twice: the error quotes the reply

@@ -21,7 +21,7 @@ EVIDENCE = [{"id": "E1", "text": "Vemurafenib improved response rates in BRAF V6
             {"id": "E2", "text": "BRAF V600E melanoma patients treated with vemurafenib had longer survival."}]
 CLAIM = {"id": "srv-1", "task": "baseline", "claims": {"claim": {"text": "BRAF V600E predicts response to vemurafenib"}},
          "evidence": EVIDENCE}
-REPLIES = [{"evidence_finding": "a phase 3 trial of vemurafenib in BRAF V600E melanoma", "label": "supports"},
+REPLIES = [{"evidence_finding": "phase 3 trial of vemurafenib", "label": "supports"},  # <= prompts.reason_chars
            {"evidence_finding": "longer survival with vemurafenib", "label": "supports"},
            {"sentences": [{"text": "Vemurafenib improves response in BRAF V600E melanoma", "ids": ["E1"]},
                           {"text": "Patients treated with it live longer", "ids": ["E2"]},
@@ -125,8 +125,8 @@ def test_langgraph_dev_serves_every_graph_with_per_run_settings(tmp_path, kit):
         stop_server(proc)
     text = log.read_text()
     assert "BlockingError" not in text and "Blocking call" not in text, text[-3000:]
-    assert out["graphs"] == ["airqa", "assignment", "baseline", "missing_evidence", "mixed", "r4c", "selection", "wrong_claim",
-                             "wrong_evidence"]
+    assert out["graphs"] == ["airqa", "assignment", "baseline", "missing_evidence", "mixed", "qasper", "r4c", "selection",
+                             "wrong_claim", "wrong_evidence"]
     assert out["input_schema"] == ["input"] and out["qa_input_schema"] == ["input"]
     free = out["model_free"]
     assert free["id"] == "mixed-000" and free["kept_ids"] and free["explanations"] == {}  # writer off, per run

@@ -92,6 +92,36 @@ def test_interrupt_then_resume(tmp_path, kit, embedder, kb_index):
         assert [e["id"] for e in row["input"]["evidence"]] == [e.id for e in item.input.evidence]
 
 
+def test_report_of_a_resumed_run_shows_its_final_status(tmp_path, kit, embedder, kb_index):
+    """Interrupt, resume: report.md and report.html say the run is complete (and when it finished), not
+    "running" (the reports used to be written before run.json got its final status)."""
+    kit.require_task_data("baseline")
+    cfg = config_for_task("baseline", ["dataset.limit=2", "steps.verify=false"])
+    second = claim_of(items_for(cfg)[1])
+
+    def interrupt_on_second_item(call):
+        if second in call.claims.values():
+            raise KeyboardInterrupt
+        return None
+
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, tmp_path, kit.Responder(hook=interrupt_on_second_item), embedder, kb_index)
+    run_dir = next(tmp_path.iterdir())
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "interrupted"
+    run(None, tmp_path, kit.Responder(), embedder, kb_index, resume=run_dir)
+    status = json.loads((run_dir / "run.json").read_text())
+    assert status["status"] == "complete" and status["finished"] and status["resumed"]
+    md = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert f"Status: complete (finished {status['finished']}; resumed {status['resumed']})" in md
+    html = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert '<span class="k">status</span>complete<' in html and status["finished"] in html
+    assert "running" not in md and ">running<" not in html
+    # a fresh run that is never interrupted says complete too
+    fresh = run(cfg, tmp_path / "fresh", kit.Responder(), embedder, kb_index)
+    assert "Status: complete (finished " in (fresh / "report.md").read_text(encoding="utf-8")
+    assert '<span class="k">status</span>complete<' in (fresh / "report.html").read_text(encoding="utf-8")
+
+
 def test_resume_repairs_a_torn_last_line(tmp_path, kit, embedder, kb_index):
     kit.require_task_data("baseline")
     cfg = config_for_task("baseline", ["dataset.limit=2", "steps.verify=false"])
@@ -182,15 +212,20 @@ def test_malformed_model_output_is_an_item_error(tmp_path, kit, embedder, kb_ind
     assert "StructuredOutputError" in (run_dir / "report.md").read_text(encoding="utf-8")
 
 
-def test_everything_malformed_fails_each_item_after_one_repair(tmp_path, kit, embedder, kb_index):
+@pytest.mark.parametrize("path", ["legacy", "fast"])
+def test_everything_malformed_fails_each_item_after_one_repair(path, tmp_path, kit, embedder, kb_index):
     kit.require_task_data("baseline")
-    cfg = config_for_task("baseline", ["dataset.limit=2"])
+    cfg = config_for_task("baseline", ["dataset.limit=2", f"speed.path={path}"])
     responder = kit.Responder(hook=lambda call: "Sure! not json")
     run_dir = run(cfg, tmp_path, responder, embedder, kb_index)
     rows = lines(run_dir / "results.jsonl")
     assert len(rows) == 2 and all("StructuredOutputError" in r["error"] for r in rows)
-    # the first model step of each item (a stance call) fails twice and ends the item: 2 calls per item
-    assert [(c.role, c.repair) for c in responder.calls] == [("stance", False), ("stance", True)] * 2
+    if path == "legacy":  # the first stance call fails twice and ends the item: 2 calls per item
+        assert [(c.role, c.repair) for c in responder.calls] == [("stance", False), ("stance", True)] * 2
+    else:  # the batch fails twice, then the first id asked alone fails twice and ends the item: 4 calls per item
+        assert [(c.role, c.repair) for c in responder.calls] == [("stances", False), ("stances", True)] * 4
+        assert [len(kit.task_ids(c.prompt)) > 1 for c in responder.calls] == [True, True, False, False] * 2
+        assert all("judge_stances[" in r["error"] for r in rows)  # the error names the id asked alone
     assert json.loads((run_dir / "metrics.json").read_text())["n_errors"] == 2
 
 
@@ -232,7 +267,9 @@ def test_trace_and_tokens_are_recorded(tmp_path, kit, embedder, kb_index):
     assert {r["trace_id"] for r in runs} == {tree["id"]}
     nodes = {r["name"] for r in runs}
     assert {"judge_given", "write", "verify", "finalize"} <= nodes
-    assert any(r["name"].startswith("judge_stance[") for r in llm_runs)
+    assert any(r["name"].startswith("judge_stances") for r in llm_runs)  # civic's fast path: batched stances
+    assert row["tokens"]["calls"] == tree["llm_calls"] == len(llm_runs)
+    assert row["tokens"]["cached"] == tree["cached_prompt_tokens"] == 0  # the scripted model reports no cache
     for r in runs:
         assert r["start_time"] <= r["end_time"]
     # tokens: the scripted model reports whitespace-split word counts; the root sums its llm runs

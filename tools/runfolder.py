@@ -55,10 +55,20 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def read_status(run_dir: Path) -> dict[str, Any]:
+    """The run's ``run.json`` (status, item count, model, timestamps); ``{}`` when absent or unreadable."""
+    path = Path(run_dir) / "run.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def update_status(run_dir: Path, **fields: Any) -> None:
     """Merge ``fields`` into the run's ``run.json`` (status, item count, model, timestamps)."""
     path = run_dir / "run.json"
-    data = json.loads(path.read_text()) if path.is_file() else {}
+    data = read_status(run_dir)
     data.update(fields)
     path.write_text(json.dumps(data, indent=2, default=str))
 
@@ -85,3 +95,24 @@ class GroundedAnswer(BaseModel):
     question: str
     answer: str
     contexts: list[str] = Field(default_factory=list)
+
+
+class ReportChart(BaseModel):
+    """A grouped bar chart: one group per category, one bar per series (``None`` = no bar)."""
+
+    title: str
+    categories: list[str]
+    series: dict[str, list[float | None]]
+    max_value: float | None = None
+
+
+class ReportSection(BaseModel):
+    """A table (and optionally a chart) a task family adds to its runs' reports. Stored in ``metrics.json`` under
+    ``sections``, so ``report.md``, ``report.html`` and the console render it without knowing the family."""
+
+    id: str
+    title: str
+    columns: list[str]
+    rows: list[list[str | int | float | None]]
+    note: str = ""
+    chart: ReportChart | None = None

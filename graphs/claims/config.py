@@ -5,7 +5,14 @@
     steps      which nodes run (judge, gather, write, verify, verdict)
     judge      who decides: the gate (``cascade``: model-free keep/discard, then the model's stance) or the model
     gate       the evidence-gate plug-in and its settings (``gate.name``: given_rank | civic; agents/gates.py)
-    prompts    how much text the model is shown
+    prompts    how much text the model is shown, and which prompt templates
+    speed      the named preset (``speed.path``: fast | legacy) that fills every setting above left unset
+
+Presets (PaperQA-style): a setting whose default is ``None`` takes its value from ``speed.path`` (table
+:data:`SPEED_PRESETS`); a value given in YAML or with ``--set`` wins over the preset. ``legacy`` is the path
+before issue 20 (one stance call per kept item, full prompts); ``fast`` labels the kept items in a few batched
+calls that share the writer's cached prompt prefix, with shorter reasons, trimmed evidence and compact prompts.
+``--set speed.path=legacy`` gives back exactly the old path (as long as the YAML sets none of the preset keys).
 """
 from __future__ import annotations
 
@@ -35,8 +42,15 @@ class JudgeConfig(Strict):
 
     strategy: Literal["cascade", "llm"] = "cascade"
     llm_stance: bool = Field(True, description="Ask the model supports/contradicts + reason for kept items.")
-    stance_batch: bool = Field(False, description="All kept items in one stance call (faster; small models "
-                                                  "tend to repeat one label on long lists).")
+    stance_batch: bool | None = Field(None, description="Kept items labelled in batched stance calls (one JSON "
+                                      "object, one required key per id) instead of one call per item; the batch "
+                                      "shows the evidence exactly as the writer does, so the writer reuses the "
+                                      "cached prompt. null = from speed.path (fast: true, legacy: false).")
+    stance_batch_size: int = Field(8, ge=1, le=64, description="At most this many ids per batched stance call "
+                                   "(a 1.5B model repeats one label on long lists); every call shares one prefix.")
+    stance_reasons: bool = Field(True, description="Batched stance calls give each label with the item's finding "
+                                 "(<= prompts.reason_chars). false: labels only (~8 instead of ~30 generated tokens "
+                                 "per item); a kept item then keeps the gate's reason.")
 
     @property
     def gated(self) -> bool:
@@ -55,11 +69,43 @@ class StepsConfig(Strict):
                                              "given items kept and at least one supports it.")
 
 
+PromptStyleName = Literal["full", "compact"]
+
+
 class PromptConfig(Strict):
-    evidence_chars: int = Field(360, ge=80, le=4000, description="Evidence text shown to the model, in characters.")
+    evidence_chars: int = Field(360, ge=80, le=4000, description="Evidence text shown to the model per item, in "
+                                "characters (per-item judge and stance calls, selection, assignment).")
+    write_evidence_chars: int | None = Field(None, ge=80, le=4000, description="Evidence text per item in the "
+                                             "writer's prompt, shared by the batched stance call so both read one "
+                                             "cached prefix. null = from speed.path (fast: 300, legacy: "
+                                             "evidence_chars).")
     context_chars: int = Field(240, ge=0, le=4000)
-    reason_chars: int = Field(56, ge=20, le=400)
+    reason_chars: int | None = Field(None, ge=20, le=400, description="Longest reason the model may give per item "
+                                     "(schema max_length; the prompt asks for reason_chars/7 words). null = from "
+                                     "speed.path (fast: 36, legacy: 56).")
     explanation_tokens: int = Field(640, ge=32, le=4096)
+    style: PromptStyleName | None = Field(None, description="Prompt templates (agents/claim_prompt.py PROMPT_STYLES): "
+                                      "full = the original prompts; compact = every fixed instruction in the system "
+                                      "prompt (cached across calls and items), short TASK lines last. null = from "
+                                      "speed.path (fast: compact, legacy: full).")
+
+
+SpeedPath = Literal["fast", "legacy"]
+
+# speed.path -> the value of every preset setting left unset (dotted key -> value; "=evidence_chars" copies it).
+SPEED_PRESETS: dict[str, dict[str, object]] = {
+    "legacy": {"judge.stance_batch": False, "prompts.write_evidence_chars": "=evidence_chars",
+               "prompts.reason_chars": 56, "prompts.style": "full"},
+    "fast": {"judge.stance_batch": True, "prompts.write_evidence_chars": 300, "prompts.reason_chars": 36,
+             "prompts.style": "compact"},
+}
+
+
+class SpeedConfig(Strict):
+    """Which named preset fills the settings left unset (see the module docstring and :data:`SPEED_PRESETS`)."""
+
+    path: SpeedPath = Field("legacy", description="fast: batched stances, short reasons, trimmed evidence, compact "
+                                                  "prompts; legacy: the original path, for comparison.")
 
 
 class ClaimDatasetConfig(DatasetConfig):
@@ -79,10 +125,24 @@ class ClaimTaskConfig(TaskConfig):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     gate: AnyGateSettings = Field(default_factory=GivenRankSettings)
     prompts: PromptConfig = Field(default_factory=PromptConfig)
+    speed: SpeedConfig = Field(default_factory=SpeedConfig)
 
     @model_validator(mode="after")
     def _gate_follows_kb(self) -> ClaimTaskConfig:
         self.gate = self.gate.for_knowledge_base(self.retrieval.kb)
+        return self
+
+    @model_validator(mode="after")
+    def _fill_from_speed_preset(self) -> ClaimTaskConfig:
+        """Every preset setting still ``None`` takes the value of ``speed.path`` (a saved run's config.yaml then
+        holds the resolved values, so ``--resume`` repeats exactly what the run started with)."""
+        for key, value in SPEED_PRESETS[self.speed.path].items():
+            section, name = key.split(".")
+            target = getattr(self, section)
+            if getattr(target, name) is None:
+                if isinstance(value, str) and value.startswith("="):
+                    value = getattr(target, value[1:])
+                setattr(target, name, value)
         return self
 
     @property

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from evidex.agents.claim_prompt import PromptStyle, prompt_style
 from evidex.agents.evidence_gate import Capability, EvidenceGate, GateUnsupported
 from evidex.graphs.claims.config import ClaimTaskConfig
 from evidex.graphs.config import ConfigError
@@ -32,8 +33,13 @@ class GraphDeps:
                 m = self.config.model
                 self._llm = make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens,
                                             base_url=m.base_url, n_ctx=m.n_ctx, threads=m.threads,
-                                            timeout_s=m.timeout_s)
+                                            timeout_s=m.timeout_s, parallel=self.config.model_slots)
             return self._llm
+
+    @property
+    def style(self) -> PromptStyle:
+        """The prompt templates ``prompts.style`` names (full | compact)."""
+        return prompt_style(self.config.prompts.style)
 
     def require(self, capability: Capability, setting: str) -> None:
         """Fail when the graph is built, not on the first item, if the gate cannot do what the config asks."""

@@ -2,8 +2,9 @@
 
     judge_given -> [gather] -> [stance] -> [write -> verify -> (revise -> verify)] -> finalize
 
-With the cascade judge, judge_given and gather are model-free gates and ``stance`` labels the kept items in one
-model call whose prompt prefix the writer then reuses.
+With the cascade judge, judge_given and gather are model-free gates and ``stance`` labels the kept items: one
+call per item (``speed.path: legacy``) or a few batched calls whose prompt prefix the writer then reuses
+(``fast``; see graphs/claims/config.py).
 
 Which steps run is set by ``steps:`` in the task's YAML, not by separate graphs.
 """

@@ -38,26 +38,31 @@ def _model_judged(deps: GraphDeps, state: ClaimGraphState, items: list[Evidence]
     """Decisions from the model alone (``judge.strategy: llm``): kept when it says supports or contradicts."""
     p = deps.config.prompts
     judged = judge_evidence(deps.llm, state.input.claims, items, evidence_chars=p.evidence_chars,
-                            context_chars=p.context_chars, reason_chars=p.reason_chars, name=name)
+                            context_chars=p.context_chars, reason_chars=p.reason_chars, name=name, style=deps.style)
     return [EvidenceDecision(id=x.id, source=source, label=x.label, reason=x.reason, kept=x.label in KEEP,
                              score=(scores or {}).get(x.id)) for x in judged]
 
 
 def make_stance(deps: GraphDeps) -> Node:
-    """The model labels every kept item supports/contradicts with a reason (cascade strategy)."""
-    p = deps.config.prompts
+    """The model labels every kept item supports/contradicts with a reason (cascade strategy): batched
+    (``judge.stance_batch``, evidence shown as the writer shows it, so the writer reuses the cached prefix) or
+    one call per item."""
+    p, j = deps.config.prompts, deps.config.judge
 
     def stance(state: ClaimGraphState) -> dict:
         kept = _kept_evidence(state, None)
-        if deps.config.judge.stance_batch:
-            judged = judge_stances(deps.llm, state.input.claims, kept, evidence_chars=p.evidence_chars,
-                                   context_chars=p.context_chars, reason_chars=p.reason_chars)
+        if j.stance_batch:
+            judged = judge_stances(deps.llm, state.input.claims, kept, evidence_chars=p.write_evidence_chars,
+                                   context_chars=p.context_chars, reason_chars=p.reason_chars,
+                                   batch_size=j.stance_batch_size, style=deps.style, reasons=j.stance_reasons)
         else:
             judged = judge_evidence(deps.llm, state.input.claims, kept, evidence_chars=p.evidence_chars,
                                     context_chars=p.context_chars, reason_chars=p.reason_chars, stance_only=True,
-                                    name="judge_stance")
+                                    name="judge_stance", style=deps.style)
         by_id = {d.id: d for d in state.decisions if d.kept}
-        return {"decisions": [by_id[j.id].model_copy(update={"label": j.label, "reason": j.reason}) for j in judged]}
+        # labels only (judge.stance_reasons: false): the item keeps the gate's reason
+        return {"decisions": [by_id[x.id].model_copy(update={"label": x.label, "reason": x.reason or by_id[x.id].reason})
+                              for x in judged]}
     return stance
 
 
@@ -135,8 +140,9 @@ def make_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState], list[str
                 continue
             hint = stance_hint(kept_decisions(state, _scope(deps, key)))
             out[key] = write_explanation(deps.llm, claims, evidence, stance_hint=hint,
-                                         evidence_chars=p.evidence_chars, context_chars=p.context_chars,
-                                         max_tokens=p.explanation_tokens, name=f"write_explanation[{key}]")
+                                         evidence_chars=p.write_evidence_chars, context_chars=p.context_chars,
+                                         max_tokens=p.explanation_tokens, name=f"write_explanation[{key}]",
+                                         style=deps.style)
         return {"explanations": out}
     return write
 
@@ -179,9 +185,9 @@ def make_revise(deps: GraphDeps) -> Node:
                 continue
             evidence = _kept_evidence(state, _scope(deps, key))
             out[key] = revise_explanation(deps.llm, {key: state.input.claims[key]}, evidence, out[key],
-                                          result["problems"], evidence_chars=p.evidence_chars,
+                                          result["problems"], evidence_chars=p.write_evidence_chars,
                                           context_chars=p.context_chars, max_tokens=p.explanation_tokens,
-                                          name=f"revise_explanation[{key}]")
+                                          name=f"revise_explanation[{key}]", style=deps.style)
         return {"explanations": out, "revisions": state.revisions + 1}
     return revise
 

@@ -118,7 +118,7 @@ def test_synthetic_store_has_all_views(synthetic_store):
 
 
 def test_bad_pdfs_are_per_file_errors(tmp_path, fake_embeddings):
-    bad = make_bad_pdfs(tmp_path / "in")
+    make_bad_pdfs(tmp_path / "in")
     make_paper_pdf(tmp_path / "in" / "good.pdf")
     store = tmp_path / "store"
     report = ingest([tmp_path / "in", tmp_path / "in" / "missing.pdf"], store_dir=store, embeddings=fake_embeddings, progress=False)
