@@ -267,7 +267,7 @@ def test_trace_and_tokens_are_recorded(tmp_path, kit, embedder, kb_index):
     assert {r["trace_id"] for r in runs} == {tree["id"]}
     nodes = {r["name"] for r in runs}
     assert {"judge_given", "write", "verify", "finalize"} <= nodes
-    assert any(r["name"].startswith("judge_stances") for r in llm_runs)  # civic's fast path: batched stances
+    assert any(r["name"].startswith("judge_stance") for r in llm_runs)  # stance calls (per item or batched)
     assert row["tokens"]["calls"] == tree["llm_calls"] == len(llm_runs)
     assert row["tokens"]["cached"] == tree["cached_prompt_tokens"] == 0  # the scripted model reports no cache
     for r in runs:
