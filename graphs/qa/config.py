@@ -39,7 +39,8 @@ class QAConfig(Strict):
         "inline", description="neusym: inline = the answer action's own answer; evidence = a separate answer call "
                               "over what the turns found (quote first)")
     probe_passages: int = Field(4, ge=0, le=20, description="neusym multiview warm start: passages it adds")
-    probe_chars: int = Field(6000, ge=500, le=50_000, description="neusym: the multiview warm start's cut")
+    probe_chars: int = Field(6000, ge=500, le=50_000, description="neusym: the multiview probe as the early "
+                                                                  "answer's context (turns see observation_chars)")
     evidence_chars: int = Field(6000, ge=500, le=100_000, description="neusym: context of the evidence answer")
     tool_calling: Literal["json", "native"] = Field(
         "json", description="neusym: json = one schema-constrained JSON action per turn (the local model); native = "

@@ -58,7 +58,9 @@ class NeuSymSettings(BaseModel):
     evidence_chars: int = Field(6000, ge=500, le=100_000, description="context of the evidence answer call")
     probe_passages: int = Field(4, ge=0, le=20, description="passages the multiview probe adds (4: on the dev split "
                                                            "the answer string was in 16 of 17 probes)")
-    probe_chars: int = Field(6000, ge=500, le=50_000, description="the multiview probe's observation cut")
+    probe_chars: int = Field(6000, ge=500, le=50_000, description="the multiview probe as the early answer's "
+                                                                  "context (the turns see it cut to "
+                                                                  "observation_chars, like every observation)")
 
     @field_validator("warm_start", mode="before")
     @classmethod
@@ -159,7 +161,9 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         """Answer from the warm start alone when the answer is found in it (its value, or its quote): a grounded
         answer needs no turns; an unsupported one (made up, or to be computed) is dropped and the turns begin."""
         q = state.input
-        context = state.steps[0][1] if state.steps else ""
+        # the whole probe (to probe_chars), not the cut the turns see: the early answer has the prompt to itself
+        context = (truncate("\n\n".join(state.blocks), settings.probe_chars) if state.blocks
+                   else state.steps[0][1] if state.steps else "")
         try:
             out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context,
                                       typed=settings.typed_answer, quote=settings.quote_first,
@@ -192,7 +196,8 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             action = {"thought": "look up the papers, the objects the question names and matching passages",
                       "action": "probe"}
             blocks = probe_blocks(tools, q, settings.probe_passages)
-            observation = truncate("\n\n".join(t for t, _ in blocks) or "(nothing found)", settings.probe_chars)
+            # the turns see it cut like any observation, which keeps the first turn's prompt within 3,000 tokens
+            observation = truncate("\n\n".join(t for t, _ in blocks) or "(nothing found)", settings.observation_chars)
             sources = [c for t, c in blocks]
             return {"steps": [(json.dumps(action, ensure_ascii=False), observation)], "sources": sources,
                     "blocks": [t for t, _ in blocks]}

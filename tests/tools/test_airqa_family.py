@@ -190,7 +190,7 @@ def test_early_answer_only_when_its_quote_is_in_the_probe(corpus_store, manifest
     q = PaperQuestion(id="e", question="How many pages does the paper have?", answer_format="A single integer.",
                       pdf_ids=[paper_id])
     settings = NeuSymSettings(store_dir=str(store), warm_start="multiview", early_answer=True,
-                              answer_step="evidence", max_turns=3, quote_first=True)
+                              answer_step="evidence", max_turns=3, quote_first=True, observation_chars=800)
     grounded = ScriptedChatModel(responses=[json.dumps({"quote": "pages: 12", "answer": 12})])
     pred = build_neusym(grounded, settings, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
     assert pred.answer == "12" and pred.turns == 1 and pred.actions == ["answer"]
@@ -206,6 +206,8 @@ def test_early_answer_only_when_its_quote_is_in_the_probe(corpus_store, manifest
     pred = build_neusym(made_up, settings, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
     assert pred.answer == "12" and pred.actions == ["sql", "answer"]
     assert "[Observation]" in made_up.prompts[2] and "num_pages" in made_up.prompts[3]  # answered from the SQL
+    # the early answer reads the whole probe; the turns see it cut like any observation (first prompt <= 3k tokens)
+    assert "[cut:" not in made_up.prompts[0] and "[cut:" in made_up.prompts[1]
 
     # without quotes, the answer's value itself must be read in the probe: 12 is (pages: 12), 11 is not
     by_value = settings.model_copy(update={"quote_first": False})
