@@ -142,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--methods", default=",".join(METHODS), help="configs under configs/airqa/ (airqa = NeuSym)")
     p.add_argument("--limit", type=int, help="first N questions")
     p.add_argument("--split", choices=("dev", "test", "all"), default="test",
-                   help="dev: tune on these; test: report these (default); all: both")
+                   help="dev: tune on these; test: report these (default); all: both (with --from-runs: the "
+                        "split the runs answered, as recorded)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value for every method, e.g. --set qa.warm_start=true")
@@ -152,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path("runs"))
     p.add_argument("--json", type=Path, default=Path("benchmarks/results/airqa.json"))
     p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR")
+    p.add_argument("--note", help="a note stored with the results (what was run, on which questions)")
     p.add_argument("--common", action="store_true",
                    help="with --from-runs: also tabulate every run over only the questions all of them answered")
     args = p.parse_args(argv)
@@ -182,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row_from_summary(json.loads((run_dir / "metrics.json").read_text())))
             print_rows(rows)
     print_rows(rows)
-    result = {"split": None if args.from_runs else args.split, "rows": rows}
+    result = {"split": args.split, "rows": rows, **({"note": args.note} if args.note else {})}
     if common:
         print_rows(common)
         result["common_questions"] = {"n": common[0]["n"], "rows": common}
