@@ -205,8 +205,16 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             action = {"thought": "start from the passages that match the question", "action": "search",
                       "query": q.question[:500], "table": "chunks", "column": "text_content",
                       "filter": scope_filter(q.pdf_ids), "limit": 4, "mode": "hybrid"}
-            observation = truncate(tools.run(action), settings.observation_chars)
-        return {"steps": [(json.dumps(action, ensure_ascii=False), observation)]}
+            try:
+                result = tools.search_result(action["query"], "chunks", "text_content", action["filter"], 4, "hybrid")
+            except Exception as exc:  # noqa: BLE001 - shown as the search action would show it; the turns go on
+                return {"steps": [(json.dumps(action, ensure_ascii=False), f"[Error]: {type(exc).__name__}: {exc}")]}
+            # the hits are sources too, so an answer read from them cites them
+            return {"steps": [(json.dumps(action, ensure_ascii=False),
+                               truncate(result.to_text(), settings.observation_chars))],
+                    "sources": [CitedPage(pdf_id=h.pdf_id, page_number=h.page_number,
+                                          source=f"chunks.{h.primary_key}") for h in result.hits],
+                    "blocks": [h.text for h in result.hits]}
 
     def act(state: NeuSymState) -> dict:
         action = state.pending or {}

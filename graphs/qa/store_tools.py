@@ -62,11 +62,15 @@ class StoreTools:
             raise MissingPapersError(f"papers not in store {where!r}: {', '.join(missing)} (add their PDFs with "
                                      f"python -m tools.ingest PDFS --db {self.db or 'NAME'})")
 
-    def search_hits(self, query: str, table: str, column: str, filter: str | None, limit: int, mode: str):
+    def search_result(self, query: str, table: str, column: str, filter: str | None, limit: int, mode: str):
+        """Our own (not the model's) search: raises on a bad filter or store, unlike the search action."""
         from evidex.tools.search import SearchArgs, search
 
         args = SearchArgs(query=query, table=table, column=column, filter=filter, mode=mode, limit=limit)
-        return search(args, self.db, self.store_dir).hits
+        return search(args, self.db, self.store_dir)
+
+    def search_hits(self, query: str, table: str, column: str, filter: str | None, limit: int, mode: str):
+        return self.search_result(query, table, column, filter, limit, mode).hits
 
     def next_hits(self, action: dict[str, Any], skip: int) -> str:
         """A search asked again: the hits after the first ``skip``, or a note that there are no more."""

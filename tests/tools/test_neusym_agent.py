@@ -171,6 +171,9 @@ def test_warm_start_shows_the_question_search_first(store):
         def run(self, action):
             return self.inner.run({**action, "mode": "bm25"} if action.get("action") == "search" else action)
 
+        def search_result(self, query, table, column, filter, limit, mode):
+            return self.inner.search_result(query, table, column, filter, limit, "bm25")
+
     from evidex.graphs.qa.neusym import StoreTools
 
     graph = build_neusym(llm, NeuSymSettings(store_dir=store_dir, warm_start=True),
@@ -180,7 +183,7 @@ def test_warm_start_shows_the_question_search_first(store):
     assert pred.actions == ["answer"] and pred.turns == 1  # the warm start is not a model turn
     first = llm.prompts[0]
     assert '"query": "Which table reports the results?"' in first and "[Observation]:" in first
-    assert f"pdf_id in ['{paper_id}']" in first
+    assert f"pdf_id in ['{paper_id}']" in first and "results (bm25)" in first
 
 
 def test_the_answer_is_typed_by_its_format(store):
@@ -232,3 +235,23 @@ def test_a_repeated_search_shows_its_next_hits_and_the_last_turn_answers_from_ev
     assert pred.answer == "from the evidence" and pred.actions == ["search", "search", "answer"]
     assert len(llm.prompts) == 3  # two turns and the evidence answer: no answer action on the last turn
     assert "[More results of the same search, after the first 1]" in llm.prompts[2]
+
+
+def test_an_early_answer_from_the_question_search_cites_its_hits(store):
+    """warm_start=chunks with early_answer (iterative RAG, the vector-only ablation): an answer read from the
+    question's hits cites the hit that holds it."""
+    store_dir, paper_id, _ = store
+    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
+    from evidex.tools.qa import PaperQuestion
+
+    class BM25Tools(StoreTools):  # the synthetic store's fake embeddings cannot embed a query
+        def search_result(self, query, table, column, filter, limit, mode):
+            return super().search_result(query, table, column, filter, limit, "bm25")
+
+    llm = scripted([json.dumps({"answer": "pangolin"})])
+    graph = build_neusym(llm, NeuSymSettings(store_dir=store_dir, warm_start="chunks", early_answer=True),
+                         BM25Tools(None, store_dir))
+    q = PaperQuestion(id="c", question="On which benchmark are the systems evaluated?", pdf_ids=[paper_id])
+    pred = graph.invoke({"input": q})["prediction"]
+    assert pred.answer == "pangolin" and pred.turns == 1
+    assert pred.citations and all(c.source.startswith("chunks.") and c.exists for c in pred.citations)
