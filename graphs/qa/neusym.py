@@ -21,7 +21,7 @@ from evidex.agents.paper_answer import answer_from_context
 from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError
 from evidex.graphs.qa.config import WarmStart, warm_start_value
-from evidex.graphs.qa.probe import probe_blocks
+from evidex.graphs.qa.probe import Block, as_text, probe_blocks
 from evidex.graphs.qa.scope import scope_filter, scope_line, sql_marks
 from evidex.graphs.qa.store_tools import REPEAT_WARNING, MissingPapersError, StoreTools, truncate
 from evidex.tools.answer_format import answer_text, answer_type, conform
@@ -81,8 +81,7 @@ class NeuSymState(NeuSymInput):
     actions: list[str] = Field(default_factory=list)
     pending: dict[str, Any] | None = None  # the action decided and not yet run
     answer: GenerateAnswer | None = None
-    sources: list[CitedPage] = Field(default_factory=list)  # what the warm start found, to cite
-    blocks: list[str] = Field(default_factory=list)  # the warm start's rows, one per source
+    warm_rows: list[Block] = Field(default_factory=list)  # what the warm start found: (row text, source to cite)
     prediction: QAPrediction | None = None
 
 
@@ -153,17 +152,16 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
                                       quote=settings.quote_first, max_tokens=settings.max_tokens, name="neusym_answer")
         except StructuredOutputError:
             return None
-        found = out.quote if settings.quote_first else out.answer
         return decided.model_copy(update={"answer": out.answer,
-                                          "citations": decided.citations or quoted_sources(state, found)})
+                                          "citations": decided.citations or quoted_sources(state, support(out))})
 
     def early(state: NeuSymState) -> dict:
         """Answer from the warm start alone when the answer is found in it (its value, or its quote): a grounded
         answer needs no turns; an unsupported one (made up, or to be computed) is dropped and the turns begin."""
         q = state.input
         # the whole probe (to probe_chars), not the cut the turns see: the early answer has the prompt to itself
-        context = (truncate("\n\n".join(state.blocks), settings.probe_chars) if state.blocks
-                   else state.steps[0][1] if state.steps else "")
+        context = (truncate("\n\n".join(text for text, _ in state.warm_rows), settings.probe_chars)
+                   if state.warm_rows else state.steps[0][1] if state.steps else "")
         try:
             out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context,
                                       typed=settings.typed_answer, quote=settings.quote_first,
@@ -172,17 +170,19 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             return {}
         if not (quote_in(out.quote, context) if settings.quote_first else value_in(out.answer, context)):
             return {}
-        cites = quoted_sources(state, out.quote if settings.quote_first else out.answer)
         answer = GenerateAnswer(action="answer", thought="the warm start holds the answer", answer=out.answer,
-                                citations=cites)
+                                citations=quoted_sources(state, support(out)))
         return {"answer": answer, "actions": ["answer"]}
+
+    def support(out) -> str:
+        """What an answer rests on, to find in the rows: its quote, or (without quotes) its value."""
+        return out.quote if settings.quote_first else out.answer
 
     def quoted_sources(state: NeuSymState, found: str) -> list[Citation]:
         """The warm start's sources whose rows hold the quote or answer (or its first three, when none does)."""
-        held = [c for text, c in zip(state.blocks, state.sources) if quote_in(found, text, min_words=1)
-                or value_in(found, text)]
+        held = [c for text, c in state.warm_rows if quote_in(found, text, min_words=1) or value_in(found, text)]
         return [Citation(pdf_id=c.pdf_id, page_number=c.page_number, source=c.source or "")
-                for c in (held or state.sources[:3])]
+                for c in (held or [c for _, c in state.warm_rows[:3]])]
 
     def after_early(state: NeuSymState) -> str:
         return "finalize" if state.answer is not None else "decide"
@@ -197,24 +197,22 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
                       "action": "probe"}
             blocks = probe_blocks(tools, q, settings.probe_passages)
             # the turns see it cut like any observation, which keeps the first turn's prompt within 3,000 tokens
-            observation = truncate("\n\n".join(t for t, _ in blocks) or "(nothing found)", settings.observation_chars)
-            sources = [c for t, c in blocks]
-            return {"steps": [(json.dumps(action, ensure_ascii=False), observation)], "sources": sources,
-                    "blocks": [t for t, _ in blocks]}
+            observation = truncate(as_text(blocks), settings.observation_chars)
+            return {"steps": [(json.dumps(action, ensure_ascii=False), observation)], "warm_rows": blocks}
         else:
             action = {"thought": "start from the passages that match the question", "action": "search",
                       "query": q.question[:500], "table": "chunks", "column": "text_content",
                       "filter": scope_filter(q.pdf_ids), "limit": 4, "mode": "hybrid"}
             try:
-                result = tools.search_result(action["query"], "chunks", "text_content", action["filter"], 4, "hybrid")
+                result = tools.search_result(action["query"], action["table"], action["column"], action["filter"],
+                                             action["limit"], action["mode"])
             except Exception as exc:  # noqa: BLE001 - shown as the search action would show it; the turns go on
                 return {"steps": [(json.dumps(action, ensure_ascii=False), f"[Error]: {type(exc).__name__}: {exc}")]}
             # the hits are sources too, so an answer read from them cites them
             return {"steps": [(json.dumps(action, ensure_ascii=False),
                                truncate(result.to_text(), settings.observation_chars))],
-                    "sources": [CitedPage(pdf_id=h.pdf_id, page_number=h.page_number,
-                                          source=f"chunks.{h.primary_key}") for h in result.hits],
-                    "blocks": [h.text for h in result.hits]}
+                    "warm_rows": [(h.text, CitedPage(pdf_id=h.pdf_id, page_number=h.page_number,
+                                                     source=f"chunks.{h.primary_key}")) for h in result.hits]}
 
     def act(state: NeuSymState) -> dict:
         action = state.pending or {}

@@ -39,72 +39,72 @@ def _in_papers(column: str, ids: list[str]) -> str:
     return f"CAST({column} AS VARCHAR) IN ({sql_marks(ids)})"
 
 
-def _metadata(tools: StoreTools, ids: list[str]) -> tuple[list[str], list[CitedPage]]:
+Block = tuple[str, CitedPage]  # a row as the model reads it, and the source to cite for it
+
+
+def _block(table: str, key: str, pdf_id: str, page: int, text: str) -> Block:
+    """A row tagged with the source the answer cites for it (``table.key``, paper, page)."""
+    return (f"[{table}.{key}, {pdf_id} page {page}] {text}",
+            CitedPage(pdf_id=pdf_id, page_number=page, source=f"{table}.{key}"))
+
+
+def _metadata(tools: StoreTools, ids: list[str]) -> list[Block]:
     rows = tools.query("SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title, authors, num_pages, conference_year "
                        f"FROM metadata WHERE {_in_papers('paper_id', ids)}", ids)
-    lines = []
-    for r in rows:
-        authors = ", ".join(r["authors"] or [])
-        lines.append(f"[metadata {r['pdf_id']}] title: {r['title']} | authors: {authors} | pages: {r['num_pages']} "
-                     f"| conference: {r['conference_year'] or 'unknown'}")
-    return lines, [CitedPage(pdf_id=r["pdf_id"], page_number=1, source=f"metadata.{r['pdf_id']}") for r in rows]
+    return [(f"[metadata {r['pdf_id']}] title: {r['title']} | authors: {', '.join(r['authors'] or [])} | "
+             f"pages: {r['num_pages']} | conference: {r['conference_year'] or 'unknown'}",
+             CitedPage(pdf_id=r["pdf_id"], page_number=1, source=f"metadata.{r['pdf_id']}")) for r in rows]
 
 
-def _tables(tools: StoreTools, ids: list[str], numbers: list[str]) -> tuple[list[str], list[CitedPage]]:
-    lines, cites = [], []
-    for n in numbers:
-        rows = tools.query(
-            "SELECT CAST(t.table_id AS VARCHAR) AS id, CAST(t.ref_paper_id AS VARCHAR) AS pdf_id, p.page_number, "
-            "t.table_caption, t.table_markdown FROM tables t JOIN pages p ON t.ref_page_id = p.page_id "
-            f"WHERE {_in_papers('t.ref_paper_id', ids)} "
-            "AND regexp_matches(t.table_caption, ?, 'i') ORDER BY p.page_number LIMIT 2",
-            [*ids, rf"^\s*(table|tab\.)\s*{n}\b"])
-        for r in rows:
-            lines.append(f"[tables.{r['id']}, {r['pdf_id']} page {r['page_number']}] {r['table_caption']}\n"
-                         f"{r['table_markdown'] or ''}")
-            cites.append(CitedPage(pdf_id=r["pdf_id"], page_number=r["page_number"], source=f"tables.{r['id']}"))
-    return lines, cites
+def _numbered(tools: StoreTools, table: str, columns: str, ids: list[str], match: str, value: str) -> list[dict]:
+    """At most two rows of ``table`` (alias ``x``) in the papers whose ``match`` condition holds for ``value``,
+    with ``id``, ``pdf_id`` and ``page_number`` besides ``columns``."""
+    key = {"tables": "table_id", "images": "image_id", "equations": "equation_id"}[table]
+    return tools.query(
+        f"SELECT CAST(x.{key} AS VARCHAR) AS id, CAST(x.ref_paper_id AS VARCHAR) AS pdf_id, p.page_number, {columns} "
+        f"FROM {table} x JOIN pages p ON x.ref_page_id = p.page_id "
+        f"WHERE {_in_papers('x.ref_paper_id', ids)} AND {match} ORDER BY p.page_number LIMIT 2", [*ids, value])
 
 
-def _figures(tools: StoreTools, ids: list[str], numbers: list[str]) -> tuple[list[str], list[CitedPage]]:
-    lines, cites = [], []
-    for n in numbers:
-        rows = tools.query(
-            "SELECT CAST(i.image_id AS VARCHAR) AS id, CAST(i.ref_paper_id AS VARCHAR) AS pdf_id, p.page_number, "
-            "i.image_caption, i.bounding_box FROM images i JOIN pages p ON i.ref_page_id = p.page_id "
-            f"WHERE {_in_papers('i.ref_paper_id', ids)} "
-            "AND regexp_matches(i.image_caption, ?, 'i') ORDER BY p.page_number LIMIT 2",
-            [*ids, rf"^\s*(figure|fig\.)\s*{n}\b"])
-        for r in rows:
-            inside = ""
-            if r["bounding_box"]:
-                view = tools.run({"action": "view_image", "paper_id": r["pdf_id"], "page_number": r["page_number"],
-                                  "bounding_box": list(r["bounding_box"])})
-                # the view repeats the caption; keep only the words inside the box, which the caption lacks
-                text = view.split("Text in the region", 1)[1].split(":", 1)[-1] if "Text in the region" in view else ""
-                words = " ".join(text.split())[:_FIGURE_TEXT_CHARS]
-                inside = f"\nText inside the figure: {words}" if words else ""
-            lines.append(f"[images.{r['id']}, {r['pdf_id']} page {r['page_number']}] {r['image_caption']}{inside}")
-            cites.append(CitedPage(pdf_id=r["pdf_id"], page_number=r["page_number"], source=f"images.{r['id']}"))
-    return lines, cites
+def _tables(tools: StoreTools, ids: list[str], numbers: list[str]) -> list[Block]:
+    return [_block("tables", r["id"], r["pdf_id"], r["page_number"],
+                   f"{r['table_caption']}\n{r['table_markdown'] or ''}")
+            for n in numbers
+            for r in _numbered(tools, "tables", "x.table_caption, x.table_markdown", ids,
+                               "regexp_matches(x.table_caption, ?, 'i')", rf"^\s*(table|tab\.)\s*{n}\b")]
 
 
-def _equations(tools: StoreTools, ids: list[str], numbers: list[str]) -> tuple[list[str], list[CitedPage]]:
-    lines, cites = [], []
-    for n in numbers:
-        rows = tools.query(
-            "SELECT CAST(e.equation_id AS VARCHAR) AS id, CAST(e.ref_paper_id AS VARCHAR) AS pdf_id, p.page_number, "
-            "e.equation_content FROM equations e JOIN pages p ON e.ref_page_id = p.page_id "
-            f"WHERE {_in_papers('e.ref_paper_id', ids)} "
-            "AND e.equation_number = ? LIMIT 2", [*ids, n])
-        for r in rows:
-            lines.append(f"[equations.{r['id']}, {r['pdf_id']} page {r['page_number']}] Equation ({n}): "
-                         f"{r['equation_content']}")
-            cites.append(CitedPage(pdf_id=r["pdf_id"], page_number=r["page_number"], source=f"equations.{r['id']}"))
-    return lines, cites
+def _figure_text(tools: StoreTools, pdf_id: str, page: int, box: list[float] | None) -> str:
+    """The words inside a figure's box (axis labels, legends), which its caption lacks; "" when none can be read."""
+    from evidex.tools.store import StoreError
+    from evidex.tools.view_image import ViewImageArgs, ViewImageError, render
+
+    if not box:
+        return ""
+    try:
+        view = render(ViewImageArgs(paper_id=pdf_id, page_number=page, bounding_box=list(box)), tools.db,
+                      tools.store_dir)
+    except (ViewImageError, StoreError, ValueError, RuntimeError):  # the caption alone still helps
+        return ""
+    words = " ".join(view.text.split())[:_FIGURE_TEXT_CHARS]
+    return f"\nText inside the figure: {words}" if words else ""
 
 
-def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[list[str], list[CitedPage]]:
+def _figures(tools: StoreTools, ids: list[str], numbers: list[str]) -> list[Block]:
+    return [_block("images", r["id"], r["pdf_id"], r["page_number"],
+                   r["image_caption"] + _figure_text(tools, r["pdf_id"], r["page_number"], r["bounding_box"]))
+            for n in numbers
+            for r in _numbered(tools, "images", "x.image_caption, x.bounding_box", ids,
+                               "regexp_matches(x.image_caption, ?, 'i')", rf"^\s*(figure|fig\.)\s*{n}\b")]
+
+
+def _equations(tools: StoreTools, ids: list[str], numbers: list[str]) -> list[Block]:
+    return [_block("equations", r["id"], r["pdf_id"], r["page_number"], f"Equation ({n}): {r['equation_content']}")
+            for n in numbers
+            for r in _numbered(tools, "equations", "x.equation_content", ids, "x.equation_number = ?", n)]
+
+
+def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> list[Block]:
     hits = []
     for mode in ("hybrid", "bm25"):  # keywords alone when the store's embedder cannot encode a query here
         try:
@@ -112,31 +112,32 @@ def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[list[str
             break
         except Exception:  # noqa: BLE001 - the probe is a head start; the agent's own searches report errors
             continue
-    lines = [f"[chunks.{h.primary_key}, {h.pdf_id} page {h.page_number}] {h.text}" for h in hits]
-    return lines, [CitedPage(pdf_id=h.pdf_id, page_number=h.page_number, source=f"chunks.{h.primary_key}")
-                   for h in hits]
+    return [_block("chunks", h.primary_key, h.pdf_id, h.page_number, h.text) for h in hits]
 
 
-def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 4) -> list[tuple[str, CitedPage]]:
+def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 4) -> list[Block]:
     """What the probe found, one (text, source to cite) per row: metadata of the papers in scope, the
     tables/figures/equations the question names, and the passages that best match it."""
     ids = list(q.pdf_ids) if len(q.pdf_ids) <= _MAX_PAPERS else []
     refs = referenced(q.question)
-    parts: list[tuple[list[str], list[CitedPage]]] = []
+    blocks: list[Block] = []
     if ids:
-        parts.append(_metadata(tools, ids))
-        parts.append(_tables(tools, ids, refs["table"]))
-        parts.append(_figures(tools, ids, refs["figure"]))
-        parts.append(_equations(tools, ids, refs["equation"]))
+        blocks += _metadata(tools, ids) + _tables(tools, ids, refs["table"]) + _figures(tools, ids, refs["figure"])
+        blocks += _equations(tools, ids, refs["equation"])
     if passages:
-        parts.append(_passages(tools, q, passages))
-    return [pair for lines, cites in parts for pair in zip(lines, cites)]
+        blocks += _passages(tools, q, passages)
+    return blocks
+
+
+def as_text(blocks: list[Block]) -> str:
+    """The blocks as one observation."""
+    return "\n\n".join(text for text, _ in blocks) or "(nothing found)"
 
 
 def probe(tools: StoreTools, q: PaperQuestion, passages: int = 4) -> tuple[str, list[CitedPage]]:
     """The probe as one observation (rows tagged with their sources) and the sources."""
     blocks = probe_blocks(tools, q, passages)
-    return "\n\n".join(text for text, _ in blocks) or "(nothing found)", [c for _, c in blocks]
+    return as_text(blocks), [c for _, c in blocks]
 
 
-__all__ = ["probe", "probe_blocks", "referenced"]
+__all__ = ["Block", "as_text", "probe", "probe_blocks", "referenced"]
