@@ -31,12 +31,11 @@ class QAPrediction(BaseModel):
     actions: list[str] = Field(default_factory=list)  # the action names, in order
 
 
-class QAItem(BaseModel):
-    """A dataset question: what the graph sees (``question``) and, for the scorer only, how to evaluate it."""
+class QuestionItem(BaseModel):
+    """A dataset question about papers: what the graph sees (``question``); subclasses add what only the scorer
+    reads (gold answers, evaluators), which stays out of the graph's input."""
 
     question: PaperQuestion
-    evaluator: dict = Field(default_factory=dict)  # AirQA {"eval_func", "eval_kwargs"}: hidden from the graph
-    tags: list[str] = Field(default_factory=list)
 
     @property
     def id(self) -> str:
@@ -47,3 +46,10 @@ class QAItem(BaseModel):
 
     def public_input(self) -> dict:
         return self.question.model_dump()
+
+
+class QAItem(QuestionItem):
+    """An AirQA question and, for the scorer only, how to evaluate it."""
+
+    evaluator: dict = Field(default_factory=dict)  # AirQA {"eval_func", "eval_kwargs"}: hidden from the graph
+    tags: list[str] = Field(default_factory=list)

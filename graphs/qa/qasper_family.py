@@ -8,12 +8,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from evidex.graphs.config import ConfigError
 from evidex.graphs.qa.qasper_config import QasperTaskConfig
 from evidex.graphs.registry import Resources
-from evidex.tools.qa import PaperQuestion
+from evidex.tools.qa import PaperQuestion, QuestionItem
 from evidex.tools.qasper_data import QasperAnswer, QasperDataError, QasperPaper, load_qasper
 from evidex.tools.runfolder import GroundedAnswer, ReportChart, ReportSection
 
@@ -22,20 +22,11 @@ REPORT_COLUMNS = ("answer_f1", "evidence_f1", "exact_match", "evidence_f1_text_o
                   "unanswerable_recall_micro", "unanswerable_precision_micro", "predicted_unanswerable")
 
 
-class QasperItem(BaseModel):
-    """One QASPER question: what the graph sees (``question``, scoped to its paper) and, for the scorer only, the
-    annotators' answers."""
+class QasperItem(QuestionItem):
+    """One QASPER question (scoped to its paper) and, for the scorer only, the annotators' answers."""
 
-    question: PaperQuestion
     paper_id: str
     answers: list[QasperAnswer] = Field(default_factory=list)
-
-    @property
-    def id(self) -> str:
-        return self.question.id
-
-    def graph_input(self) -> dict:
-        return {"input": self.question}
 
     def public_input(self) -> dict:
         return {**self.question.model_dump(exclude={"answer_format"}), "paper_id": self.paper_id}
