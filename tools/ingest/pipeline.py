@@ -170,19 +170,25 @@ def _check_store_config(con, config: IngestConfig, paths: StorePaths) -> None:
     info = dict(con.execute("SELECT key, value FROM evidex.info").fetchall())
     n_files = con.execute("SELECT count(*) FROM evidex.files").fetchone()[0]
     fp = config.parse_fingerprint()
-    dense_sig = json.dumps([config.embedding.model, sorted([c.table, c.column] for c in config.index if c.dense)])
     if n_files and info.get("parse_fingerprint") not in (None, fp):
         raise StoreConfigMismatch(
             f"The store at {paths.root} was parsed with different parser settings "
             f"(fingerprint {info.get('parse_fingerprint')} vs {fp}). Rebuild it with --from-scratch, "
             f"or use the config it was built with."
         )
+    record_signatures(con, config, paths, info, fp)
+
+
+def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, fingerprint: str) -> None:
+    """Once a store's parse fingerprint is accepted: re-embed every paper when the embedding model or the dense
+    columns changed, then record the fingerprint and the dense signature (every ingestion path shares this)."""
+    dense_sig = json.dumps([config.embedding.model, sorted([c.table, c.column] for c in config.index if c.dense)])
     if info.get("dense_signature") not in (None, dense_sig):
         log.warning("Embedding model or dense columns changed: re-embedding every paper.")
         wipe_dense(paths)
         _clear_chroma_cache()
         con.execute("UPDATE evidex.files SET dense_indexed = false")
-    for key, value in (("parse_fingerprint", fp), ("dense_signature", dense_sig)):
+    for key, value in (("parse_fingerprint", fingerprint), ("dense_signature", dense_sig)):
         con.execute("INSERT OR REPLACE INTO evidex.info VALUES (?, ?)", [key, value])
 
 

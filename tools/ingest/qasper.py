@@ -23,8 +23,6 @@ idempotent: a paper whose content hash is already stored (and embedded) is skipp
 from __future__ import annotations
 
 import argparse
-import json
-import logging
 import sys
 import time
 from collections.abc import Iterable
@@ -34,7 +32,7 @@ from filelock import FileLock, Timeout
 
 from evidex.tools.ingest.config import IngestConfig, load_ingest_config
 from evidex.tools.ingest.errors import IngestError, StoreConfigMismatch
-from evidex.tools.ingest.indexer import DenseIndexer, rebuild_bm25, wipe_dense, write_manifest
+from evidex.tools.ingest.indexer import DenseIndexer, rebuild_bm25, write_manifest
 from evidex.tools.ingest.pipeline import FileResult, IngestReport
 from evidex.tools.ingest.records import (ChunkRecord, ImageRecord, PageRecord, PaperMetadata, ParsedPaper,
                                          SectionRecord, TableRecord)
@@ -42,7 +40,6 @@ from evidex.tools.ingest.writer import write_paper
 from evidex.tools.qasper_data import QasperPaper
 from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths
 
-log = logging.getLogger(__name__)
 
 INGEST_CONFIG = "qasper"
 PARSER = "qasper-json"
@@ -129,7 +126,7 @@ def paper_records(paper: QasperPaper, counter=None) -> ParsedPaper:
 
 # ------------------------------------------------------------------------------------------------ store checks
 def _check_store(con, cfg: IngestConfig, paths: StorePaths) -> None:
-    from evidex.tools.ingest.pipeline import _clear_chroma_cache
+    from evidex.tools.ingest.pipeline import record_signatures
 
     info = dict(con.execute("SELECT key, value FROM evidex.info").fetchall())
     n_files = con.execute("SELECT count(*) FROM evidex.files").fetchone()[0]
@@ -137,14 +134,7 @@ def _check_store(con, cfg: IngestConfig, paths: StorePaths) -> None:
         raise StoreConfigMismatch(
             f"The store at {paths.root} holds PDFs ingested with python -m tools.ingest; QASPER papers go into a "
             "store of their own. Pick another name (--db qasper, or store.db=NAME).")
-    dense_sig = json.dumps([cfg.embedding.model, sorted([c.table, c.column] for c in cfg.index if c.dense)])
-    if info.get("dense_signature") not in (None, dense_sig):
-        log.warning("Embedding model or dense columns changed: re-embedding every paper.")
-        wipe_dense(paths)
-        _clear_chroma_cache()
-        con.execute("UPDATE evidex.files SET dense_indexed = false")
-    for key, value in (("parse_fingerprint", FINGERPRINT), ("dense_signature", dense_sig)):
-        con.execute("INSERT OR REPLACE INTO evidex.info VALUES (?, ?)", [key, value])
+    record_signatures(con, cfg, paths, info, FINGERPRINT)
 
 
 def stored_papers(db: str | None = None, store_dir: str | Path | None = None) -> set[str]:
