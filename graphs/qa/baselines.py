@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from evidex.agents.paper_answer import answer_from_context
+from evidex.graphs.qa.config import AnswerSettings, RetrievalSettings
 from evidex.graphs.qa.neusym import NeuSymInput, NeuSymOutput
 from evidex.graphs.qa.scope import scope_filter, scope_line, sql_marks
 from evidex.graphs.qa.store_tools import StoreTools
@@ -27,16 +28,8 @@ from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 BaselineName = Literal["question_only", "title_abstract", "full_text", "classic_rag"]
 
 
-class BaselineSettings(BaseModel):
+class BaselineSettings(AnswerSettings, RetrievalSettings):
     method: BaselineName = "classic_rag"
-    context_chars: int = Field(12_000, ge=500, le=200_000, description="title_abstract / full_text cutoff")
-    retrieval_limit: int = Field(4, ge=1, le=50)
-    retrieval_table: str = "chunks"
-    retrieval_column: str = "text_content"
-    retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
-    max_tokens: int = Field(700, ge=64, le=8192)
-    typed_answer: bool = Field(True, description="the answer's JSON type follows the answer format")
-    quote_first: bool = Field(False, description="the model copies the sentence the answer rests on first")
 
 
 class BaselineState(NeuSymInput):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from evidex.agents.neusym_policy import ALL_ACTIONS, ActionName
 from evidex.graphs.config import Strict, TaskConfig
@@ -22,10 +22,36 @@ class StoreConfig(Strict):
     store_dir: str | None = Field(None, description="a store folder instead of a name")
 
 
-class QAConfig(Strict):
-    method: Method = "neusym"
-    actions: list[ActionName] = Field(default_factory=lambda: list(ALL_ACTIONS),
-                                      description="neusym: the actions the agent may take (answer is always allowed)")
+def warm_start_value(v):
+    """true/false (the switch before the multiview probe existed) read as chunks/off."""
+    return {True: "chunks", False: "off", "true": "chunks", "false": "off"}.get(v, v) if isinstance(v, (bool, str)) else v
+
+
+class AnswerSettings(BaseModel):
+    """How every QA graph asks for its answer (declared once: the ``qa`` section and the graphs' settings)."""
+
+    max_tokens: int = Field(700, ge=64, le=8192, description="tokens per model reply")
+    typed_answer: bool = Field(True, description="the answer's JSON type follows the answer format (an integer "
+                                                 "format gets an integer under the grammar)")
+    quote_first: bool = Field(False, description="answer calls copy the sentence the answer rests on before "
+                                                 "answering")
+
+
+class RetrievalSettings(BaseModel):
+    """What the single-call baselines read."""
+
+    context_chars: int = Field(12_000, ge=500, le=200_000, description="title_abstract / full_text cutoff")
+    retrieval_limit: int = Field(4, ge=1, le=50, description="classic_rag: chunks retrieved")
+    retrieval_table: str = "chunks"
+    retrieval_column: str = "text_content"
+    retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+
+
+class AgentSettings(AnswerSettings):
+    """The NeuSym agent's settings (the ``qa`` section holds them under the same names)."""
+
+    actions: tuple[ActionName, ...] = Field(ALL_ACTIONS, description="neusym: the actions the agent may take "
+                                                                     "(answer is always allowed)")
     max_turns: int = Field(20, ge=1, le=100)
     answer_on_last_turn: bool = Field(True, description="neusym: the last turn may only answer; false = an explicit "
                                                         "no-answer when the turns run out")
@@ -33,30 +59,23 @@ class QAConfig(Strict):
                                 "first observation: chunks = the question's search over the papers' passages; "
                                 "multiview = the papers' metadata, the tables/figures/equations the question names "
                                 "and the passages (graphs/qa/probe.py)")
-    early_answer: bool = Field(False, description="neusym: after the warm start, answer from it when the answer's "
-                                                  "quote is found in it verbatim; otherwise the agent's turns begin")
+    early_answer: bool = Field(False, description="neusym: after the warm start, answer from it when the answer is "
+                                                  "found in it (its value, or with quote_first its quote); otherwise "
+                                                  "the agent's turns begin")
     answer_step: Literal["inline", "evidence"] = Field(
         "inline", description="neusym: inline = the answer action's own answer; evidence = a separate answer call "
-                              "over what the turns found (quote first)")
-    probe_passages: int = Field(4, ge=0, le=20, description="neusym multiview warm start: passages it adds")
+                              "over what the turns found (typed by the format)")
+    probe_passages: int = Field(4, ge=0, le=20, description="neusym multiview warm start: passages it adds (4: on "
+                                                           "the dev split the answer string was in 16 of 17 probes)")
     probe_chars: int = Field(6000, ge=500, le=50_000, description="neusym: the multiview probe as the early "
-                                                                  "answer's context (turns see observation_chars)")
+                                                                  "answer's context (the turns see it cut to "
+                                                                  "observation_chars, like every observation)")
     evidence_chars: int = Field(6000, ge=500, le=100_000, description="neusym: context of the evidence answer")
     tool_calling: Literal["json", "native"] = Field(
         "json", description="neusym: json = one schema-constrained JSON action per turn (the local model); native = "
                             "actions offered as tools, for hosted models with tool calling")
-    typed_answer: bool = Field(True, description="the answer's JSON type follows the answer format (an integer "
-                                                 "format gets an integer under the grammar)")
-    quote_first: bool = Field(False, description="baselines: the model copies the sentence its answer rests on "
-                                                 "before answering")
     window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
     observation_chars: int = Field(3000, ge=200, le=50_000)
-    max_tokens: int = Field(700, ge=64, le=8192, description="tokens per model reply")
-    context_chars: int = Field(12_000, ge=500, le=200_000, description="title_abstract / full_text cutoff")
-    retrieval_limit: int = Field(4, ge=1, le=50, description="classic_rag: chunks retrieved")
-    retrieval_table: str = "chunks"
-    retrieval_column: str = "text_content"
-    retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
 
     @field_validator("warm_start", mode="before")
     @classmethod
@@ -64,9 +83,10 @@ class QAConfig(Strict):
         return warm_start_value(v)
 
 
-def warm_start_value(v):
-    """true/false (the switch before the multiview probe existed) read as chunks/off."""
-    return {True: "chunks", False: "off", "true": "chunks", "false": "off"}.get(v, v) if isinstance(v, (bool, str)) else v
+class QAConfig(AgentSettings, RetrievalSettings, Strict):
+    """The ``qa`` section: the method and every graph setting, under the names the graphs' settings use."""
+
+    method: Method = "neusym"
 
 
 class EvalJudgeConfig(Strict):

@@ -9,18 +9,18 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
-from evidex.agents.neusym_policy import (ALL_ACTIONS, ActionName, Citation, GenerateAnswer, ParseFailure,
+from evidex.agents.neusym_policy import (Citation, GenerateAnswer, ParseFailure,
                                          history_messages, next_action, task_prompt)
 from evidex.agents.paper_answer import answer_from_context
 from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError
-from evidex.graphs.qa.config import WarmStart, warm_start_value
+from evidex.graphs.qa.config import AgentSettings
 from evidex.graphs.qa.probe import Block, as_text, probe_blocks
 from evidex.graphs.qa.scope import scope_filter, scope_line, sql_marks
 from evidex.graphs.qa.store_tools import REPEAT_WARNING, MissingPapersError, StoreTools, truncate
@@ -29,43 +29,12 @@ from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 from evidex.tools.text import quote_in, value_in
 
 
-class NeuSymSettings(BaseModel):
+class NeuSymSettings(AgentSettings):
     db: str | None = None
     store_dir: str | None = None
-    actions: tuple[ActionName, ...] = ALL_ACTIONS
     search_target: tuple[str, str] | None = Field(
         None, description="(table, column) every search uses, filtered to the question's papers: iterative "
                           "classic RAG (the model then only chooses the query and the limit)")
-    max_turns: int = Field(20, ge=1, le=100)
-    answer_on_last_turn: bool = Field(True, description="the last turn may only answer (else: an explicit no-answer "
-                                                        "when the turns run out)")
-    warm_start: WarmStart = Field("off", description="before the first turn: off, chunks (the question's search "
-                                "over the papers' passages) or multiview (graphs/qa/probe.py)")
-    window: int = Field(5, ge=1, le=50, description="action/observation pairs kept in the prompt")
-    observation_chars: int = Field(3000, ge=200, le=50_000)
-    max_tokens: int = Field(700, ge=64, le=8192)
-    tool_calling: Literal["json", "native"] = Field(
-        "json", description="json: one schema-constrained JSON action per turn (any model, the local one too); "
-                            "native: the actions offered as tools (hosted models with tool calling)")
-    typed_answer: bool = Field(True, description="the answer action's JSON type follows the answer format")
-    early_answer: bool = Field(False, description="after the warm start, answer from it when the answer is found "
-                                                  "in it (its value, or with quote_first its quote); otherwise the "
-                                                  "agent's turns begin")
-    quote_first: bool = Field(False, description="answer calls copy their evidence sentence before the answer")
-    answer_step: Literal["inline", "evidence"] = Field(
-        "inline", description="inline: the answer action's own answer; evidence: when the agent answers, a separate "
-                              "answer call over what its turns found (typed by the format)")
-    evidence_chars: int = Field(6000, ge=500, le=100_000, description="context of the evidence answer call")
-    probe_passages: int = Field(4, ge=0, le=20, description="passages the multiview probe adds (4: on the dev split "
-                                                           "the answer string was in 16 of 17 probes)")
-    probe_chars: int = Field(6000, ge=500, le=50_000, description="the multiview probe as the early answer's "
-                                                                  "context (the turns see it cut to "
-                                                                  "observation_chars, like every observation)")
-
-    @field_validator("warm_start", mode="before")
-    @classmethod
-    def _bool_warm_start(cls, v):
-        return warm_start_value(v)
 
 
 class NeuSymInput(BaseModel):
