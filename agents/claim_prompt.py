@@ -28,13 +28,15 @@ class PromptStyle:
     stance_labels: str  # several kept items in one call, labels only (ids)
     write: str  # the explanation (stance_hint)
     revise: str  # one revision (draft, problems)
+    max_sentences: int = 5  # the explanation schema's cap, matching the sentence count the write prompt asks for
 
 
 PROMPT_STYLES: dict[str, PromptStyle] = {
     "full": PromptStyle(system="system", stance="judge_stance", stances="judge_stances",
                         stance_labels="stance_labels", write="write_explanation", revise="revise_explanation"),
     "compact": PromptStyle(system="system_compact", stance="judge_stance", stances="stances_compact",
-                           stance_labels="stance_labels", write="write_compact", revise="revise_explanation"),
+                           stance_labels="stance_labels", write="write_compact", revise="revise_explanation",
+                           max_sentences=4),
 }
 FULL = PROMPT_STYLES["full"]
 

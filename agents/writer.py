@@ -27,11 +27,12 @@ def parse_citations(text: str) -> list[str]:
     return list(seen)
 
 
-def explanation_schema(ids: list[str], sentence_chars: int = 240) -> type[BaseModel]:
-    """3-5 sentences, each citing 1+ ids from the evidence shown: a small model cannot cite an unknown id."""
+def explanation_schema(ids: list[str], sentence_chars: int = 240, max_sentences: int = 5) -> type[BaseModel]:
+    """3 to ``max_sentences`` sentences, each citing 1+ ids from the evidence shown: a small model cannot cite an
+    unknown id."""
     sentence = create_model("CitedSentence", text=(str, Field(min_length=10, max_length=sentence_chars)),
                             ids=(list[Literal[tuple(ids)]], Field(min_length=1, max_length=4)))  # type: ignore[misc]
-    return create_model("Explanation", sentences=(list[sentence], Field(min_length=3, max_length=5)))
+    return create_model("Explanation", sentences=(list[sentence], Field(min_length=3, max_length=max_sentences)))
 
 
 def render_explanation(result: BaseModel) -> str:
@@ -48,8 +49,8 @@ def write_explanation(llm: BaseChatModel, claims: dict[str, Claim], evidence: li
     task = render(style.write, stance_hint=stance_hint).strip()
     msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars,
                     system=style.system)
-    return render_explanation(call_structured(llm, explanation_schema([e.id for e in evidence]), msgs, name=name,
-                                              max_tokens=max_tokens))
+    schema = explanation_schema([e.id for e in evidence], max_sentences=style.max_sentences)
+    return render_explanation(call_structured(llm, schema, msgs, name=name, max_tokens=max_tokens))
 
 
 def revise_explanation(llm: BaseChatModel, claims: dict[str, Claim], evidence: list[Evidence], draft: str,
@@ -58,5 +59,5 @@ def revise_explanation(llm: BaseChatModel, claims: dict[str, Claim], evidence: l
     task = render(style.revise, draft=draft, problems="\n".join(f"- {p}" for p in problems))
     msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars,
                     system=style.system)
-    return render_explanation(call_structured(llm, explanation_schema([e.id for e in evidence]), msgs, name=name,
-                                              max_tokens=max_tokens))
+    schema = explanation_schema([e.id for e in evidence], max_sentences=style.max_sentences)
+    return render_explanation(call_structured(llm, schema, msgs, name=name, max_tokens=max_tokens))

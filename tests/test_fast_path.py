@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evidex.agents.claim_prompt import PROMPT_STYLES, clip
+from evidex.agents.claim_prompt import PROMPT_STYLES, clip, prompt_style
 from evidex.agents.evidence_judge import judge_evidence, judge_stances, stance_item_schema
 from evidex.agents.scripted import ScriptedChatModel
 from evidex.agents.structured import StructuredOutputError, salvage_per_id
@@ -37,7 +37,9 @@ def test_speed_presets_fill_unset_settings_and_legacy_is_the_old_path():
     fast, legacy = config_for_task("mixed", ["speed.path=fast"]), config_for_task("mixed")
     assert legacy.speed.path == "legacy"  # civic's default until the benchmark shows parity
     assert fast.judge.stance_batch is True and fast.prompts.style == "compact"
-    assert fast.prompts.reason_chars == 36 and fast.prompts.write_evidence_chars == 300
+    assert fast.prompts.reason_chars == 36 and fast.prompts.write_evidence_chars == 220
+    assert fast.judge.stance_reasons is False and legacy.judge.stance_reasons is True
+    assert prompt_style(fast.prompts.style).max_sentences == 4 and prompt_style(legacy.prompts.style).max_sentences == 5
     # legacy: exactly the settings before the fast path
     assert legacy.judge.stance_batch is False and legacy.prompts.style == "full"
     assert legacy.prompts.reason_chars == 56 and legacy.prompts.evidence_chars == 360
@@ -165,9 +167,9 @@ def test_labels_only_stances(kit):
 
 
 def test_labels_only_in_the_graph_keeps_the_gate_reasons(kit, embedder, kb_index):
-    _, _, with_reasons, _ = _run("baseline", kit, embedder, kb_index, ["steps.verify=false", "speed.path=fast"])
-    _, _, labels_only, r = _run("baseline", kit, embedder, kb_index, ["steps.verify=false", "speed.path=fast",
-                                                                       "judge.stance_reasons=false"])
+    _, _, with_reasons, _ = _run("baseline", kit, embedder, kb_index, ["steps.verify=false", "speed.path=fast",
+                                                                       "judge.stance_reasons=true"])
+    _, _, labels_only, r = _run("baseline", kit, embedder, kb_index, ["steps.verify=false", "speed.path=fast"])
     assert {c.role for c in r.calls} == {"stances", "writer"}
     for a, b in zip(with_reasons, labels_only):
         assert [(d.id, d.kept, d.label) for d in a.decisions] == [(d.id, d.kept, d.label) for d in b.decisions]

@@ -48,9 +48,10 @@ class JudgeConfig(Strict):
                                       "cached prompt. null = from speed.path (fast: true, legacy: false).")
     stance_batch_size: int = Field(8, ge=1, le=64, description="At most this many ids per batched stance call "
                                    "(a 1.5B model repeats one label on long lists); every call shares one prefix.")
-    stance_reasons: bool = Field(True, description="Batched stance calls give each label with the item's finding "
-                                 "(<= prompts.reason_chars). false: labels only (~8 instead of ~30 generated tokens "
-                                 "per item); a kept item then keeps the gate's reason.")
+    stance_reasons: bool | None = Field(None, description="Batched stance calls give each label with the item's "
+                                        "finding (<= prompts.reason_chars). false: labels only (~8 instead of ~30 "
+                                        "generated tokens per item); a kept item then keeps the gate's reason. "
+                                        "null = from speed.path (fast: false, legacy: true).")
 
     @property
     def gated(self) -> bool:
@@ -77,7 +78,7 @@ class PromptConfig(Strict):
                                 "characters (per-item judge and stance calls, selection, assignment).")
     write_evidence_chars: int | None = Field(None, ge=80, le=4000, description="Evidence text per item in the "
                                              "writer's prompt, shared by the batched stance call so both read one "
-                                             "cached prefix. null = from speed.path (fast: 300, legacy: "
+                                             "cached prefix. null = from speed.path (fast: 220, legacy: "
                                              "evidence_chars).")
     context_chars: int = Field(240, ge=0, le=4000)
     reason_chars: int | None = Field(None, ge=20, le=400, description="Longest reason the model may give per item "
@@ -95,9 +96,9 @@ SpeedPath = Literal["fast", "legacy"]
 # speed.path -> the value of every preset setting left unset (dotted key -> value; "=evidence_chars" copies it).
 SPEED_PRESETS: dict[str, dict[str, object]] = {
     "legacy": {"judge.stance_batch": False, "prompts.write_evidence_chars": "=evidence_chars",
-               "prompts.reason_chars": 56, "prompts.style": "full"},
-    "fast": {"judge.stance_batch": True, "prompts.write_evidence_chars": 300, "prompts.reason_chars": 36,
-             "prompts.style": "compact"},
+               "prompts.reason_chars": 56, "prompts.style": "full", "judge.stance_reasons": True},
+    "fast": {"judge.stance_batch": True, "judge.stance_reasons": False, "prompts.write_evidence_chars": 220,
+             "prompts.reason_chars": 36, "prompts.style": "compact"},
 }
 
 
