@@ -51,7 +51,14 @@ class DatasetConfig(Strict):
     file: str | None = Field(None, description="Override the task's data file (relative to EVIDEX_DATA_DIR).")
     shuffle: bool = True
     seed: int = 13
+    offset: int = Field(0, ge=0, description="Skip the first N items of the file (after shuffling), e.g. to report "
+                                             "on questions 100-199 after tuning on 0-99.")
     limit: int | None = Field(None, ge=1)
+
+    def window(self, items: list) -> list:
+        """The items this run answers: ``offset`` skipped, then the first ``limit``."""
+        end = self.offset + self.limit if self.limit else None
+        return items[self.offset:end]
 
 
 class MetricsConfig(Strict):

@@ -29,6 +29,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--task", help="task to run (see --list)")
     p.add_argument("--config", help="config name (civic/mixed) or YAML path; default: the task's config")
     p.add_argument("--limit", type=int, help="run only the first N items of the task file (wrong_claim adds N controls)")
+    p.add_argument("--offset", type=int, help="skip the first N items of the task file (= --set dataset.offset=N)")
     p.add_argument("--llm", help="model spec: local | openai:<model> | provider:model | scripted:<file>")
     p.add_argument("--data", type=Path, help="the task's data file instead of the default (= --set dataset.file=...)")
     p.add_argument("--db", help="question-answering tasks: the paper store to ask (= --set store.db=NAME)")
@@ -55,13 +56,16 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.list:
         return _print_task_list()
-    for flag, value in (("--limit", args.limit), ("--concurrency", args.concurrency)):
-        if value is not None and value < 1:
-            print(f"error: {flag} must be at least 1 (got {value})", file=sys.stderr)
+    for flag, value, least in (("--limit", args.limit, 1), ("--concurrency", args.concurrency, 1),
+                               ("--offset", args.offset, 0)):
+        if value is not None and value < least:
+            print(f"error: {flag} must be at least {least} (got {value})", file=sys.stderr)
             return 2
     overrides = list(args.overrides)
     if args.limit is not None:
         overrides.append(f"dataset.limit={args.limit}")
+    if args.offset is not None:
+        overrides.append(f"dataset.offset={args.offset}")
     if args.llm:
         overrides.append(f"model.spec={args.llm}")
     if args.data is not None:
@@ -78,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume:
             if overrides or args.task or args.config:
                 print("error: --resume continues a run with its saved config.yaml; drop --task/--config/--set/"
-                      "--limit/--llm/--data/--db/--concurrency (edit the run's config.yaml if you must change it).",
-                      file=sys.stderr)
+                      "--limit/--offset/--llm/--data/--db/--concurrency (edit the run's config.yaml if you must "
+                      "change it).", file=sys.stderr)
                 return 2
             cfg = None
         elif args.config:

@@ -339,10 +339,11 @@ def test_cli_passes_limit_llm_and_sets_to_the_config(monkeypatch, tmp_path):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(evidex.graphs.runner, "run_task", fake_run)
-    assert main(["--task", "selection", "--limit", "4", "--llm", "scripted:x.json", "--concurrency", "2",
+    assert main(["--task", "selection", "--limit", "4", "--offset", "2", "--llm", "scripted:x.json", "--concurrency", "2",
                  "--set", "retrieval.k=5", "--out", str(tmp_path), "--no-progress"]) == 130
     cfg = seen["cfg"]
-    assert cfg.task == "selection" and cfg.dataset.limit == 4 and cfg.model.spec == "scripted:x.json"
+    assert cfg.task == "selection" and cfg.dataset.limit == 4 and cfg.dataset.offset == 2
+    assert cfg.model.spec == "scripted:x.json"
     assert cfg.run.concurrency == 2 and cfg.retrieval.k == 5
     assert seen["kwargs"]["out_dir"] == tmp_path and seen["kwargs"]["progress"] is False
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evidex.tools.qasper_answer import evidence_from_pages, is_boolean_question, overlap_order, shape_answer
+from evidex.tools.qasper_answer import (evidence_from_pages, is_boolean_question, non_answer, overlap_order,
+                                        shape_answer)
 
 
 @pytest.mark.parametrize(("answer", "question", "shaped"), [
@@ -38,3 +39,24 @@ def test_evidence_order_and_overlap():
     assert evidence_from_pages([3, 2], pages, limit=1) == [(3, "gamma")]
     assert overlap_order("gamma rays", ["alpha beta", "gamma delta"]) == [1, 0]
     assert overlap_order("Yes", ["alpha", "beta"]) == [0, 1]
+
+
+FORMAT = ("The shortest answer the paper supports, copied word for word from the context when possible: a few words "
+          "or a short phrase, several items joined with \", \" and no full sentence.")
+
+
+@pytest.mark.parametrize(("answer", "question", "why"), [
+    ("Yes", "What biases are found in the dataset?", "a bare Yes/No"),      # not a whether-question
+    ("No", "Do they use BERT?", None),
+    ("pivot-based baselines", "what are the pivot-based baselines?", "repeats words of the question"),
+    ("a predictive model", "What predictive model do they build?", "repeats words of the question"),
+    ("unigram", "Which tokenizer is better, BPE or unigram?", None),        # a choice question: one of the two
+    ("logistic regression", "What predictive model do they build?", None),
+    ("a few words or a short phrase", "What is MSD prediction?", "answer-format"),
+    ("short phrase", "What is MSD prediction?", None),                       # too short to call an echo
+    ("Unanswerable", "What is MSD prediction?", None),
+    ("30,000", "What is the size of the dataset?", None),
+])
+def test_non_answers(answer, question, why):
+    got = non_answer(answer, question, FORMAT)
+    assert (got is None) if why is None else (why in got)

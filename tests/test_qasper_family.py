@@ -210,3 +210,34 @@ def test_evidence_orders(data, tmp_path, order, source, n):
     # (BM25 finds one paragraph for the question alone; the answer's own search finds a second one too)
     assert pred["evidence_source"] == source and len(pred["evidence"]) == n and DATA in pred["evidence"]
     assert pred["evidence_pages"] and len(pred["evidence_pages"]) == n
+
+
+def test_offset_and_limit_choose_a_window_of_the_file(data, tmp_path):
+    """--offset/--limit (dataset.offset/limit) pick a later window, e.g. report on questions 100-199 after tuning on
+    0-99; the claim tasks keep each item's id from its position in the file."""
+    from evidex.graphs.qa.qasper_family import load_items
+    from evidex.graphs.tasks import config_for_task
+    from evidex.tools.claim_data import load_task
+
+    every = [i.id for i in load_items(config(data, tmp_path / "s"))]
+    assert [i.id for i in load_items(config(data, tmp_path / "s", "dataset.offset=1", "dataset.limit=2"))] == every[1:3]
+    assert [i.id for i in load_items(config(data, tmp_path / "s", f"dataset.offset={len(every)}"))] == []
+    assert [i.id for i in load_task("mixed", offset=3, limit=2)] == ["mixed-003", "mixed-004"]
+    assert config_for_task("mixed", ["dataset.offset=3"]).dataset.window(list(range(6))) == [3, 4, 5]
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("unanswerable", "Unanswerable"), ("keep", "Yes")])
+def test_a_non_answer_becomes_unanswerable(data, tmp_path, setting, expected):
+    """A bare "Yes" to "What dataset do they use?" answers nothing; it becomes Unanswerable (no evidence), the raw
+    answer is kept, and qasper.non_answers=keep leaves it as given."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.runner import run_task
+    from evidex.tools.runfolder import read_results
+
+    cfg = config(data, tmp_path / "store", "dataset.limit=1", f"qasper.non_answers={setting}")
+    run_dir = run_task(cfg, out_dir=tmp_path / "runs", embedder=HashEmbeddings(), progress=False,
+                       llm=ScriptedChatModel(responses=lambda prompt: json.dumps({"answer": "Yes"})))
+    (row,) = read_results(run_dir / "results.jsonl")
+    assert row["id"] == "q-data" and row["prediction"]["answer"] == expected
+    assert (row["prediction"]["evidence"] == []) == (expected == "Unanswerable")
+    assert row["prediction"]["raw_answer"] == ("Yes" if expected == "Unanswerable" else None)

@@ -58,26 +58,27 @@ def load_kb(relpath: str = CIVIC_KB_FILE) -> list[Evidence]:
     return _evidence(rows)
 
 
-def load_task(task: str, *, limit: int | None = None, shuffle: bool = True, seed: int = 13,
+def load_task(task: str, *, limit: int | None = None, offset: int = 0, shuffle: bool = True, seed: int = 13,
               with_controls: bool = True, file: str | None = None) -> list[TaskItem]:
-    """Items of one task, in file order (the first ``limit`` of each file), inputs shuffled per item."""
+    """Items of one task, in file order (``offset`` skipped, then the first ``limit`` of each file), inputs shuffled
+    per item. Item ids keep their position in the file."""
     if task not in TASK_FILES:
         raise KeyError(f"Unknown task {task!r}; known tasks: {', '.join(TASK_FILES)}")
     relpath = file or TASK_FILES[task]
-    rows = _load_json(relpath)[: limit if limit else None]
+    rows = _load_json(relpath)[offset: offset + limit if limit else None]
     builder = _BUILDERS[task]
     try:
         items = [builder(task, i, row, random.Random(f"{seed}:{task}:{i}") if shuffle else None)
-                 for i, row in enumerate(rows)]
+                 for i, row in enumerate(rows, start=offset)]
     except (KeyError, TypeError, AttributeError) as exc:
         what = f"lacks field {exc}" if isinstance(exc, KeyError) else f"has a field of the wrong type ({exc})"
         raise ValueError(f"{relpath} is not a {task} file: an item {what} (compare {TASK_FILES[task]})") from None
     if task == "wrong_claim" and with_controls:
         # Every wrong_claim item is unsupported, so a constant "no" would score 1.0. Baseline claims with
         # their own evidence are added as supported controls, interleaved, to make the accuracy meaningful.
-        base = _load_json(TASK_FILES["baseline"])[: limit if limit else None]
+        base = _load_json(TASK_FILES["baseline"])[offset: offset + limit if limit else None]
         controls = [_control(i, row, random.Random(f"{seed}:control:{i}") if shuffle else None)
-                    for i, row in enumerate(base)]
+                    for i, row in enumerate(base, start=offset)]
         merged = []
         for a, b in zip(items, controls):
             merged += [a, b]

@@ -140,6 +140,30 @@ def overlap_scores(answer: str, texts: list[str]) -> list[float] | None:
     return [len(words & set(_WORD.findall(t.lower()))) / len(words) for t in texts]
 
 
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def non_answer(answer: str, question: str, answer_format: str = "") -> str | None:
+    """Why a shaped answer answers nothing, or None. A small model, short of an answer, tends to echo: a bare
+    Yes/No to a question that does not ask whether something holds ("What biases are found?" -> "Yes"), a phrase
+    of the question itself ("what are the pivot-based baselines?" -> "pivot-based baselines"; a choice question
+    "X or Y?" is exempt, its answer is one of the two), or words of the answer-format instructions ("a few words
+    or a short phrase"). Each scores 0 against any reference except "Unanswerable"."""
+    if answer == UNANSWERABLE:
+        return None
+    if answer in ("Yes", "No"):
+        return None if is_boolean_question(question) else "a bare Yes/No to a question that does not ask whether"
+    words = _content_words(answer)
+    if not words:
+        return None
+    if words <= _content_words(question) and " or " not in f" {question.lower()} ":
+        return "it only repeats words of the question"
+    if answer_format and len(words) >= 3 and len(words & _content_words(answer_format)) >= 0.6 * len(words):
+        return "it repeats the answer-format instructions"
+    return None
+
+
 def overlap_order(answer: str, texts: list[str]) -> list[int]:
     """Indices of ``texts`` by the share of the answer's content words each contains (most first; ties keep the
     given order). A Yes/No/Unanswerable answer has no content words: the given order is kept."""

@@ -25,7 +25,7 @@ def load_items(cfg: ClaimTaskConfig) -> list[TaskItem]:
 
     ds = cfg.dataset
     try:
-        return load_task(cfg.task, limit=ds.limit, shuffle=ds.shuffle, seed=ds.seed, with_controls=ds.controls,
+        return load_task(cfg.task, limit=ds.limit, offset=ds.offset, shuffle=ds.shuffle, seed=ds.seed, with_controls=ds.controls,
                          file=ds.file)
     except ValueError as exc:
         raise ValueError(f"dataset.file: {exc}" if ds.file else str(exc)) from None

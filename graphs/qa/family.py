@@ -37,7 +37,7 @@ def load_airqa(cfg: QATaskConfig) -> list[QAItem]:
             items.append(QAItem(question=q, evaluator=row.get("evaluator") or {}, tags=list(row.get("tags", []))))
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"dataset.file: {path} line {n} is not an AirQA question ({exc})") from None
-    return items[: cfg.dataset.limit or None]
+    return cfg.dataset.window(items)
 
 
 def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):

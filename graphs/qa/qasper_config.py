@@ -17,6 +17,10 @@ class QasperSettings(Strict):
     answer_prompt: str = Field("qasper_answer_format",
                                description="prompt (prompts/<name>.txt) given to the QA graph as the answer format: "
                                            "short spans joined with ', ', Yes/No, or Unanswerable")
+    non_answers: Literal["unanswerable", "keep"] = Field(
+        "unanswerable", description="an answer that answers nothing (tools.qasper_answer.non_answer: a bare Yes/No to "
+                                    "a question that does not ask whether, an echo of the question or of the answer "
+                                    "format) becomes 'Unanswerable' (the only reference it can match); keep = as given")
     evidence_k: int = Field(2, ge=0, le=20, description="at most this many paragraphs as predicted evidence")
     evidence_order: Literal["cited", "answer_overlap", "answer_search"] = Field(
         "answer_overlap",

@@ -69,7 +69,7 @@ def check_data(cfg: QasperTaskConfig) -> None:
 
 def load_items(cfg: QasperTaskConfig) -> list[QasperItem]:
     """Every question of the file in file order (papers, then their questions), or shuffled with
-    ``dataset.seed`` when ``dataset.shuffle``; the first ``dataset.limit``."""
+    ``dataset.seed`` when ``dataset.shuffle``; ``dataset.offset`` skipped, then the first ``dataset.limit``."""
     from evidex.agents.prompts import load_prompt
 
     try:
@@ -82,7 +82,7 @@ def load_items(cfg: QasperTaskConfig) -> list[QasperItem]:
              for p in papers(cfg) for q in p.qas]
     if cfg.dataset.shuffle:
         random.Random(cfg.dataset.seed).shuffle(items)
-    return items[: cfg.dataset.limit or None]
+    return cfg.dataset.window(items)
 
 
 def prepare(cfg: QasperTaskConfig, items: list[QasperItem], resources: Resources, progress: bool = True) -> None:

@@ -2,7 +2,8 @@
 the question's paper, then its answer put into the QASPER contract and its citations turned into evidence.
 
     answer    the QA graph on the question (answer format = the ``qasper.answer_prompt`` prompt)
-    evidence  the answer shaped (short spans, exactly Yes/No/Unanswerable; ``tools.qasper_answer``), and the
+    evidence  the answer shaped (short spans, exactly Yes/No/Unanswerable; ``tools.qasper_answer``; a non-answer
+              such as an echo of the question becomes Unanswerable, ``qasper.non_answers``), and the
               cited pages of the paper mapped back to their verbatim paragraphs (``FLOAT SELECTED: <caption>`` for a
               figure/table, nothing for the abstract), ordered by ``qasper.evidence_order`` and cut to
               ``qasper.evidence_k``; "Unanswerable" has no evidence; an answer citing nothing of the paper falls back
@@ -17,13 +18,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 
+from evidex.agents.prompts import load_prompt
 from evidex.graphs.qa.neusym import NeuSymInput
 from evidex.graphs.qa.scope import scope_filter
 from evidex.graphs.qa.store_tools import StoreTools
 from evidex.graphs.qa.qasper_config import QasperTaskConfig
 from evidex.tools.qa import QAPrediction
-from evidex.tools.qasper_answer import (UNANSWERABLE, evidence_from_pages, overlap_order, overlap_scores,
-                                        page_evidence, shape_answer)
+from evidex.tools.qasper_answer import (UNANSWERABLE, evidence_from_pages, non_answer, overlap_order,
+                                        overlap_scores, page_evidence, shape_answer)
 
 
 class QasperPrediction(QAPrediction):
@@ -47,6 +49,7 @@ def build_qasper_graph(cfg: QasperTaskConfig, inner, tools: StoreTools | None = 
     """Wrap ``inner`` (a compiled QA graph: ``{"input": PaperQuestion} -> {"prediction": QAPrediction}``)."""
     tools = tools or StoreTools(cfg.store.db, cfg.store.store_dir)
     settings = cfg.qasper
+    answer_format = load_prompt(settings.answer_prompt)
     cache: dict[str, dict[int, str | None]] = {}
     lock = threading.Lock()
 
@@ -74,6 +77,8 @@ def build_qasper_graph(cfg: QasperTaskConfig, inner, tools: StoreTools | None = 
     def evidence(state: QasperState) -> dict:
         q, qa = state.input, state.qa
         shaped = shape_answer(qa.answer, q.question)
+        if settings.non_answers == "unanswerable" and non_answer(shaped, q.question, answer_format):
+            shaped = UNANSWERABLE
         raw = qa.raw_answer if qa.raw_answer is not None else (qa.answer if qa.answer != shaped else None)
         pages: list[int] = []
         texts: list[str] = []
