@@ -3,6 +3,7 @@
     python -m benchmarks.qasper                                   # retrieval only, every dev question
     python -m benchmarks.qasper --modes bm25,hybrid --ks 1,2,3
     python -m benchmarks.qasper --pipeline --limit 100 --config qasper/qasper,qasper/neusym
+    python -m benchmarks.qasper --pipeline --offset 300 --limit 100    # a later window (report after tuning)
     python -m benchmarks.qasper --pipeline --from-runs runs/A runs/B     # tabulate finished runs
 
 Retrieval only: each question's text is searched over its own paper's paragraph chunks (``chunks.text_content``,
@@ -182,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pipeline", action="store_true", help="run the QA pipeline instead (see --config, --limit)")
     p.add_argument("--config", default="qasper/qasper", help="pipeline: comma-separated configs (qasper/<method>)")
     p.add_argument("--limit", type=int, default=100, help="pipeline: first N questions (default 100)")
+    p.add_argument("--offset", type=int, default=0, help="pipeline: skip the first N questions (tune on one window, "
+                                                         "report on another)")
     p.add_argument("--llm", help="pipeline: model spec (default: the config's, local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="pipeline: override a config value for every config")
@@ -208,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         from evidex.graphs.runner import run_task
         from evidex.graphs.tasks import load_config
 
-        sets = [f"dataset.file={path}", f"store.db={args.db}", f"dataset.limit={args.limit}", *args.overrides]
+        sets = [f"dataset.file={path}", f"store.db={args.db}", f"dataset.limit={args.limit}",
+                f"dataset.offset={args.offset}", *args.overrides]
         sets += [f"model.spec={args.llm}"] if args.llm else []
         sets += ["run.prepare=false"] if args.skip_ingest else []
         rows = []
@@ -217,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(pipeline_row(run_dir))
             print_table("QASPER pipeline (official metric, 0-100)", rows)
         write_results(args.json or Path("benchmarks/results/qasper_pipeline.json"),
-                      {"data": name, "limit": args.limit, "store": args.db, "rows": rows})
+                      {"data": name, "offset": args.offset, "limit": args.limit, "store": args.db, "rows": rows})
         return 0
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
