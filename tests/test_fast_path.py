@@ -251,8 +251,8 @@ def test_local_server_params_give_each_slot_its_context_and_cache_prompts():
     assert two.cache_prompt and two.cont_batching and not two.kv_unified
 
 
-@pytest.mark.parametrize("sets,slots", [([], 1), (["run.concurrency=2"], 2), (["run.concurrency=2", "model.slots=1"], 1),
-                                        (["model.slots=3"], 3)])
+@pytest.mark.parametrize("sets,slots", [([], 2), (["run.concurrency=1"], 1), (["run.concurrency=2", "model.slots=1"], 1),
+                                        (["model.slots=3"], 3)])  # civic runs two items at once by default
 def test_the_model_gets_one_slot_per_item_in_flight(sets, slots, monkeypatch, embedder, kb_index):
     import evidex.agents.models
 

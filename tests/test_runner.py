@@ -46,7 +46,8 @@ def walk(tree: dict):
 # ------------------------------------------------------------------------------------------------ 4. resume
 def test_interrupt_then_resume(tmp_path, kit, embedder, kb_index):
     kit.require_task_data("baseline")
-    cfg = config_for_task("baseline", ["dataset.limit=3", "steps.verify=false"])
+    # one item in flight (civic's default is two), so the interruption lands on a known item
+    cfg = config_for_task("baseline", ["dataset.limit=3", "steps.verify=false", "run.concurrency=1"])
     items = items_for(cfg)
     assert len(items) == 3 and len({claim_of(it) for it in items}) == 3
     first, second = claim_of(items[0]), claim_of(items[1])
