@@ -58,6 +58,12 @@ def load_kb(relpath: str = CIVIC_KB_FILE) -> list[Evidence]:
     return _evidence(rows)
 
 
+def _window(rows: list, offset: int, limit: int | None) -> list:
+    """``offset`` rows skipped, then the first ``limit`` (all when None): the same rows for a task file and for
+    the controls interleaved with it."""
+    return rows[offset: offset + limit if limit else None]
+
+
 def load_task(task: str, *, limit: int | None = None, offset: int = 0, shuffle: bool = True, seed: int = 13,
               with_controls: bool = True, file: str | None = None) -> list[TaskItem]:
     """Items of one task, in file order (``offset`` skipped, then the first ``limit`` of each file), inputs shuffled
@@ -65,7 +71,7 @@ def load_task(task: str, *, limit: int | None = None, offset: int = 0, shuffle: 
     if task not in TASK_FILES:
         raise KeyError(f"Unknown task {task!r}; known tasks: {', '.join(TASK_FILES)}")
     relpath = file or TASK_FILES[task]
-    rows = _load_json(relpath)[offset: offset + limit if limit else None]
+    rows = _window(_load_json(relpath), offset, limit)
     builder = _BUILDERS[task]
     try:
         items = [builder(task, i, row, random.Random(f"{seed}:{task}:{i}") if shuffle else None)
@@ -76,7 +82,7 @@ def load_task(task: str, *, limit: int | None = None, offset: int = 0, shuffle: 
     if task == "wrong_claim" and with_controls:
         # Every wrong_claim item is unsupported, so a constant "no" would score 1.0. Baseline claims with
         # their own evidence are added as supported controls, interleaved, to make the accuracy meaningful.
-        base = _load_json(TASK_FILES["baseline"])[offset: offset + limit if limit else None]
+        base = _window(_load_json(TASK_FILES["baseline"]), offset, limit)
         controls = [_control(i, row, random.Random(f"{seed}:control:{i}") if shuffle else None)
                     for i, row in enumerate(base, start=offset)]
         merged = []

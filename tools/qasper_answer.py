@@ -131,17 +131,17 @@ _STOP = frozenset("a an the of in on for to and or is are was were be by with as
                   "they their we our which what how".split())
 
 
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
 def overlap_scores(answer: str, texts: list[str]) -> list[float] | None:
     """The share of the answer's content words each text contains; None for an answer without content words
     (Yes/No/Unanswerable, stopwords only)."""
-    words = {w for w in _WORD.findall(answer.lower()) if w not in _STOP}
+    words = _content_words(answer)
     if not words or answer in ("Yes", "No", UNANSWERABLE):
         return None
     return [len(words & set(_WORD.findall(t.lower()))) / len(words) for t in texts]
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
 def non_answer(answer: str, question: str, answer_format: str = "") -> str | None:

@@ -25,8 +25,8 @@ def load_items(cfg: ClaimTaskConfig) -> list[TaskItem]:
 
     ds = cfg.dataset
     try:
-        return load_task(cfg.task, limit=ds.limit, offset=ds.offset, shuffle=ds.shuffle, seed=ds.seed, with_controls=ds.controls,
-                         file=ds.file)
+        return load_task(cfg.task, limit=ds.limit, offset=ds.offset, shuffle=ds.shuffle, seed=ds.seed,
+                         with_controls=ds.controls, file=ds.file)
     except ValueError as exc:
         raise ValueError(f"dataset.file: {exc}" if ds.file else str(exc)) from None
 
