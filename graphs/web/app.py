@@ -7,7 +7,7 @@
     GET  /api/runs/{run_id}/events      the run's steps, then its answer (server-sent events, resumable)
     POST /api/runs/{run_id}/stop        stop the run
     GET  /api/history                   the questions asked in this store, newest first
-    GET  /api/passage?pdf_id&page&source&answer   a cited passage: its text, page and box
+    GET  /api/passage?pdf_id&page&source&answer&question   a cited passage: its text, page and box
     GET  /api/pages/{pdf_id}/{page}.png the page as an image (PyMuPDF)
     POST /api/upload (multipart: file)  ingest one PDF into the store
     GET  /trace/{run_id}                the run's trace in the trace viewer (graphs/trace_html.py)
@@ -154,7 +154,8 @@ def create_app(options: WebOptions, *, llm=None, embeddings=None) -> Starlette:
             page = int(q.get("page", ""))
         except ValueError:
             return _error(400, "page must be a page number")
-        found = await read(passage, tools, q.get("pdf_id", ""), page, q.get("source", "")[:200], q.get("answer", "")[:2000])
+        found = await read(passage, tools, q.get("pdf_id", ""), page, q.get("source", "")[:200],
+                           q.get("answer", "")[:2000], q.get("question", "")[:4000])
         return JSONResponse(found.model_dump())
 
     async def page_image(request: Request) -> Response:

@@ -13,7 +13,7 @@ from typing import Any
 
 from evidex.tools.safe_text import visible_controls
 
-OBSERVATION_CHARS = 600  # a short view; the trace viewer has every observation in full
+OBSERVATION_CHARS = 320  # a short view (about four lines); the trace viewer has every observation in full
 DETAIL_CHARS = 400
 
 

@@ -16,7 +16,7 @@ from evidex.tools.safe_text import visible_controls
 from evidex.tools.qa import CitedPage
 
 PASSAGE_CHARS = 6000  # the passage text beside the page; a whole page of text is about 4,000 characters
-_WORD = re.compile(r"\w{3,}")
+_TOKEN = re.compile(r"\w+(?:[.,]\d+)*")  # words, and numbers with their decimals ("74.9")
 
 
 class NotFoundError(LookupError):
@@ -90,16 +90,26 @@ def _boxed_row(tools: StoreTools, table: str, key: str, pdf_id: str) -> dict[str
     return rows[0] if rows else None
 
 
-def _best_chunk(tools: StoreTools, pdf_id: str, page_number: int, answer: str) -> dict[str, Any] | None:
-    """The chunk of a page that shares most words with the answer (a citation that names only its page)."""
-    words = {w.lower() for w in _WORD.findall(answer or "")}
-    if not words:
+def _tokens(text: str, min_len: int) -> set[str]:
+    return {t.lower() for t in _TOKEN.findall(text or "") if len(t) >= min_len or any(c.isdigit() for c in t)}
+
+
+def _best_chunk(tools: StoreTools, pdf_id: str, page_number: int, answer: str, question: str) -> dict[str, Any] | None:
+    """The chunk of a page that best matches the answer (its words and numbers count three times) and the
+    question's longer words: for a citation that names only its page."""
+    answer_words, question_words = _tokens(answer, 2), _tokens(question, 4)
+    if not answer_words and not question_words:
         return None
     rows = tools.query(
         "SELECT c.bounding_box AS box, c.text_content AS text FROM chunks c JOIN pages p ON c.ref_page_id = p.page_id "
         "WHERE CAST(c.ref_paper_id AS VARCHAR) = ? AND p.page_number = ? ORDER BY c.ordinal", [pdf_id, page_number])
-    scored = [(len(words & {w.lower() for w in _WORD.findall(r["text"] or "")}), n, r) for n, r in enumerate(rows)]
-    best = max(scored, default=None, key=lambda s: (s[0], -s[1]))
+
+    def score(text: str) -> int:
+        words = _tokens(text, 2)
+        return 3 * len(answer_words & words) + len(question_words & words)
+
+    scored = [(score(r["text"]), -n, r) for n, r in enumerate(rows)]
+    best = max(scored, default=None, key=lambda s: s[:2])
     return best[2] if best and best[0] > 0 else None
 
 
@@ -108,9 +118,10 @@ def _cut(text: str) -> str:
     return text if len(text) <= PASSAGE_CHARS else text[:PASSAGE_CHARS] + f"… [{len(text) - PASSAGE_CHARS:,} more characters]"
 
 
-def passage(tools: StoreTools, pdf_id: str, page_number: int, source: str = "", answer: str = "") -> Passage:
+def passage(tools: StoreTools, pdf_id: str, page_number: int, source: str = "", answer: str = "",
+            question: str = "") -> Passage:
     """What a citation points at: the row its ``source`` names (with its box) when the store has it, else the
-    passage of the cited page that holds the answer's words, else the page's text."""
+    passage of the cited page that best matches the answer and the question, else the page's text."""
     pdf_id = check_pdf_id(pdf_id)
     table, _, key = (source or "").strip().partition(".")
     kind, box, text, note = "page", None, None, ""
@@ -125,10 +136,11 @@ def passage(tools: StoreTools, pdf_id: str, page_number: int, source: str = "", 
         meta = tools.query("SELECT title, abstract FROM metadata WHERE CAST(paper_id AS VARCHAR) = ?", [pdf_id])
         kind, text = "metadata", "\n\n".join(filter(None, (meta[0]["title"], meta[0]["abstract"]))) if meta else ""
     if text is None:
-        found = _best_chunk(tools, pdf_id, page_number, answer)
+        found = _best_chunk(tools, pdf_id, page_number, answer, question)
         if found is not None:
             kind, box, text = "chunk", found["box"], found["text"]
-            note = "The citation names only the page; highlighted is the passage on it that shares most words with the answer."
+            note = ("The citation names only the page; highlighted is the passage on it that best matches the answer "
+                    "and the question.")
         else:
             text = page["page_content"] or ""
             note = "The citation names only the page; its text is shown."

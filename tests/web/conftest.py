@@ -54,7 +54,7 @@ def store_copy(web_store, tmp_path) -> Path:
     from evidex.tools.store import close_readonly
 
     close_readonly()
-    target = tmp_path / "store"
+    target = tmp_path / "mypapers"
     shutil.copytree(web_store.store_dir, target, ignore=shutil.ignore_patterns("web", "uploads", ".ingest.lock"))
     return target
 

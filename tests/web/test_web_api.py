@@ -329,7 +329,7 @@ def test_step_events_from_langgraph_updates():
     (probe,) = t.events("warm_start", {"steps": [('{"action": "search", "thought": "t", "query": "q", "table": "chunks", '
                                                    '"column": "text_content", "mode": "bm25"}', "hits " * 300)]})
     assert probe["n"] == 1 and probe["action"] == "search" and probe["detail"] == "q · chunks.text_content · bm25"
-    assert probe["observation"].endswith("more characters]") and len(probe["observation"]) < 700
+    assert probe["observation"].endswith("more characters]") and len(probe["observation"]) < 400
     assert t.events("early_answer", None)[0]["detail"].endswith("turns begin")
     (bad,) = t.events("decide", {"pending": {"action": "invalid", "error": "not JSON"}, "actions": ["invalid"]})
     assert bad["action"] == "invalid reply" and bad["detail"] == "not JSON"

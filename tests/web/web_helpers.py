@@ -3,7 +3,7 @@ server (uvicorn in a thread) and the system Chromium's launch flags.
 
 The scripted agent looks at the prompt: the first turn runs an SQL look-up, the next answers with citations of a
 chunk, a table and a bare page; a question containing ``slowly`` makes every model call take ``SLOW_S`` (to press
-stop), and one containing ``pwned`` gets hostile thoughts, SQL and answers back (markup, bidirectional and
+stop), one containing ``explode`` makes the model fail, and one containing ``pwned`` gets hostile thoughts, SQL and answers back (markup, bidirectional and
 control characters)."""
 from __future__ import annotations
 
@@ -56,6 +56,8 @@ class ScriptedAgent:
 
     def __call__(self, prompt: str) -> str:
         self.calls += 1
+        if "explode" in prompt:
+            raise RuntimeError("the scripted model broke")
         if "slowly" in prompt:
             self.release.wait(SLOW_S)
         hostile = "pwned" in prompt

@@ -58,6 +58,12 @@
 
   const show = (node, visible) => { node.hidden = !visible; };
 
+  // Bidirectional, zero-width and control characters in what the user typed or named (the server marks the rest
+  // the same way, tools/safe_text.py): shown as visible marks, so U+202E cannot draw a name reversed.
+  const HIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200d\u2060-\u2064\ufeff]/g;
+  const visible = (text) => String(text).replace(HIDDEN,
+    (ch) => `\u27e8U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}\u27e9`);
+
   // -- access ----------------------------------------------------------------------------------------------
   async function signIn(key) {
     await api("/api/login", {method: "POST", json: {key}});
@@ -241,10 +247,11 @@
       chip.addEventListener("click", () => {
         for (const other of chips.children) other.classList.remove("active");
         chip.classList.add("active");
-        showCitation(c, view.answer || "").catch((err) => message(err.message));
+        showCitation(c, view.answer || "", view.question || "").catch((err) => message(err.message));
       });
       chips.append(chip);
     }
+    prefetchPages(view.citations || []);
     const facts = [view.config];
     if (view.turns) facts.push(`${view.turns} turn${view.turns === 1 ? "" : "s"} (${(view.actions || []).join(", ")})`);
     if (view.seconds) facts.push(`${view.seconds.toFixed(1)} s`);
@@ -275,7 +282,7 @@
     state.askedAt = performance.now();
     delete state.timings.firstStepMs;
     setRunning(true);
-    openRun(question);
+    openRun(visible(question));
     try {
       const started = await api("/api/ask", {method: "POST", json: {
         question, config: $("config").value, pdf_ids: [...state.selected],
@@ -315,7 +322,16 @@
   });
 
   // -- cited pages -----------------------------------------------------------------------------------------
-  async function showCitation(c, answer) {
+  const pageImageUrl = (pdfId, page) => `/api/pages/${encodeURIComponent(pdfId)}/${Number(page)}.png`;
+
+  // The cited pages are fetched as soon as the answer is in (the server renders each once, the browser keeps it),
+  // so a click shows its page at once.
+  function prefetchPages(citations) {
+    const urls = new Set(citations.filter((c) => c.exists !== false).map((c) => pageImageUrl(c.pdf_id, c.page_number)));
+    for (const url of [...urls].slice(0, 6)) new Image().src = url;
+  }
+
+  async function showCitation(c, answer, question) {
     const clicked = performance.now();
     const img = $("page-img");
     const hl = $("highlight");
@@ -323,7 +339,7 @@
     show($("page-wrap"), true);
     show(hl, false);
     $("viewer").dataset.shown = "";
-    const imageUrl = (page) => `/api/pages/${encodeURIComponent(c.pdf_id)}/${Number(page)}.png`;
+    const imageUrl = (page) => pageImageUrl(c.pdf_id, page);
     const loaded = (url) => new Promise((resolve, reject) => {
       if (img.getAttribute("src") === url && img.complete && img.naturalWidth) { resolve(); return; }
       img.onload = () => resolve();
@@ -332,7 +348,7 @@
     });
     let pending = loaded(imageUrl(c.page_number));  // the image and the passage load side by side
     const query = new URLSearchParams({pdf_id: c.pdf_id, page: String(c.page_number), source: c.source || "",
-      answer: (answer || "").slice(0, 2000)});
+      answer: (answer || "").slice(0, 2000), question: (question || "").slice(0, 2000)});
     const passage = await api(`/api/passage?${query}`);
     if (passage.page_number !== c.page_number) pending = loaded(imageUrl(passage.page_number));
     $("viewer-title").textContent = `${passage.title} · page ${passage.page_number} of ${passage.page_count}`;
@@ -379,7 +395,7 @@
 
   // -- uploads ---------------------------------------------------------------------------------------------
   function uploadOne(file) {
-    const name = el("span", {cls: "name", text: file.name});
+    const name = el("span", {cls: "name", text: visible(file.name)});
     const bar = el("progress");
     bar.max = 100;
     bar.value = 0;
