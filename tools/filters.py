@@ -516,6 +516,16 @@ class Filter:
         where, exact = _to_where(self.root)
         return where, exact
 
+    def fields(self) -> frozenset[str]:
+        """Names of the record fields the filter reads (``bbox`` for any box access)."""
+        return frozenset(_fields(self.root))
+
+    def field_values(self, name: str) -> frozenset | None:
+        """The values field ``name`` must take for a record to match (from ``==`` / ``in`` conditions joined by
+        ``and``/``or``), or None when the filter does not pin it down. A search uses it to narrow the candidates
+        (e.g. to one paper's chunks) before evaluating the whole filter on them."""
+        return _pinned(self.root, name)
+
 
 def parse_filter(text: str | None) -> Filter | None:
     """Parse and type-check a filter; ``None``/blank means no filter."""
@@ -532,6 +542,41 @@ def parse_filter(text: str | None) -> Filter | None:
     if t != "bool":
         raise FilterSyntaxError("the filter must be a condition (e.g. page_number == 1), not a value", root.pos, text)
     return Filter(text, root)
+
+
+def _fields(node: Node) -> set[str]:
+    if isinstance(node, FieldRef):
+        return {node.name}
+    out: set[str] = set()
+    for value in vars(node).values():
+        if isinstance(value, Node):
+            out |= _fields(value)
+        elif isinstance(value, tuple):
+            for item in value:
+                if isinstance(item, Node):
+                    out |= _fields(item)
+    return out
+
+
+def _pinned(node: Node, name: str) -> frozenset | None:
+    if isinstance(node, Compare) and node.op == "==":
+        for field_node, lit in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(field_node, FieldRef) and field_node.name == name and isinstance(lit, Lit):
+                return frozenset([lit.value])
+        return None
+    if isinstance(node, In) and not node.negated:
+        if isinstance(node.value, FieldRef) and node.value.name == name and all(isinstance(i, Lit) for i in node.items.items):
+            return frozenset(i.value for i in node.items.items)
+        return None
+    if isinstance(node, Logical):
+        parts = [_pinned(i, name) for i in node.items]
+        if node.op == "and":
+            known = [p for p in parts if p is not None]
+            return frozenset.intersection(*known) if known else None
+        if any(p is None for p in parts):
+            return None
+        return frozenset().union(*parts)
+    return None
 
 
 # ------------------------------------------------------------------------------------------------ evaluation

@@ -16,18 +16,17 @@ import json
 import sys
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
 
+from evidex.tools.bm25_index import ENTRIES_FILE, LEGACY_ENTRIES_FILE, BM25Index, query_tokens
 from evidex.tools.filters import Filter, FilterSyntaxError, parse_filter
 from evidex.tools.kb_index import rrf_fuse
-from evidex.tools.quiet import quiet_bm25s
 from evidex.tools.store import (
-    BM25_STOPWORDS,
-    BM25_TOKEN_PATTERN,
     StoreError,
     StorePaths,
     connect_readonly,
@@ -39,6 +38,7 @@ from evidex.tools.store import (
 
 SearchMode = Literal["dense", "bm25", "hybrid"]
 MAX_TEXT_CHARS = 2000  # per hit, in tool output
+QUERY_VECTORS = 256  # query embeddings kept per engine
 
 
 class SearchError(ValueError):
@@ -127,31 +127,6 @@ def _meta_to_record(meta: dict) -> dict:
     }
 
 
-class _BM25Pair:
-    def __init__(self, folder: Path):
-        bm25s = quiet_bm25s()
-
-        self.model = bm25s.BM25.load(str(folder), mmap=False)
-        entries = json.loads((folder / "entries.json").read_text())
-        self.keys: list[str] = entries["primary_key"]
-        self.records = [
-            {"pdf_id": p, "page_number": n, "primary_key": k, "bbox": b}
-            for k, p, n, b in zip(entries["primary_key"], entries["pdf_id"], entries["page_number"], entries["bbox"])
-        ]
-        self._masks: dict[str, np.ndarray] = {}
-
-    def mask(self, flt: Filter, table: str, column: str) -> np.ndarray:
-        m = self._masks.get(flt.text)
-        if m is None:
-            m = np.array(
-                [flt.matches({**r, "table_name": table, "column_name": column}) for r in self.records], dtype=np.float32
-            )
-            if len(self._masks) > 64:
-                self._masks.clear()
-            self._masks[flt.text] = m
-        return m
-
-
 class SearchEngine:
     """Open indexes of one store. Cheap to query repeatedly; get one with :func:`get_engine`."""
 
@@ -164,8 +139,9 @@ class SearchEngine:
         self._embeddings = embeddings
         self._client = None
         self._collections: dict[tuple[str, str], object] = {}
-        self._bm25_pairs: dict[tuple[str, str], _BM25Pair] = {}
+        self._bm25_pairs: dict[tuple[str, str], BM25Index] = {}
         self._lock = threading.Lock()
+        self._query_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
 
     # -- resources -------------------------------------------------------------------------------------
     @property
@@ -190,15 +166,30 @@ class SearchEngine:
                 self._collections[key] = self._client.get_collection(self.pairs[key]["collection"], embedding_function=None)
             return self._collections[key]
 
-    def _bm25_pair(self, table: str, column: str) -> _BM25Pair | None:
+    def _bm25_pair(self, table: str, column: str) -> BM25Index | None:
         key = (table, column)
         with self._lock:
             if key not in self._bm25_pairs:
                 folder = self.paths.bm25 / f"{table}.{column}"
-                if not (folder / "entries.json").exists():
+                if not ((folder / ENTRIES_FILE).exists() or (folder / LEGACY_ENTRIES_FILE).exists()):
                     return None
-                self._bm25_pairs[key] = _BM25Pair(folder)
+                self._bm25_pairs[key] = BM25Index(folder)
             return self._bm25_pairs[key]
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        """The query's embedding; the last QUERY_VECTORS queries are kept (hybrid and dense of one question)."""
+        with self._lock:
+            vec = self._query_vectors.get(query)
+            if vec is not None:
+                self._query_vectors.move_to_end(query)
+                return vec
+        with _torch_threads(1):
+            vec = np.asarray(self.embeddings.encode([query]), dtype=np.float32)[0]
+        with self._lock:
+            self._query_vectors[query] = vec
+            while len(self._query_vectors) > QUERY_VECTORS:
+                self._query_vectors.popitem(last=False)
+        return vec
 
     def searchable(self) -> list[dict]:
         return list(self.manifest["pairs"])
@@ -274,8 +265,7 @@ class SearchEngine:
         if total == 0:
             return []
         where, exact = flt.chroma_where() if flt is not None else (None, True)
-        with _torch_threads(1):
-            vec = np.asarray(self.embeddings.encode([args.query]), dtype=np.float32)[0]
+        vec = self._query_vector(args.query)
         fetch = k if exact else min(total, max(k * 10, 100))
         while True:
             res = col.query(
@@ -291,30 +281,17 @@ class SearchEngine:
             fetch = min(total, fetch * 4)
 
     def _bm25(self, args: SearchArgs, flt: Filter | None, k: int) -> list[tuple[str, float, dict]]:
-        bm25s = quiet_bm25s()
-
-        pair = self._bm25_pair(args.table, args.column)
-        if pair is None or not pair.keys:
+        index = self._bm25_pair(args.table, args.column)
+        if index is None or index.n == 0:
             return []
-        tokens = bm25s.tokenize(
-            [args.query], token_pattern=BM25_TOKEN_PATTERN, stopwords=BM25_STOPWORDS, return_ids=False, show_progress=False
-        )
-        if not tokens or not tokens[0]:
+        tokens = query_tokens(args.query)
+        if not tokens:
             return []
-        kwargs = {}
-        if flt is not None:
-            mask = pair.mask(flt, args.table, args.column)
-            if not mask.any():
-                return []
-            kwargs["weight_mask"] = mask
-        k = min(k, len(pair.keys))
-        docs, scores = pair.model.retrieve(tokens, k=k, show_progress=False, **kwargs)
+        docs = index.candidates(flt, args.table, args.column) if flt is not None else None
         out = []
-        for i, s in zip(docs[0], scores[0]):
-            if s <= 0:
-                continue
-            rec = pair.records[int(i)]
-            out.append((rec["primary_key"], float(s), {**rec}))
+        for i, score in index.search(tokens, k, docs):
+            rec = index.record(i)
+            out.append((rec["primary_key"], score, rec))
         return out
 
 

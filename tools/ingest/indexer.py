@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from evidex.tools.bm25_index import write_entries
 from evidex.tools.ingest.config import IngestConfig
 from evidex.tools.quiet import quiet_bm25s
 from evidex.tools.store import (
@@ -170,13 +171,13 @@ def rebuild_bm25(con: duckdb.DuckDBPyConnection, paths: StorePaths, config: Inge
         model = bm25s.BM25()
         model.index(tokens, show_progress=False)
         model.save(str(folder), show_progress=False)
-        entries = {
-            "primary_key": [r[0] for r in rows],
-            "pdf_id": [r[2] for r in rows],
-            "page_number": [int(r[3]) if r[3] is not None else -1 for r in rows],
-            "bbox": [list(r[4]) if r[4] is not None else None for r in rows],
-        }
-        (folder / "entries.json").write_text(json.dumps(entries))
+        write_entries(
+            folder,
+            [r[0] for r in rows],
+            [r[2] for r in rows],
+            [int(r[3]) if r[3] is not None else -1 for r in rows],
+            [list(r[4]) if r[4] is not None else None for r in rows],
+        )
     (tmp / "state.json").write_text(json.dumps({"state": state, "counts": counts}))
     # swap in the new indexes only when all are written: a crash leaves the previous set intact
     old = paths.root / "bm25.old"
