@@ -1,11 +1,17 @@
 """``python -m tools.ingest PATH... --db NAME``: ingest PDFs (files, folders, globs) into a paper store.
 
-Exit code 0 when every file was ingested or skipped, 1 when any file failed (the others are committed),
-2 on a usage/config error.
+Upkeep of a store (see tools/ingest/upkeep.py):
+    python -m tools.ingest --db NAME --remove PAPER_ID_OR_PATH ...   remove papers from DuckDB, Chroma and BM25
+    python -m tools.ingest --db NAME --sync FOLDER                   gone files removed, new and changed ingested
+    python -m tools.ingest --db NAME --check                         count orphan rows and index entries
+
+Exit code 0 when every file was ingested or skipped (or the check found nothing), 1 when any file failed (the
+others are committed) or the check found a problem, 2 on a usage/config error (nothing changed).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 
@@ -14,12 +20,13 @@ from rich.table import Table
 
 from evidex.tools.ingest.errors import IngestError
 from evidex.tools.ingest.pipeline import IngestReport, ingest
+from evidex.tools.ingest.upkeep import StoreCheck, UpkeepReport, check_store, remove, sync
 from evidex.tools.store import StoreError
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m tools.ingest", description="Ingest PDFs into a multiview paper store.")
-    p.add_argument("paths", nargs="+", help="PDF files, folders (searched recursively) or glob patterns")
+    p.add_argument("paths", nargs="*", help="PDF files, folders (searched recursively) or glob patterns")
     p.add_argument("--db", help="store name (under <cache_dir>/stores/NAME)")
     p.add_argument("--store-dir", help="explicit store folder (instead of --db)")
     p.add_argument("--config", default=None, help="ingestion config name in configs/ingest or a YAML path (default: default)")
@@ -27,6 +34,15 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--from-scratch", action="store_true", help="delete the store and rebuild it")
     p.add_argument("--workers", type=int, default=1, help="parser processes (default 1)")
     p.add_argument("--skip-dense", action="store_true", help="parse, store and BM25-index only; embed on a later run")
+    p.add_argument("--remove", nargs="+", metavar="PAPER_ID_OR_PATH",
+                   help="remove these papers (metadata.paper_id, or the path a PDF was ingested from, even if the file "
+                        "is gone) from DuckDB, Chroma and BM25; an unknown one stops the command before any change")
+    p.add_argument("--sync", metavar="FOLDER",
+                   help="make the store match FOLDER: papers ingested from it whose files are gone are removed, new and "
+                        "changed PDFs ingested (papers from elsewhere stay); an interrupted sync is completed by the next")
+    p.add_argument("--check", action="store_true",
+                   help="after any other action (or alone): count rows and index entries that DuckDB, Chroma and BM25 "
+                        "disagree on; exit 1 if there are any")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -51,28 +67,85 @@ def print_report(report: IngestReport, console: Console) -> None:
     )
 
 
+def print_upkeep(upkeep: UpkeepReport, console: Console) -> None:
+    if upkeep.finished_pending:
+        console.print(f"finished {upkeep.finished_pending} interrupted removal(s)")
+    for r in upkeep.removed:
+        console.print(f"[yellow]removed[/yellow] {r.paper_id[:8]}  {r.path or ''}  {r.title or ''}")
+    if upkeep.rows:
+        console.print("rows: " + ", ".join(f"{k} {v}" for k, v in upkeep.rows.items()))
+        console.print(f"removed {len(upkeep.removed)} paper(s) in {upkeep.seconds:.1f}s")
+
+
+def print_check(check: StoreCheck, console: Console) -> None:
+    table = Table(title=f"Consistency of {check.store} ({check.papers} papers)")
+    for col in ("index", "kind", "cells", "entries", "orphans", "missing"):
+        table.add_column(col)
+    for p in check.indexes:
+        table.add_row(p.pair, p.kind, str(p.cells), str(p.entries), str(p.orphans), str(p.missing))
+    console.print(table)
+    if check.ok:
+        console.print("[green]consistent[/green]: 0 orphan rows, 0 orphan or missing index entries")
+    else:
+        for line in check.problems():
+            console.print(f"[red]problem:[/red] {line}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_arg_parser().parse_args(argv)
+    parser = build_arg_parser()
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     console = Console(stderr=False)
     if not args.db and not args.store_dir:
         console.print("[red]error:[/red] give --db NAME or --store-dir DIR")
         return 2
+    actions = sum(bool(x) for x in (args.paths, args.remove, args.sync))
+    if actions > 1:
+        console.print("[red]error:[/red] give PDF paths, --remove or --sync, one at a time")
+        return 2
+    if actions == 0 and not args.check:
+        parser.print_usage()
+        console.print("[red]error:[/red] give PDF paths to ingest, --remove, --sync or --check")
+        return 2
+    status = 0
     try:
-        report = ingest(
-            args.paths,
-            args.db,
-            store_dir=args.store_dir,
-            config=args.config,
-            metadata_dir=args.metadata_dir,
-            from_scratch=args.from_scratch,
-            workers=args.workers,
-            skip_dense=args.skip_dense,
-            progress=not args.quiet,
-        )
+        if args.remove:
+            upkeep = remove(args.remove, args.db, store_dir=args.store_dir, config=args.config, progress=not args.quiet)
+            print(upkeep.model_dump_json(indent=1)) if args.json else print_upkeep(upkeep, console)
+        elif args.sync:
+            upkeep, report = sync(args.sync, args.db, store_dir=args.store_dir, config=args.config,
+                                  metadata_dir=args.metadata_dir, workers=args.workers, skip_dense=args.skip_dense,
+                                  progress=not args.quiet)
+            if args.json:
+                print(json.dumps({"removed": upkeep.model_dump(), "ingested": report.model_dump()}, indent=1))
+            else:
+                print_upkeep(upkeep, console)
+                print_report(report, console)
+            status = 1 if report.failed else 0
+        elif args.paths:
+            status = _ingest(args, console)
+        if args.check:
+            check = check_store(args.db, store_dir=args.store_dir, config=args.config)
+            print(check.model_dump_json(indent=1)) if args.json else print_check(check, console)
+            status = status or (0 if check.ok else 1)
     except (IngestError, StoreError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
+    return status
+
+
+def _ingest(args, console: Console) -> int:
+    report = ingest(
+        args.paths,
+        args.db,
+        store_dir=args.store_dir,
+        config=args.config,
+        metadata_dir=args.metadata_dir,
+        from_scratch=args.from_scratch,
+        workers=args.workers,
+        skip_dense=args.skip_dense,
+        progress=not args.quiet,
+    )
     if args.json:
         print(report.model_dump_json(indent=1))
     else:

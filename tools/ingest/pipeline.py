@@ -35,7 +35,8 @@ from evidex.tools.ingest.metadata import MetadataLookup, apply_metadata_json
 from evidex.tools.ingest.parser import make_parser
 from evidex.tools.ingest.records import ParsedPaper
 from evidex.tools.ingest.summaries import Summariser, SummaryCache, summarise_paper
-from evidex.tools.ingest.writer import delete_paper, write_paper
+from evidex.tools.ingest.removal import finish_pending_removals, queue_removals
+from evidex.tools.ingest.writer import write_paper
 from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths
 
 log = logging.getLogger(__name__)
@@ -259,6 +260,7 @@ def ingest(
         con = connect_writable(paths.db)
         try:
             _check_store_config(con, cfg, paths)
+            finish_pending_removals(con, paths)  # a removal or replacement interrupted by a kill
             report = _run(con, inputs, cfg, paths, metadata_dir, workers, skip_dense, summariser, embeddings, progress, seconds)
         finally:
             con.close()
@@ -336,9 +338,8 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
             try:
                 result, replaced = _commit(con, paper, cfg, lookup, summariser, cache, seconds)
                 results.append(result)
-                if not skip_dense:
-                    for old_pid in replaced:
-                        get_dense().delete_paper(old_pid)
+                if replaced:  # the old version's vectors (queued in the same transaction as its rows' deletion)
+                    finish_pending_removals(con, paths)
             except DuplicatePaperError as exc:
                 results.append(FileResult(path=path, status="failed", error_kind="duplicate_paper", error=str(exc)))
                 continue
@@ -393,10 +394,7 @@ def _commit(con, paper: ParsedPaper, cfg: IngestConfig, lookup: MetadataLookup, 
         "SELECT CAST(paper_id AS VARCHAR) FROM evidex.files WHERE pdf_path = ? AND pdf_sha256 <> ?", [paper.path, paper.sha256]
     ).fetchall():
         if old_pid != meta.paper_id:
-            con.execute("BEGIN TRANSACTION")
-            delete_paper(con, old_pid)
-            con.execute("DELETE FROM evidex.files WHERE paper_id = ?", [old_pid])
-            con.execute("COMMIT")
+            queue_removals(con, [old_pid])
             replaced.append(old_pid)
     write_paper(con, paper, meta, cfg.parser.max_cell_chars)
     seconds["write"] += time.perf_counter() - t

@@ -174,6 +174,9 @@ def ingest_qasper(papers: Iterable[QasperPaper], db: str | None = None, *, store
         con = connect_writable(paths.db)
         try:
             _check_store(con, cfg, paths)
+            from evidex.tools.ingest.removal import finish_pending_removals
+
+            finish_pending_removals(con, paths)
             report = _run(con, papers, cfg, paths, embeddings, skip_dense, progress, seconds)
         finally:
             con.close()
