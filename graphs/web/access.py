@@ -25,7 +25,7 @@ KEY_HEADER = "x-evidex-key"
 REQUEST_HEADER = "x-evidex-request"
 OPEN_PATHS = ("/", "/favicon.ico", "/api/access", "/api/login")  # the page itself and signing in
 OPEN_PREFIXES = ("/static/",)
-PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
@@ -105,7 +105,8 @@ class AccessMiddleware:
 
         await self.app(scope, receive, send_with_headers)
 
-    def _refusal(self, method: str, path: str, headers: dict[str, str], cookies: dict[str, str]) -> tuple[int, str] | None:
+    def _refusal(self, method: str, path: str, headers: dict[str, str],
+                 cookies: dict[str, str]) -> tuple[int, str] | None:
         host = headers.get("host", "")
         if self.access.loopback and not is_loopback(_host_name(host)):
             return 421, "This server answers on loopback only (open it as http://127.0.0.1:PORT/)."

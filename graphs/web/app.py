@@ -25,6 +25,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evidex.graphs.web.access import SESSION_COOKIE, Access, AccessMiddleware
+from evidex.graphs.web.asking import Asker, BusyError
+from evidex.graphs.web.history import History
+from evidex.graphs.web.models import AskRequest, AskStarted, LoginRequest, StoreInfo
+from evidex.graphs.web.page_render import PageRenderer, RenderError
+from evidex.graphs.web.store_gate import StoreBusyError, StoreGate
+from evidex.graphs.web.store_view import NotFoundError, check_pdf_id, list_papers, passage, pdf_file
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -34,14 +41,6 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-
-from evidex.graphs.web.access import SESSION_COOKIE, Access, AccessMiddleware
-from evidex.graphs.web.asking import Asker, BusyError
-from evidex.graphs.web.history import History
-from evidex.graphs.web.models import AskRequest, AskStarted, LoginRequest, StoreInfo
-from evidex.graphs.web.page_render import PageRenderer, RenderError
-from evidex.graphs.web.store_gate import StoreBusyError, StoreGate
-from evidex.graphs.web.store_view import NotFoundError, check_pdf_id, list_papers, passage, pdf_file
 
 log = logging.getLogger(__name__)
 STATIC = Path(__file__).resolve().parent / "static"
@@ -290,7 +289,8 @@ def create_app(options: WebOptions, *, llm=None, embeddings=None) -> Starlette:
         Route("/trace/{run_id}", trace),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
-        NotFoundError: not_found, StoreBusyError: busy, RenderError: unrenderable, HTTPException: http_error, Exception: server_error})
+        NotFoundError: not_found, StoreBusyError: busy, RenderError: unrenderable, HTTPException: http_error,
+        Exception: server_error})
     app.add_middleware(AccessMiddleware, access=access)
     app.state.asker = asker
     app.state.store_root = paths.root

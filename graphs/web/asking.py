@@ -18,14 +18,13 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackHandler
-
 from evidex.graphs.web.history import History
 from evidex.graphs.web.models import AnswerView, AskRequest, ConfigChoice
 from evidex.graphs.web.steps import StepTracker, preview
 from evidex.graphs.web.store_gate import StoreGate
 from evidex.graphs.web.store_view import citation_views
 from evidex.tools.safe_text import visible_controls
+from langchain_core.callbacks import BaseCallbackHandler
 
 log = logging.getLogger(__name__)
 QA_FAMILY = "airqa"  # the configs offered on the page: NeuSym, its ablations and the baselines over a paper store
@@ -259,7 +258,8 @@ class Asker:
         error: str | None = None
         citations = []
         try:
-            with self.gate.reading(on_wait=lambda: run.emit({"type": "status", "message": "waiting for an upload to finish"})):
+            waiting = {"type": "status", "message": "waiting for an upload to finish"}
+            with self.gate.reading(on_wait=lambda: run.emit(waiting)):
                 cfg, graph = self.graph(req.config, on_build=lambda: run.emit(
                     {"type": "status", "message": f"preparing {req.config} (and its model, on its first question)"}))
                 question = PaperQuestion(id=run.id, question=req.question, answer_format=req.answer_format,

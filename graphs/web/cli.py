@@ -33,7 +33,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--db", help="store name (made with python -m tools.ingest ... --db NAME)")
     p.add_argument("--store-dir", type=Path, help="a store folder instead of --db")
-    p.add_argument("--new", action="store_true", help="create the store empty if it does not exist (add papers by upload)")
+    p.add_argument("--new", action="store_true",
+                   help="create the store empty if it does not exist (add papers by upload)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--config", default="airqa/airqa", help="the config chosen when the page opens (airqa/<method>)")

@@ -87,7 +87,7 @@ class PageRenderer:
     def _exchange(self, message: dict) -> tuple[dict, bytes]:
         request = json.dumps(message).encode() + b"\n"
         with self._lock:
-            for attempt in (1, 2):  # a helper that died (MuPDF can crash on a malformed file) is restarted once
+            for _attempt in (1, 2):  # a helper that died (MuPDF can crash on a malformed file) is restarted once
                 proc = self._process()
                 try:
                     proc.stdin.write(request)
@@ -124,12 +124,8 @@ class PageRenderer:
         with self._lock:
             proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
-            proc.stdin.close()  # the helper's loop ends at end of input
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            proc.kill()  # it holds nothing worth saving, and may still be importing PyMuPDF
+            proc.wait()
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ def action_detail(action: dict[str, Any]) -> str:
     if name == "sql":
         detail = str(action.get("sql", ""))
     elif name == "search":
-        detail = f"{action.get('query', '')!s} · {action.get('table')}.{action.get('column')} · {action.get('mode', 'hybrid')}"
+        detail = (f"{action.get('query', '')!s} · {action.get('table')}.{action.get('column')} · "
+                  f"{action.get('mode', 'hybrid')}")
         if action.get("filter"):
             detail += f" · filter {action['filter']}"
     elif name == "calculate":
@@ -43,8 +44,8 @@ def action_detail(action: dict[str, Any]) -> str:
 
 
 def _step(n: int, node: str, action: str, thought: str = "", detail: str = "", observation: str | None = None):
-    return {"type": "step", "n": n, "node": node, "action": preview(action, 60), "thought": preview(thought, DETAIL_CHARS),
-            "detail": detail, "observation": observation}
+    return {"type": "step", "n": n, "node": node, "action": preview(action, 60),
+            "thought": preview(thought, DETAIL_CHARS), "detail": detail, "observation": observation}
 
 
 @dataclass
@@ -77,7 +78,8 @@ class StepTracker:
                 action = update["pending"]
                 if action.get("action") == "invalid":
                     self.waiting = self._next()
-                    return [_step(self.waiting, node, "invalid reply", "", preview(action.get("error", ""), DETAIL_CHARS))]
+                    error = preview(action.get("error", ""), DETAIL_CHARS)
+                    return [_step(self.waiting, node, "invalid reply", "", error)]
                 self.waiting = self._next()
                 return [_step(self.waiting, node, str(action.get("action")), str(action.get("thought", "")),
                               action_detail(action))]

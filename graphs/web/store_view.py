@@ -12,8 +12,8 @@ from typing import Any
 
 from evidex.graphs.qa.store_tools import StoreTools
 from evidex.graphs.web.models import CitationView, Paper, Passage
-from evidex.tools.safe_text import visible_controls
 from evidex.tools.qa import CitedPage
+from evidex.tools.safe_text import visible_controls
 
 PASSAGE_CHARS = 6000  # the passage text beside the page; a whole page of text is about 4,000 characters
 _TOKEN = re.compile(r"\w+(?:[.,]\d+)*")  # words, and numbers with their decimals ("74.9")
@@ -54,8 +54,8 @@ def venue(row: dict[str, Any]) -> str:
 def list_papers(tools: StoreTools) -> list[Paper]:
     rows = tools.query("SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title, num_pages, conference_abbreviation, "
                        "conference_year, pub_year FROM metadata ORDER BY lower(title)")
-    return [Paper(pdf_id=r["pdf_id"], title=visible_controls(r["title"] or "(untitled)"), venue=visible_controls(venue(r)),
-                  pages=int(r["num_pages"] or 0)) for r in rows]
+    return [Paper(pdf_id=r["pdf_id"], title=visible_controls(r["title"] or "(untitled)"),
+                  venue=visible_controls(venue(r)), pages=int(r["num_pages"] or 0)) for r in rows]
 
 
 def pdf_file(tools: StoreTools, pdf_id: str) -> tuple[Path, int]:
@@ -115,7 +115,9 @@ def _best_chunk(tools: StoreTools, pdf_id: str, page_number: int, answer: str, q
 
 def _cut(text: str) -> str:
     text = visible_controls(text or "")
-    return text if len(text) <= PASSAGE_CHARS else text[:PASSAGE_CHARS] + f"… [{len(text) - PASSAGE_CHARS:,} more characters]"
+    if len(text) <= PASSAGE_CHARS:
+        return text
+    return text[:PASSAGE_CHARS] + f"… [{len(text) - PASSAGE_CHARS:,} more characters]"
 
 
 def passage(tools: StoreTools, pdf_id: str, page_number: int, source: str = "", answer: str = "",
@@ -161,6 +163,7 @@ def citation_views(tools: StoreTools, citations: list[CitedPage]) -> list[Citati
         titles = {r["pdf_id"]: r["title"] for r in tools.query(
             "SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title FROM metadata "
             f"WHERE CAST(paper_id AS VARCHAR) IN ({sql_marks(ids)})", ids)}
-    return [CitationView(pdf_id=visible_controls(c.pdf_id), page_number=c.page_number, source=visible_controls(c.source),
-                         exists=c.exists, title=visible_controls(titles.get(c.pdf_id) or c.pdf_id),
+    return [CitationView(pdf_id=visible_controls(c.pdf_id), page_number=c.page_number,
+                         source=visible_controls(c.source), exists=c.exists,
+                         title=visible_controls(titles.get(c.pdf_id) or c.pdf_id),
                          kind=KINDS.get(c.source.partition(".")[0], "page")) for c in citations]

@@ -55,7 +55,8 @@ def save_upload(stream: BinaryIO, original: str, store_root: Path, max_bytes: in
             for block in iter(lambda: stream.read(CHUNK), b""):
                 size += len(block)
                 if size > max_bytes:
-                    raise UploadTooLargeError(f"{visible_controls(original)[:120]}: larger than {max_bytes // (1 << 20)} MB")
+                    shown = visible_controls(original)[:120]
+                    raise UploadTooLargeError(f"{shown}: larger than {max_bytes // (1 << 20)} MB")
                 out.write(block)
         name = safe_name(original)
         target = folder / name
@@ -90,7 +91,8 @@ def ingest_upload(path: Path, original: str, ingest_kwargs: dict, reused: bool =
     seconds = round(time.perf_counter() - start, 2)
     if result is None:
         path.unlink(missing_ok=True)
-        return UploadResult(name=shown, status="failed", error_kind="missing", error="the file was not ingested", seconds=seconds)
+        return UploadResult(name=shown, status="failed", error_kind="missing", error="the file was not ingested",
+                            seconds=seconds)
     if result.status == "failed" or (result.status == "skipped" and not reused):
         path.unlink(missing_ok=True)
     # the error names the saved file's path: show its name only (the folder is the server's business)

@@ -50,10 +50,7 @@ def web_store(tmp_path_factory, fake_embeddings) -> WebStore:
 
 @pytest.fixture
 def store_copy(web_store, tmp_path) -> Path:
-    """A copy of the store a test may change (uploads, history)."""
-    from evidex.tools.store import close_readonly
-
-    close_readonly()
+    """A copy of the store a test may change (uploads, history); the original is only ever read."""
     target = tmp_path / "mypapers"
     shutil.copytree(web_store.store_dir, target, ignore=shutil.ignore_patterns("web", "uploads", ".ingest.lock"))
     return target

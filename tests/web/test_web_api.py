@@ -8,7 +8,6 @@ import struct
 import time
 
 import pytest
-
 from web_helpers import ANSWER, HOSTILE, PAYLOADS
 
 ASK_HEADERS = {"X-Evidex-Request": "1"}
@@ -288,7 +287,6 @@ def test_elsewhere_every_call_needs_the_access_key(make_app):
 
 def test_the_command_line(web_store, tmp_path, monkeypatch, capsys):
     import uvicorn
-
     from evidex.graphs.web.cli import access_key, main
 
     with pytest.raises(SystemExit) as help_exit:

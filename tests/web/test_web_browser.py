@@ -45,18 +45,26 @@ def live(make_app):
         yield server
 
 
+@pytest.fixture
+def keyed(make_app):
+    """The server as when bound beyond loopback: every call needs the access key."""
+    app, agent = make_app(access_key="browser-test-key", loopback=False)
+    with LiveServer(app, agent, key="browser-test-key") as server:
+        yield server
+
+
 class Watched:
     """A page with its console errors and every request it made."""
 
-    def __init__(self, browser, url: str):
+    def __init__(self, browser, url: str, path: str = "/", ready: str = "#papers li"):
         self.context = browser.new_context(viewport={"width": 1440, "height": 1000})
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.requests: list[str] = []
         self.context.on("page", self._watch)
         self._watch(self.page)
-        self.page.goto(url + "/")
-        self.page.wait_for_selector("#papers li")
+        self.page.goto(url + path)
+        self.page.wait_for_selector(ready)
 
     def _watch(self, page):
         page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
@@ -229,3 +237,21 @@ def test_stop_ends_a_slow_question_and_errors_are_messages(browser, live):
     print(f"\nweb stop: the page showed 'Stopped.' {stop_ms:.0f} ms after the click")
     w.close(live.url)
     assert stop_ms < 1000
+
+
+def test_beyond_loopback_the_page_asks_for_the_key_once(browser, keyed):
+    w = Watched(browser, keyed.url, ready="#login-form")
+    page = w.page
+    assert page.is_hidden("#main") and page.locator("#papers li").count() == 0
+    page.fill("#login-key", "browser-test-key")
+    page.click("#login-form button")
+    page.wait_for_selector("#papers li")
+    assert page.is_hidden("#login") and page.input_value("#login-key") == ""
+    page.reload()  # the session cookie keeps it signed in
+    page.wait_for_selector("#papers li")
+    w.close(keyed.url)
+    # the printed address carries the key after '#': the page signs in with it and drops it from the address bar
+    w = Watched(browser, keyed.url, path="/#key=browser-test-key")
+    assert "key=" not in w.page.url and w.page.is_hidden("#login")
+    assert all("browser-test-key" not in u for u in w.requests)  # never sent in a URL
+    w.close(keyed.url)

@@ -87,10 +87,10 @@ def free_port() -> int:
 class LiveServer:
     """The app served by uvicorn on loopback in a background thread."""
 
-    def __init__(self, app, agent: ScriptedAgent):
+    def __init__(self, app, agent: ScriptedAgent, key: str | None = None):
         import uvicorn
 
-        self.app, self.agent = app, agent
+        self.app, self.agent, self.key = app, agent, key
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
@@ -104,7 +104,8 @@ class LiveServer:
         deadline = time.time() + 30
         while time.time() < deadline:  # up, and warm (the store's indexes open): the page is ready to ask
             try:
-                with urllib.request.urlopen(f"{self.url}/api/store", timeout=2) as r:
+                request = urllib.request.Request(f"{self.url}/api/store", headers={"X-Evidex-Key": self.key or ""})
+                with urllib.request.urlopen(request, timeout=2) as r:
                     if json.loads(r.read())["ready"]:
                         return self
             except OSError:

@@ -407,7 +407,7 @@
       xhr.open("POST", "/api/upload");
       xhr.setRequestHeader("X-Evidex-Request", "1");
       xhr.upload.onprogress = (e) => { if (e.lengthComputable) bar.value = Math.round((100 * e.loaded) / e.total); };
-      xhr.upload.onload = () => { bar.value = 100; status.textContent = "ingesting (parsing, indexing)…"; };
+      xhr.upload.onload = () => { bar.value = 100; status.textContent = "ingesting (parsing, indexing; after a running question)…"; };
       const finish = (cls, text) => {
         bar.remove();
         item.classList.add(cls);
