@@ -39,6 +39,7 @@ from evidex.tools.store import (
 SearchMode = Literal["dense", "bm25", "hybrid"]
 MAX_TEXT_CHARS = 2000  # per hit, in tool output
 QUERY_VECTORS = 256  # query embeddings kept per engine
+MAX_ENGINES = 8  # stores kept open per process
 
 
 class SearchError(ValueError):
@@ -149,7 +150,9 @@ class SearchEngine:
         if self._embeddings is None:
             from evidex.tools.embeddings import get_embeddings
 
-            self._embeddings = get_embeddings(self.manifest["embedding_model"])
+            # the backend the store was embedded with (stores made before backends: torch)
+            self._embeddings = get_embeddings(self.manifest["embedding_model"],
+                                              backend=self.manifest.get("embedding_backend") or "torch")
         return self._embeddings
 
     def _collection(self, table: str, column: str):
@@ -314,6 +317,8 @@ def get_engine(db: str | None = None, store_dir: str | Path | None = None, embed
                 del _ENGINES[old]
             eng = SearchEngine(paths, embeddings)
             _ENGINES[key] = eng
+            while len(_ENGINES) > MAX_ENGINES:  # least recently opened store first
+                del _ENGINES[next(iter(_ENGINES))]
         return eng
 
 

@@ -171,13 +171,13 @@ def rebuild_bm25(con: duckdb.DuckDBPyConnection, paths: StorePaths, config: Inge
         model = bm25s.BM25()
         model.index(tokens, show_progress=False)
         model.save(str(folder), show_progress=False)
-        write_entries(
-            folder,
-            [r[0] for r in rows],
-            [r[2] for r in rows],
-            [int(r[3]) if r[3] is not None else -1 for r in rows],
-            [list(r[4]) if r[4] is not None else None for r in rows],
-        )
+        keys, pdfs = [r[0] for r in rows], [r[2] for r in rows]
+        pages = [int(r[3]) if r[3] is not None else -1 for r in rows]
+        boxes = [list(r[4]) if r[4] is not None else None for r in rows]
+        write_entries(folder, keys, pdfs, pages, boxes)
+        # the JSON form too, for search code of earlier versions (and benchmarks.scale --baseline)
+        (folder / "entries.json").write_text(json.dumps({"primary_key": keys, "pdf_id": pdfs, "page_number": pages,
+                                                         "bbox": boxes}))
     (tmp / "state.json").write_text(json.dumps({"state": state, "counts": counts}))
     # swap in the new indexes only when all are written: a crash leaves the previous set intact
     old = paths.root / "bm25.old"
@@ -204,9 +204,14 @@ def write_manifest(paths: StorePaths, config: IngestConfig, dense_counts: dict[s
                 "bm25_entries": bm25_counts.get(key, 0) if item.bm25 else 0,
             }
         )
+    backend = config.embedding.backend
+    if backend != "torch":
+        from evidex.tools.embeddings import resolve_backend
+
+        backend = resolve_backend(config.embedding.model, backend)  # what the vectors were made with
     write_index_manifest(
         paths,
-        {"embedding_model": config.embedding.model, "dimension": dimension, "bm25_stopwords": BM25_STOPWORDS, "bm25_token_pattern": BM25_TOKEN_PATTERN, "pairs": pairs},
+        {"embedding_model": config.embedding.model, "embedding_backend": backend, "dimension": dimension, "bm25_stopwords": BM25_STOPWORDS, "bm25_token_pattern": BM25_TOKEN_PATTERN, "pairs": pairs},
     )
 
 
