@@ -32,7 +32,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", default=None, help="ingestion config name in configs/ingest or a YAML path (default: default)")
     p.add_argument("--metadata-dir", help="folder of AirQA-style metadata JSONs (<uuid>.json or <pdf stem>.json)")
     p.add_argument("--from-scratch", action="store_true", help="delete the store and rebuild it")
-    p.add_argument("--workers", type=int, default=1, help="parser processes (default 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="parser processes (default: 2 when there are 3 or more PDFs to parse, else 1 in-process); with "
+                        "processes, parsing the next PDFs overlaps embedding the current one")
     p.add_argument("--skip-dense", action="store_true", help="parse, store and BM25-index only; embed on a later run")
     p.add_argument("--remove", nargs="+", metavar="PAPER_ID_OR_PATH",
                    help="remove these papers (metadata.paper_id, or the path a PDF was ingested from, even if the file "
@@ -65,6 +67,8 @@ def print_report(report: IngestReport, console: Console) -> None:
         f"ingested {report.count('ingested')}, skipped {report.count('skipped')}, reindexed {report.count('reindexed')}, "
         f"failed {report.count('failed')} in {report.seconds.get('total', 0):.1f}s"
     )
+    if report.memory:
+        console.print(f"memory: peak {report.memory['peak_rss_mb']:.0f} MB resident, final {report.memory['rss_mb']:.0f} MB")
 
 
 def print_upkeep(upkeep: UpkeepReport, console: Console) -> None:

@@ -62,6 +62,12 @@ class EmbeddingConfig(_Strict):
     precision: Literal["auto", "fp32", "bf16"] = Field(
         "auto", description="auto = bf16 autocast on CPUs with native bf16 (2.4x faster, same neighbours), else fp32"
     )
+    backend: Literal["torch", "onnx-int8"] = Field(
+        "torch",
+        description="torch (sentence-transformers; precision applies) or onnx-int8 (the same weights exported to ONNX "
+        "and quantised to int8 at first use; falls back to torch when it cannot be built); a store embedded with "
+        "the other backend is re-embedded",
+    )
 
 
 class SummaryConfig(_Strict):

@@ -37,6 +37,7 @@ from evidex.tools.ingest.records import ParsedPaper
 from evidex.tools.ingest.summaries import Summariser, SummaryCache, summarise_paper
 from evidex.tools.ingest.removal import finish_pending_removals, queue_removals
 from evidex.tools.ingest.writer import write_paper
+from evidex.tools.memory import memory_mb
 from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ class IngestReport(BaseModel):
     rows: dict[str, int]
     dense_entries: dict[str, int] = Field(default_factory=dict)
     bm25_entries: dict[str, int] = Field(default_factory=dict)
+    memory: dict[str, float] = Field(default_factory=dict, description="peak_rss_mb and rss_mb (final) of the process")
 
     @property
     def failed(self) -> list[FileResult]:
@@ -183,7 +185,7 @@ def _check_store_config(con, config: IngestConfig, paths: StorePaths) -> None:
 def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, fingerprint: str) -> None:
     """Once a store's parse fingerprint is accepted: re-embed every paper when the embedding model or the dense
     columns changed, then record the fingerprint and the dense signature (every ingestion path shares this)."""
-    dense_sig = json.dumps([config.embedding.model, sorted([c.table, c.column] for c in config.index if c.dense)])
+    dense_sig = json.dumps([embedding_signature(config), sorted([c.table, c.column] for c in config.index if c.dense)])
     if info.get("dense_signature") not in (None, dense_sig):
         log.warning("Embedding model or dense columns changed: re-embedding every paper.")
         wipe_dense(paths)
@@ -191,6 +193,25 @@ def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, 
         con.execute("UPDATE evidex.files SET dense_indexed = false")
     for key, value in (("parse_fingerprint", fingerprint), ("dense_signature", dense_sig)):
         con.execute("INSERT OR REPLACE INTO evidex.info VALUES (?, ?)", [key, value])
+
+
+def embedding_signature(config: IngestConfig) -> str:
+    """The model name, plus the backend when it is not torch (stores made before backends keep their signature)."""
+    e = config.embedding
+    if e.backend == "torch":
+        return e.model
+    from evidex.tools.embeddings import resolve_backend
+
+    backend = resolve_backend(e.model, e.backend)
+    return e.model if backend == "torch" else f"{e.model}#{backend}"
+
+
+def make_embeddings(config: IngestConfig):
+    """The ingestion embedder of a config (own object, so batch_size stays local; weights are shared)."""
+    from evidex.tools.embeddings import LocalEmbeddings
+
+    e = config.embedding
+    return LocalEmbeddings(e.model, batch_size=e.batch_size, precision=e.precision, backend=e.backend)
 
 
 @contextlib.contextmanager
@@ -227,7 +248,7 @@ def ingest(
     config: IngestConfig | str | Path | None = None,
     metadata_dir: str | Path | None = None,
     from_scratch: bool = False,
-    workers: int = 1,
+    workers: int | None = 1,
     skip_dense: bool = False,
     summariser: Summariser | None = None,
     embeddings=None,
@@ -268,6 +289,7 @@ def ingest(
         lock.release()
     seconds["total"] = round(time.perf_counter() - t_start, 3)
     report.seconds = {k: round(v, 3) for k, v in seconds.items()}
+    report.memory = memory_mb()
     return report
 
 
@@ -300,10 +322,7 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
         nonlocal dense, embeddings
         if dense is None:
             if embeddings is None:
-                from evidex.tools.embeddings import LocalEmbeddings
-
-                # own wrapper (the model weights are shared via the loader cache) so batch_size stays local
-                embeddings = LocalEmbeddings(cfg.embedding.model, batch_size=cfg.embedding.batch_size, precision=cfg.embedding.precision)
+                embeddings = make_embeddings(cfg)
             dense = DenseIndexer(paths, cfg, embeddings)
         return dense
 
@@ -327,6 +346,8 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
     pages_done = 0
     t_parse = time.perf_counter()
     try:
+        if workers is None:  # auto: parser processes run ahead while this process embeds (producer/consumer)
+            workers = min(2, os.cpu_count() or 1) if len(jobs) >= 3 else 1
         for path, ok, payload in _parse_stream(jobs, cfg, workers):
             bar.update(1)
             if not ok:

@@ -184,6 +184,9 @@ def ingest_qasper(papers: Iterable[QasperPaper], db: str | None = None, *, store
         lock.release()
     seconds["total"] = time.perf_counter() - t_start
     report.seconds = {k: round(v, 3) for k, v in seconds.items()}
+    from evidex.tools.memory import memory_mb
+
+    report.memory = memory_mb()
     return report
 
 
@@ -203,10 +206,9 @@ def _run(con, papers: list[QasperPaper], cfg: IngestConfig, paths: StorePaths, e
         nonlocal dense, embeddings
         if dense is None:
             if embeddings is None:
-                from evidex.tools.embeddings import LocalEmbeddings
+                from evidex.tools.ingest.pipeline import make_embeddings
 
-                embeddings = LocalEmbeddings(cfg.embedding.model, batch_size=cfg.embedding.batch_size,
-                                             precision=cfg.embedding.precision)
+                embeddings = make_embeddings(cfg)
             dense = DenseIndexer(paths, cfg, embeddings)
         return dense
 

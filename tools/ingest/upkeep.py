@@ -98,8 +98,10 @@ def _store_config(con, config: IngestConfig | str | Path | None) -> IngestConfig
             config = INGEST_CONFIG
         cfg = load_ingest_config(config)
         model = _stored_model(info)
-        if model and model != cfg.embedding.model:  # keep the store's embedding model (its collections' names)
-            cfg = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(update={"model": model})})
+        if model:  # keep the store's embedding model (its collections' names) and backend
+            name, _, backend = model.partition("#")
+            cfg = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(
+                update={"model": name, "backend": backend or "torch"})})
         return cfg
     return load_ingest_config(config)
 

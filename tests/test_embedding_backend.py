@@ -1,0 +1,86 @@
+"""The int8 ONNX embedding backend: built from the local MiniLM weights at first use (no download), vectors close to
+torch's with the same neighbours, a signature of its own (a store switching backends is re-embedded), and the
+search engine queries a store with the backend the store was embedded with."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+pytest.importorskip("onnx")
+
+SENTENCES = [
+    "Rotary position embeddings extend the context window of transformers.",
+    "We fine-tune BERT on question answering over scientific papers.",
+    "The table reports accuracy of each model on the benchmark.",
+    "Pangolins and quokkas are rarely studied in machine learning.",
+    "Hallucination detection for neural machine translation.",
+    "Chain-of-thought prompting improves arithmetic reasoning.",
+    "Evidence paragraphs are retrieved with BM25 and dense vectors.",
+    "A short one.",
+]
+
+
+@pytest.fixture(scope="module")
+def backends():
+    from evidex.tools.embeddings import LocalEmbeddings
+
+    onnx = LocalEmbeddings(backend="onnx-int8", batch_size=4)
+    assert onnx.backend == "onnx-int8", "the int8 export could not be built"
+    return LocalEmbeddings(precision="fp32"), onnx
+
+
+def test_int8_vectors_match_torch(backends):
+    torch_e, onnx_e = backends
+    a, b = torch_e.encode(SENTENCES), onnx_e.encode(SENTENCES)
+    assert a.shape == b.shape == (len(SENTENCES), 384)
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-4)
+    assert (a * b).sum(1).min() > 0.97
+    # the same nearest neighbour for every sentence
+    assert ((a @ a.T - 2 * np.eye(len(a))).argmax(1) == (b @ b.T - 2 * np.eye(len(b))).argmax(1)).all()
+    assert onnx_e.signature == "all-MiniLM-L6-v2#onnx-int8" and torch_e.signature == "all-MiniLM-L6-v2"
+    assert onnx_e.encode([]).shape[0] == 0
+
+
+def test_store_records_backend_and_search_uses_it(tmp_path, synthetic_dir_for_backend):
+    from evidex.tools.ingest import ingest, load_ingest_config
+    from evidex.tools.search import SearchArgs, get_engine
+
+    cfg = load_ingest_config()
+    cfg = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(update={"backend": "onnx-int8"})})
+    store = tmp_path / "store"
+    report = ingest([synthetic_dir_for_backend], store_dir=store, config=cfg, progress=False)
+    assert not report.failed
+    manifest = json.loads((store / "indexes.json").read_text())
+    assert manifest["embedding_backend"] == "onnx-int8"
+    eng = get_engine(store_dir=store)
+    assert eng.embeddings.backend == "onnx-int8"
+    res = eng.search(SearchArgs(query="pangolins study", table="chunks", column="text_content", mode="dense", limit=3))
+    assert res.hits
+    import duckdb
+
+    from evidex.tools.store import close_readonly
+
+    close_readonly(store / "papers.duckdb")
+    con = duckdb.connect(str(store / "papers.duckdb"), read_only=True)
+    sig = dict(con.execute("SELECT key, value FROM evidex.info").fetchall())["dense_signature"]
+    con.close()
+    assert json.loads(sig)[0] == "all-MiniLM-L6-v2#onnx-int8"
+
+
+@pytest.fixture(scope="module")
+def synthetic_dir_for_backend(tmp_path_factory):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "tools"))
+    from pdfgen_helpers import make_paper_pdf
+
+    d = tmp_path_factory.mktemp("backend_pdfs")
+    make_paper_pdf(d / "paper_b.pdf", "A Second Synthetic Study of Pangolins", seed=2)
+    return d
