@@ -3,9 +3,10 @@
 Layout is fixed (system, then CLAIM/CONTEXT, then EVIDENCE, then TASK) so llama.cpp's prefix cache reuses the
 claim block across steps. Only ``ClaimInput`` fields are rendered: hidden gold never reaches a prompt.
 
-Two prompt styles (config ``prompts.style``): ``full``, the original prompts (a one-line system prompt, each
+Three prompt styles (config ``prompts.style``): ``full``, the original prompts (a one-line system prompt, each
 role's instructions in its TASK block); ``compact``, every fixed instruction in the system prompt, so the
-cached prefix covers them across calls and items, and short TASK lines that only name the step and the ids.
+cached prefix covers them across calls and items, and short TASK lines that only name the step and the ids;
+``grounded``, the compact layout for the grounded writer, whose evidence block holds findings.
 """
 from __future__ import annotations
 
@@ -37,6 +38,11 @@ PROMPT_STYLES: dict[str, PromptStyle] = {
     "compact": PromptStyle(system="system_compact", stance="judge_stance", stances="stances_compact",
                            stance_labels="stance_labels", write="write_compact", revise="revise_explanation",
                            max_sentences=4),
+    # the grounded writer (agents/grounded_writer.py): the model sees findings, not whole evidence texts, and
+    # writes only the "why"; stances are labels only
+    "grounded": PromptStyle(system="system_grounded", stance="judge_stance", stances="stances_compact",
+                            stance_labels="stance_labels", write="write_grounded", revise="revise_explanation",
+                            max_sentences=2),
 }
 FULL = PROMPT_STYLES["full"]
 

@@ -1,7 +1,6 @@
 """Write (and once revise) a 3-5 sentence explanation that cites evidence ids like [1122]."""
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -10,21 +9,10 @@ from pydantic import BaseModel, Field, create_model
 from evidex.agents.claim_prompt import FULL, PromptStyle, messages
 from evidex.agents.prompts import render
 from evidex.agents.structured import call_structured
+from evidex.tools.cited_text import CITATION, parse_citations  # noqa: F401 - parse_citations re-exported
 from evidex.tools.claims import Claim, Evidence
 
-_CITATION = re.compile(r"\[([^\[\]]{1,120})\]")
-_ID = re.compile(r"[A-Za-z0-9_.:-]+")
-
-
-def parse_citations(text: str) -> list[str]:
-    """Ids cited as ``[1122]`` or ``[528, 529]``, in order of first appearance."""
-    seen: dict[str, None] = {}
-    for group in _CITATION.findall(text):
-        for token in re.split(r"[,;\s]+", group):
-            token = token.strip().removeprefix("ID").removeprefix("id").strip(": ")
-            if token and _ID.fullmatch(token):
-                seen.setdefault(token, None)
-    return list(seen)
+_CITATION = CITATION
 
 
 def explanation_schema(ids: list[str], sentence_chars: int = 240, max_sentences: int = 5) -> type[BaseModel]:

@@ -40,6 +40,11 @@ COLUMNS = {
     "expl complete": "explanation_completeness", "golden facts": "golden_fact_coverage",
     "golden ceiling": "golden_fact_coverage_ceiling", "faithful": "ragas_faithfulness",
     "cites ok": "citation_validity",
+    # trust (issue 24), pooled over items: shares of whole-sentence reasons, of (sentence, cited id) pairs whose
+    # stance matches the label, of cited sentences the overlap judge backs; and the share of self-contradicting
+    # explanations
+    "reasons whole": "reasons_item_accuracy_micro", "self-contra": "self_contradiction",
+    "stance consist": "stance_pairs_item_accuracy_micro", "sent support": "supported_sentences_item_accuracy_micro",
 }
 
 
@@ -59,17 +64,22 @@ def row_from_metrics(summary: dict) -> dict:
 COST = ["s/item median", "s/item p90", "calls/item", "prompt tok/item", "cached tok/item", "completion tok/item",
         "run min"]
 QUALITY = ["recovery P", "recovery R", "discard P", "discard R", "expl sim", "expl complete", "cites ok",
-           "selection", "assign item", "wrong_claim"]
+           "selection", "assign item", "wrong_claim", "reasons whole", "self-contra", "stance consist",
+           "sent support"]
 
 
-def _shown(value) -> bool:
-    return value is not None and value == value and value != 0  # not missing, NaN or zero
+ZERO_IS_NEWS = {"self-contra"}  # 0 self-contradicting explanations is the result, not an empty column
+
+
+def _shown(value, column: str = "") -> bool:
+    """Not missing or NaN, and not zero (decision-only runs fill text columns with zeros) unless zero is news."""
+    return value is not None and value == value and (value != 0 or column in ZERO_IS_NEWS)
 
 
 def print_rows(rows: list[dict], title: str) -> None:
     cols = ["task", "n", "errors"] + [c for c in list(COLUMNS) + ["latency median s", "latency mean s",
                                                                     "prompt tok/item", "completion tok/item"]
-                                      if any(_shown(r.get(c)) for r in rows)]  # decision-only runs: no text columns
+                                      if any(_shown(r.get(c), c) for r in rows)]  # decision-only runs: no text columns
     table = Table(title=title)
     for c in cols:
         table.add_column(c, justify="left" if c == "task" else "right", no_wrap=c == "task")
@@ -81,7 +91,7 @@ def print_rows(rows: list[dict], title: str) -> None:
 def print_paths(result: dict) -> None:
     """The paths side by side: one row per task and path (cost, then quality), then the stance agreement."""
     rows = [r for t in result["tasks"].values() for r in t["paths"].values()]
-    cols = ["task", "path", "n", "errors"] + [c for c in COST + QUALITY if any(_shown(r.get(c)) for r in rows)]
+    cols = ["task", "path", "n", "errors"] + [c for c in COST + QUALITY if any(_shown(r.get(c), c) for r in rows)]
     table = Table(title=f"claim explainers by path (first {result['limit']} items, concurrency "
                         f"{result['concurrency'] or 'from config'})")
     for c in cols:

@@ -13,81 +13,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
-from evidex.agents.writer import parse_citations
+from evidex.tools.cited_text import (  # noqa: F401 - the text rules live in tools/, re-exported for callers
+    ABBREVIATIONS, CONTRADICT_CUES, DANGLING_WORDS, SUPPORT_CUES, Stance, is_complete_sentence, parse_citations,
+    sentence_stance, split_sentences, strip_citations,
+)
 from evidex.tools.claims import ClaimPrediction
 
-Stance = Literal["supports", "contradicts", "neutral"]
 Judge = Callable[[str, list[str]], bool]
-STANCE_LABELS = frozenset({"supports", "contradicts"})
-
-# -- sentences ------------------------------------------------------------------------------------------------
-# A bracket group counts as a citation when the writer's own parser finds an id in it, so these metrics and the
-# pipeline agree on what "cited" means.
-_BRACKET = re.compile(r"\s*\[[^\[\]]{1,120}\]")
-# A sentence may end after . ! ? plus closing quotes/brackets and a citation group written after the full stop
-# ("... response. [529] Next"); the next one starts with a capital, a digit or an opening quote/bracket.
-_BOUNDARY = re.compile(r"[.!?][\"')\]]*(?:\s*\[[^\[\]]{1,120}\])?(?=\s+[\"'(\[]?[A-Z0-9])|\n\s*\n")
-# A full stop after these does not end a sentence (lower-cased, leading punctuation removed).
-ABBREVIATIONS = frozenset({
-    "e.g.", "i.e.", "vs.", "v.", "al.", "fig.", "figs.", "dr.", "no.", "nos.", "approx.", "ca.", "cf.",
-    "ref.", "refs.", "eq.", "tab.", "vol.", "pp.", "p.", "resp.", "incl.", "st.", "mr.", "ms.",
-})
-
-
-def strip_citations(text: str) -> str:
-    """``text`` without its citation groups, so word rules and judges see only the prose."""
-    return _BRACKET.sub(lambda m: "" if parse_citations(m.group()) else m.group(), text or "").strip()
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``. Unlike ``tools.text.split_sentences`` a citation written after the full stop stays
-    with the sentence it backs, and abbreviations ("e.g.", "vs.", "Fig.") are looked up as whole words."""
-    text = text or ""
-    sentences, start = [], 0
-    for match in _BOUNDARY.finditer(text):
-        if match.group().strip() and _ends_in_abbreviation(text[start:match.start() + 1]):
-            continue
-        sentences.append(text[start:match.end()])
-        start = match.end()
-    sentences.append(text[start:])
-    return [s.strip() for s in sentences if s.strip()]
-
-
-def _ends_in_abbreviation(chunk: str) -> bool:
-    words = chunk.split()
-    return bool(words) and words[-1].lstrip("\"'([").lower() in ABBREVIATIONS
-
-
-# -- completeness ---------------------------------------------------------------------------------------------
-# A sentence ending in one of these was cut mid-phrase ("... was higher in"). Extended beyond the articles and
-# prepositions with a few words that also never close an English sentence.
-DANGLING_WORDS = frozenset({
-    "in", "of", "the", "and", "to", "with", "for", "a", "an", "by", "on", "at", "or",
-    "from", "than", "versus", "vs", "between", "into",
-})
-_END = re.compile(r"[.!?][\"')\]]*$")
-_CUT_MARK = re.compile(r"(?:…|\.\.\.)[\s.!?\"')\]]*$")
 _WORD = re.compile(r"\w+")
-
-
-def is_complete_sentence(text: str, max_words: int = 25) -> bool:
-    """Whether ``text`` reads as one finished sentence: it starts with a capital letter or digit, ends with
-    . ! or ? (closing quotes/brackets after it are fine), carries no "…"/"..." cut mark, does not end in a
-    dangling function word, and has at most ``max_words`` words.
-
-    Tolerance, chosen so the rule flags cut or run-on text and not style: citations are removed first and only
-    tokens with a letter or digit count as words (a "–" or a stray "(" does not), but the limit itself is hard.
-    A first word that carries a capital or digit anywhere also counts as a capital start, because gene and
-    protein names begin lower-case ("p53 loss ...", "mTOR ...")."""
-    text = re.sub(r"\s+([.!?])", r"\1", strip_citations(text))  # "finding [529]." -> "finding."
-    words = [token for token in text.split() if _WORD.search(token)]  # "HER2-positive" is one word, "–" none
-    if not words or not re.search(r"[A-Z0-9]", words[0]):
-        return False
-    if not _END.search(text) or _CUT_MARK.search(text):
-        return False
-    return _WORD.findall(words[-1])[-1].lower() not in DANGLING_WORDS and len(words) <= max_words
+STANCE_LABELS = frozenset({"supports", "contradicts"})
 
 
 def reason_complete(reasons: Iterable[str]) -> float | None:
@@ -97,60 +33,20 @@ def reason_complete(reasons: Iterable[str]) -> float | None:
     return sum(map(is_complete_sentence, reasons)) / len(reasons) if reasons else None
 
 
-# -- stance ---------------------------------------------------------------------------------------------------
-# Keyword cues, matched on lower-cased text without citations. Limits, on purpose: no parsing and no look at the
-# claim, so double negation ("contradicts the claim that X is not sensitive") reads as contradicts; for a claim
-# that a variant confers resistance, "resistance" is the supporting finding but reads as contradicts; a cue about
-# another arm or earlier therapy ("after chemotherapy failed", "response was higher with alectinib") counts;
-# comparative wording ("shorter", "worse") is no cue at all. Good enough to flag an explanation for a human
-# reader, not a verdict.
-CONTRADICT_CUES = (
-    r"\b(?:does|do|did) not support", r"\bnot supported\b", r"\bcontradict\w*", r"\brefut\w*",
-    r"\boppos\w*", r"\binconsistent with\b", r"\bagainst the claim\b", r"\bnot the case\b",
-    r"\bresistan\w*", r"\binsensitiv\w*", r"\bineffective\b", r"\bfail(?:s|ed)?\b",
-    r"\bno (?:\w+ )?(?:benefit|response|improvement|association|activity|effect)\b",
-    r"\bnot (?:be )?associated\b", r"\bnot (?:\w+ )?(?:sensitive|effective|responsive|a reliable)\b",
-    r"\bdid not (?:respond|improve|show|reach|meet)\b", r"\black of (?:\w+ )?(?:response|efficacy|benefit)\b",
-    r"\b(?:however|but)\b[^.;]*\b(?:not|no|never|neither|nor|without)\b",  # "However, X did not ..."
-)
-SUPPORT_CUES = (
-    r"\bsupport\w*", r"\bconfirm\w*", r"\bconsistent with\b", r"\bsensitiv\w*", r"\brespon\w*",
-    r"\bimprov\w*", r"\bbenefi\w*", r"\beffective\b", r"\befficacy\b", r"\bprolong\w*", r"\blonger\b",
-    r"\bassociated with\b",
-)
-# "The claim states that X ..." only repeats the claim: it takes no side unless a contrast follows.
-_CLAIM_RESTATEMENT = re.compile(r"^the claim (?:states|says|reads) that\b")
-_CONTRAST = re.compile(r"\b(?:but|however|whereas|while|although)\b")
-_CONTRADICTS = re.compile("|".join(CONTRADICT_CUES))
-_SUPPORTS = re.compile("|".join(SUPPORT_CUES))
+def _cited_stances(explanation: str, claim: str | None = None) -> list[tuple[Stance, list[str]]]:
+    return [(sentence_stance(s, claim), ids) for s in split_sentences(explanation) if (ids := parse_citations(s))]
 
 
-def sentence_stance(sentence: str) -> Stance:
-    """The side a sentence takes, from keyword cues. Contrary cues are checked first because a positive word
-    in such a sentence is usually the one being negated or contrasted ("no improvement in response",
-    "resistance despite an initial response")."""
-    text = strip_citations(sentence).lower()
-    if _CLAIM_RESTATEMENT.search(text) and not _CONTRAST.search(text):
-        return "neutral"
-    if _CONTRADICTS.search(text):
-        return "contradicts"
-    if _SUPPORTS.search(text):
-        return "supports"
-    return "neutral"
-
-
-def _cited_stances(explanation: str) -> list[tuple[Stance, list[str]]]:
-    return [(sentence_stance(s), ids) for s in split_sentences(explanation) if (ids := parse_citations(s))]
-
-
-def self_contradiction(explanation: str, labels: Mapping[str, str] | None = None) -> list[str]:
+def self_contradiction(explanation: str, labels: Mapping[str, str] | None = None,
+                       claim: str | None = None) -> list[str]:
     """Ids the prediction puts on both sides of the claim: cited in a "supports" sentence and in a
     "contradicts" sentence, or (with ``labels``) cited in a sentence whose stance is the opposite of the id's
     own decision label, either way round. A reader who sees the decision table next to the explanation, or
     two sentences citing the same study, can then not tell which side the evidence is on.
-    The explanation is self-contradicting when the list is not empty."""
+    The explanation is self-contradicting when the list is not empty. With ``claim``, a contrary cue the claim
+    itself uses ("resistance" in a claim about resistance) takes no side (``tools.cited_text.sentence_stance``)."""
     sides: dict[str, set[str]] = {}
-    for stance, ids in _cited_stances(explanation):
+    for stance, ids in _cited_stances(explanation, claim):
         if stance != "neutral":
             for i in ids:
                 sides.setdefault(i, set()).add(stance)
@@ -160,11 +56,11 @@ def self_contradiction(explanation: str, labels: Mapping[str, str] | None = None
     return [i for i, s in sides.items() if s == STANCE_LABELS]
 
 
-def stance_consistency(explanation: str, labels: Mapping[str, str]) -> tuple[int, int]:
+def stance_consistency(explanation: str, labels: Mapping[str, str], claim: str | None = None) -> tuple[int, int]:
     """(consistent, total) over (sentence, cited id) pairs where the sentence takes a side and the id was
     judged supports/contradicts: does the prose say what the judge decided?"""
     consistent = total = 0
-    for stance, ids in _cited_stances(explanation):
+    for stance, ids in _cited_stances(explanation, claim):
         for i in ids:
             if stance != "neutral" and labels.get(i) in STANCE_LABELS:
                 total += 1
@@ -231,7 +127,8 @@ def judge_agreement(rows: Iterable[Mapping[str, Any]], judge: Judge) -> dict[str
 
 
 # -- per item -------------------------------------------------------------------------------------------------
-def trust_scores(pred: ClaimPrediction | Mapping[str, Any], judge: Judge | None = None) -> dict[str, float]:
+def trust_scores(pred: ClaimPrediction | Mapping[str, Any], judge: Judge | None = None,
+                 claims: Mapping[str, str] | None = None) -> dict[str, float]:
     """Per-item trust metrics over all of the item's explanations (absent key = not applicable):
 
     reason_complete       share of complete reasons, over kept items and discarded given items (the
@@ -241,27 +138,36 @@ def trust_scores(pred: ClaimPrediction | Mapping[str, Any], judge: Judge | None 
     cited_sentence_share  share of sentences that cite at least one id
     sentence_support      share of cited sentences the judge accepts (only when a judge is passed)
 
-    The stance checks compare sentences with the decision labels, which are relative to one claim: for the
-    two-claim tasks (selection, assignment) read them with care.
+    and the counts behind the shares, so a run's report can pool them over items (``<prefix>_n_items`` /
+    ``<prefix>_n_correct``: reasons, stance_pairs, supported_sentences). ``claims`` (explanation key -> claim
+    text) makes the stance cues claim-aware. The stance checks compare sentences with the decision labels,
+    which are relative to one claim: for the two-claim tasks (selection, assignment) read them with care.
     """
     pred = pred if isinstance(pred, ClaimPrediction) else ClaimPrediction.model_validate(pred)
+    claims = claims or {}
     shown = [d for d in pred.decisions if d.kept or d.source == "given"]
     labels = {d.id: d.label for d in sorted(shown, key=lambda d: d.kept)}  # a kept decision wins a repeated id
     scores: dict[str, float] = {}
     if (complete := reason_complete(d.reason for d in shown)) is not None:
         scores["reason_complete"] = complete
-    explanations = [t for t in pred.explanations.values() if t and t.strip()]
+        scores["reasons_n_items"] = float(len(shown))
+        scores["reasons_n_correct"] = float(sum(is_complete_sentence(d.reason) for d in shown))
+    explanations = [(k, t) for k, t in pred.explanations.items() if t and t.strip()]
     if not explanations:
         return scores
-    scores["self_contradiction"] = float(any(self_contradiction(t, labels) for t in explanations))
-    consistent = [stance_consistency(t, labels) for t in explanations]
+    scores["self_contradiction"] = float(any(self_contradiction(t, labels, claims.get(k)) for k, t in explanations))
+    consistent = [stance_consistency(t, labels, claims.get(k)) for k, t in explanations]
     if total := sum(n for _, n in consistent):
         scores["stance_consistency"] = sum(c for c, _ in consistent) / total
-    sentences = [s for t in explanations for s in split_sentences(t)]
+        scores["stance_pairs_n_items"] = float(total)
+        scores["stance_pairs_n_correct"] = float(sum(c for c, _ in consistent))
+    sentences = [s for _, t in explanations for s in split_sentences(t)]
     if sentences:
         scores["cited_sentence_share"] = sum(bool(parse_citations(s)) for s in sentences) / len(sentences)
     if judge is not None:
-        support = [sentence_support(t, pred.evidence_texts, judge) for t in explanations]
+        support = [sentence_support(t, pred.evidence_texts, judge) for _, t in explanations]
         if total := sum(n for _, n in support):
             scores["sentence_support"] = sum(s for s, _ in support) / total
+            scores["supported_sentences_n_items"] = float(total)
+            scores["supported_sentences_n_correct"] = float(sum(s for s, _ in support))
     return scores

@@ -157,6 +157,7 @@ ROLE_MARKERS = (  # order matters only if two markers could co-occur; they canno
     ("stances", re.compile(r"TASK: (?:Stances of|Every evidence item above \(|Label each of)")),
     ("writer", re.compile(r"TASK: Explain the CLAIM")),
     ("revise", re.compile(r"TASK: Rewrite the draft")),
+    ("why", re.compile(r"TASK: Why\. The verdict is")),
     ("selection", re.compile(r"TASK: The EVIDENCE was collected for exactly one")),
     ("assignment", re.compile(r"TASK: For each evidence item .*decide which claim")),
 )
@@ -266,6 +267,9 @@ class Responder:
             assert ids, "writer prompt without evidence"
             return {"sentences": [{"text": excerpt(shown[i]), "ids": [i]}
                                   for i in itertools.islice(itertools.cycle(ids), 3)]}
+        if call.role == "why":  # the grounded writer: one sentence that repeats the first finding shown
+            first = next(iter(shown))
+            return {"sentences": [{"text": f"{shown[first]}.", "ids": [first]}]}
         if call.role == "selection":
             return {"reason": "scripted choice", "answer": self.answer}
         if call.role == "assignment":

@@ -17,7 +17,7 @@ def _compare(tmp_path, responder, embedder, kb_index, **kw):
     # one item in flight (civic's default is two), so the interruption lands on a known item
     kw.setdefault("concurrency", 1)
     return compare_paths(["mixed"], ["legacy", "fast"], limit=2, out=tmp_path / "runs",
-                         sets=["steps.verify=false"], llm=ScriptedChatModel(responses=responder), embedder=embedder,
+                         sets=["steps.verify=false", "judge.llm_stance=true"], llm=ScriptedChatModel(responses=responder), embedder=embedder,
                          index=kb_index, progress=False, **kw)
 
 

@@ -45,7 +45,7 @@ def graph(kit):
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs import build_graph, config_for_task
 
-    cfg = config_for_task("baseline", ["judge.strategy=llm"])
+    cfg = config_for_task("baseline", ["speed.path=fast", "judge.strategy=llm"])
     return build_graph(cfg, llm=ScriptedChatModel(responses=kit.Responder()), embedder=FakeEmbedder())
 
 
@@ -172,12 +172,12 @@ def test_studio_factory_builds_from_config(tmp_path, monkeypatch):
 
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps([{"evidence_finding": "r1", "label": "supports"}, {"evidence_finding": "r2", "label": "supports"},
-                                   {"sentences": [{"text": "Vemurafenib improves response", "ids": ["E1"]},
-                                                  {"text": "Survival is longer with vemurafenib", "ids": ["E2"]},
-                                                  {"text": "Both trials studied BRAF V600E melanoma", "ids": ["E1"]}]}]))
+                                   # the grounded writer's one "why" sentence (the default path)
+                                   {"sentences": [{"text": "Vemurafenib improves response and survival",
+                                                   "ids": ["E1", "E2"]}]}]))
     monkeypatch.setattr(evidex.tools.embeddings, "get_embeddings", lambda *a, **k: FakeEmbedder())
     monkeypatch.setenv(studio.OVERRIDES_ENV, f"model.spec=scripted:{replies}; judge.strategy=llm")
     g = studio.graph_for_task("baseline")
     assert g.name == "baseline" and g.get_input_jsonschema()["properties"].keys() == {"input"}
     pred = g.invoke({"input": claim_input("studio-1")})["prediction"]
-    assert pred.kept_ids == ["E1", "E2"] and "[E2]" in pred.explanations["claim"]
+    assert pred.kept_ids == ["E1", "E2"] and "E2]" in pred.explanations["claim"]

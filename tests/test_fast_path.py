@@ -14,12 +14,21 @@ from evidex.agents.claim_prompt import PROMPT_STYLES, clip, prompt_style
 from evidex.agents.evidence_judge import judge_evidence, judge_stances, stance_item_schema
 from evidex.agents.scripted import ScriptedChatModel
 from evidex.agents.structured import StructuredOutputError, salvage_per_id
-from evidex.graphs import build_graph, config_for_task
+from evidex.graphs import build_graph
+from evidex.graphs import config_for_task as _config_for_task
 from evidex.graphs.config import dump_config
 from evidex.graphs.tasks import validate
 from evidex.tools.claims import Claim, Evidence
 
 COMPACT = PROMPT_STYLES["compact"]
+# These tests are about the fast and legacy paths (the model's batched stance calls and free writing); civic's
+# default is now the grounded path with the gate's stance (tests/test_grounded_writer.py).
+FREE_WRITING = ("speed.path=fast", "judge.llm_stance=true")
+
+
+def config_for_task(task, sets=()):
+    return _config_for_task(task, [*FREE_WRITING, *sets])
+
 CLAIMS = {"claim": Claim(text="BRAF V600E predicts response to vemurafenib in melanoma",
                          context={"Disease": "Melanoma", "Therapies": "Vemurafenib"})}
 EVIDENCE = [Evidence(id=str(100 + n), text=f"Study {n}: patients with BRAF V600E melanoma treated with vemurafenib "
@@ -35,7 +44,7 @@ def label_of(eid: str) -> str:
 # ------------------------------------------------------------------------------------------------ presets
 def test_speed_presets_fill_unset_settings_and_legacy_is_the_old_path():
     fast, legacy = config_for_task("mixed"), config_for_task("mixed", ["speed.path=legacy"])
-    assert fast.speed.path == "fast"  # civic's default since the benchmark on items 0-65
+    assert fast.speed.path == "fast"
     assert fast.judge.stance_batch is True and fast.prompts.style == "compact"
     assert fast.prompts.reason_chars == 36 and fast.prompts.write_evidence_chars == 220
     assert fast.judge.stance_reasons is False and legacy.judge.stance_reasons is True
@@ -47,8 +56,9 @@ def test_speed_presets_fill_unset_settings_and_legacy_is_the_old_path():
     # an explicit setting wins over the preset
     mixed = config_for_task("mixed", ["speed.path=legacy", "judge.stance_batch=true", "prompts.reason_chars=30"])
     assert mixed.judge.stance_batch is True and mixed.prompts.reason_chars == 30 and mixed.prompts.style == "full"
-    # families that do not name a path keep the old one
-    assert config_for_task("r4c").speed.path == "legacy" and config_for_task("r4c").judge.stance_batch is False
+    # a family config that names no path keeps the old one
+    from evidex.graphs.claims.config import SpeedConfig
+    assert SpeedConfig().path == "legacy"
 
 
 def test_a_saved_config_resumes_with_the_resolved_settings():

@@ -16,7 +16,19 @@ import pytest
 from evidex.tools.claims import ClaimPrediction
 
 from evidex.tools.claim_data import TASK_FILES, load_task
-from evidex.graphs import build_graph, config_for_task
+from evidex.graphs import build_graph
+from evidex.graphs import config_for_task as _config_for_task
+
+
+# These tests script the model's stance and writer calls (the free-writing paths: fast, legacy). The default
+# grounded path has its own tests (tests/test_grounded_writer.py); here every config starts from fast with the
+# model's stance on, and a test's own settings (speed.path=legacy, ...) still win.
+FREE_WRITING = ("speed.path=fast", "judge.llm_stance=true")
+
+
+def config_for_task(task, sets=()):
+    return _config_for_task(task, [*FREE_WRITING, *sets])
+
 
 N_ITEMS = 2
 ALL_TASKS = ("baseline", "missing_evidence", "wrong_evidence", "mixed", "selection", "assignment", "r4c",
@@ -206,7 +218,7 @@ def test_r4c_given_rank_keeps_the_paragraphs_closest_to_the_claim(kit, embedder)
     from evidex.tools.kb_index import rank_texts
 
     kit.require_task_data("r4c")
-    cfg = config_for_task("r4c", ["dataset.limit=1", "gate.keep_top=2"])
+    cfg = config_for_task("r4c", ["dataset.limit=1", "gate.keep_top=2", "speed.path=legacy"])
     responder = kit.Responder()
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=object())
     item = load_task("r4c", limit=1, seed=cfg.dataset.seed)[0]
@@ -301,8 +313,9 @@ def leaks(prompts, slices) -> list[tuple[int, str]]:
 LEAK_TASKS = ("mixed", "missing_evidence", "wrong_evidence", "selection", "assignment", "r4c")
 
 
+@pytest.mark.parametrize("path", ["fast", "grounded"])
 @pytest.mark.parametrize("task", LEAK_TASKS)
-def test_hidden_fields_never_reach_a_prompt(task, kit, embedder, kb_index):
+def test_hidden_fields_never_reach_a_prompt(task, path, kit, embedder, kb_index):
     """No prompt contains gold explanation text, hidden missing-evidence text, golden facts, the task name or
     anything that labels an item as wrong/missing/correct.
 
@@ -312,9 +325,9 @@ def test_hidden_fields_never_reach_a_prompt(task, kit, embedder, kb_index):
     prompt before the first gather prompt must contain no hidden text at all, and every prompt with the
     retrieved candidates' EVIDENCE lines removed must contain none either."""
     # selection/assignment: let the model decide, so their own prompts are checked too
-    overrides = LLM if task in ("selection", "assignment") else ()
+    overrides = (*(LLM if task in ("selection", "assignment") else ()), f"speed.path={path}")
     items, preds, responder = run_task_graph(task, kit, embedder, kb_index, overrides)
-    if overrides:
+    if task in ("selection", "assignment"):
         assert {"selection", "assignment"} & set(responder.roles())
     prompts = [c.prompt for c in responder.calls]
     assert prompts

@@ -72,7 +72,8 @@ def hostile_run(tmp_path_factory, kit):
         return None
 
     name = "cfg<script>window.__pwned='name'</script>\u202e{{x}}"
-    cfg = config_for_task("baseline", ["judge.strategy=llm", "metrics.similarity=false", "steps.verify=false",
+    cfg = config_for_task("baseline", ["speed.path=fast", "judge.strategy=llm", "metrics.similarity=false",
+                                       "steps.verify=false",
                                        f"name={json.dumps(name)}"])
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=kit.Responder(hook=hook)), embedder=FakeEmbedder())
     root = tmp_path_factory.mktemp("hostile")

@@ -23,9 +23,9 @@ CLAIM = {"id": "srv-1", "task": "baseline", "claims": {"claim": {"text": "BRAF V
          "evidence": EVIDENCE}
 REPLIES = [{"evidence_finding": "phase 3 trial of vemurafenib", "label": "supports"},  # <= prompts.reason_chars
            {"evidence_finding": "longer survival with vemurafenib", "label": "supports"},
-           {"sentences": [{"text": "Vemurafenib improves response in BRAF V600E melanoma", "ids": ["E1"]},
-                          {"text": "Patients treated with it live longer", "ids": ["E2"]},
-                          {"text": "Both studies concern BRAF V600E melanoma", "ids": ["E1"]}]}]
+           # the grounded writer's "why" (the default path): one sentence
+           {"sentences": [{"text": "Vemurafenib improves response and survival in BRAF V600E melanoma",
+                           "ids": ["E1", "E2"]}]}]
 
 
 def free_port() -> int:
@@ -130,7 +130,7 @@ def test_langgraph_dev_serves_every_graph_with_per_run_settings(tmp_path, kit):
     assert out["input_schema"] == ["input"] and out["qa_input_schema"] == ["input"]
     free = out["model_free"]
     assert free["id"] == "mixed-000" and free["kept_ids"] and free["explanations"] == {}  # writer off, per run
-    assert {"judge_given", "finalize"} <= set(out["stream_nodes"]) and "verify" not in out["stream_nodes"]
+    assert {"judge_given", "findings", "write", "finalize"} <= set(out["stream_nodes"])
     scripted = out["scripted"]
-    assert scripted["kept_ids"] == ["E1", "E2"] and "[E2]" in scripted["explanations"]["claim"]
+    assert scripted["kept_ids"] == ["E1", "E2"] and "E2]" in scripted["explanations"]["claim"]
     assert not (REPO / ".langgraph_api").exists() or ".langgraph_api/" in (REPO / ".gitignore").read_text()

@@ -35,7 +35,7 @@ class FakeEmbedder:
         return np.full((len(texts), 4), 0.5, dtype="float32")
 
 out = Path(sys.argv[1])
-graph = build_graph(config_for_task("baseline", ["judge.strategy=llm"]),
+graph = build_graph(config_for_task("baseline", ["speed.path=fast", "judge.strategy=llm"]),
                     llm=ScriptedChatModel(responses=Responder()), embedder=FakeEmbedder())
 inp = ClaimInput(id="ls-1", task="baseline", claims={"claim": {"text": "BRAF V600E predicts response to vemurafenib"}},
                  evidence=[{"id": "E1", "text": "Vemurafenib improved response in BRAF V600E melanoma."}])
@@ -201,7 +201,7 @@ def test_phoenix_exports_spans(kit, tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         enable_phoenix(f"http://127.0.0.1:{server.server_address[1]}", project_name="evidex-test", batch=False)
-        graph = build_graph(config_for_task("baseline", ["judge.strategy=llm"]),
+        graph = build_graph(config_for_task("baseline", ["speed.path=fast", "judge.strategy=llm"]),
                             llm=ScriptedChatModel(responses=kit.Responder()), embedder=FakeEmbedder())
         inp = ClaimInput(id="px-1", task="baseline", claims={"claim": {"text": "BRAF V600E predicts response"}},
                          evidence=[{"id": "E1", "text": "Vemurafenib improved response in BRAF V600E melanoma."}])

@@ -10,8 +10,19 @@ import pytest
 import yaml
 
 from evidex.tools.claim_data import load_task
-from evidex.graphs import config_for_task
+from evidex.graphs import config_for_task as _config_for_task
 from evidex.graphs.runner import read_results, run_task
+
+
+# These tests script the model's stance and writer calls (the free-writing paths: fast, legacy). The default
+# grounded path has its own tests (tests/test_grounded_writer.py); here every config starts from fast with the
+# model's stance on, and a test's own settings (speed.path=legacy, ...) still win.
+FREE_WRITING = ("speed.path=fast", "judge.llm_stance=true")
+
+
+def config_for_task(task, sets=()):
+    return _config_for_task(task, [*FREE_WRITING, *sets])
+
 
 LANGSMITH_FIELDS = {"id", "trace_id", "parent_run_id", "dotted_order", "run_type", "name", "inputs", "outputs",
                     "error", "start_time", "end_time", "tags", "extra", "events", "child_runs"}
@@ -321,7 +332,7 @@ def test_cli_end_to_end_with_scripted_file(tmp_path, kit, embedder, kb_index, us
 
     argv = ["--task", "wrong_evidence", "--limit", "2", "--llm", f"scripted:{script}", "--out", str(out),
             "--no-progress"]
-    for s in sets:
+    for s in (*FREE_WRITING, *sets):
         argv += ["--set", s]
     assert main(argv) == 0
     printed = capsys.readouterr().out
@@ -486,8 +497,9 @@ def test_cli_exit_status_when_every_item_fails(tmp_path, kit, embedder, kb_index
     script = tmp_path / "junk.json"
     script.write_text(json.dumps(["not json at all"] * 20), encoding="utf-8")
     out = tmp_path / "runs"
+    # (the grounded writer salvages a reply that never parses, so this needs a path whose writer cannot)
     assert main(["--task", "baseline", "--limit", "1", "--llm", f"scripted:{script}", "--out", str(out),
-                 "--set", "judge.llm_stance=false", "--no-progress"]) == 1
+                 "--set", "speed.path=fast", "--set", "judge.llm_stance=false", "--no-progress"]) == 1
     assert "every item failed" in capsys.readouterr().err
 
 

@@ -54,7 +54,7 @@ def run_dir(tmp_path_factory, kit) -> Path:
             raise RuntimeError("scripted writer failure for the trace test")
         return None
 
-    cfg = config_for_task("baseline", ["judge.strategy=llm", "metrics.similarity=false"])
+    cfg = config_for_task("baseline", ["speed.path=fast", "judge.strategy=llm", "metrics.similarity=false"])
     emb = FakeEmbedder()
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=kit.Responder(hook=hook)), embedder=emb)
     root = tmp_path_factory.mktemp("runs")

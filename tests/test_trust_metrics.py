@@ -232,7 +232,23 @@ def test_trust_scores_leave_out_what_does_not_apply():
     assert trust_scores(empty) == {}
     neutral = ClaimPrediction(id="x", task="mixed", explanations={"claim": "The trial enrolled 303 patients [1]."},
                               decisions=[_decision("1", "supports", "Crizotinib was tested.", True)])
-    assert trust_scores(neutral) == {"reason_complete": 1.0, "self_contradiction": 0.0, "cited_sentence_share": 1.0}
+    assert trust_scores(neutral) == {"reason_complete": 1.0, "reasons_n_items": 1.0, "reasons_n_correct": 1.0,
+                                     "self_contradiction": 0.0, "cited_sentence_share": 1.0}
+
+
+def test_a_contrary_cue_the_claim_itself_uses_takes_no_side():
+    claim = "EGFR T790M confers resistance to erlotinib"
+    sentence = "T790M was found in tumours with acquired resistance to erlotinib [4]."
+    assert sentence_stance(sentence) == "contradicts"  # without the claim: "resistance" reads as against
+    assert sentence_stance(sentence, claim) == "neutral"
+    assert sentence_stance("Resistance to erlotinib was confirmed in T790M cells [4].", claim) == "supports"
+    assert sentence_stance("Patients did not respond to erlotinib [4].", claim) == "contradicts"
+    labels = {"4": "supports"}
+    assert self_contradiction(sentence, labels, claim) == [] and self_contradiction(sentence, labels) == ["4"]
+    scores = trust_scores(ClaimPrediction(id="x", task="mixed", explanations={"claim": sentence},
+                                          decisions=[_decision("4", "supports", "It reports resistance.", True)]),
+                          claims={"claim": claim})
+    assert scores["self_contradiction"] == 0.0 and "stance_consistency" not in scores
 
 
 # -- the hand-labelled sample ---------------------------------------------------------------------------------

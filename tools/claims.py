@@ -76,6 +76,7 @@ class EvidenceDecision(BaseModel):
     kept: bool
     claim: AssignLabel | None = None  # assignment: which claim the item belongs to
     score: float | None = None  # retrieval score for retrieved candidates
+    basis: str | None = None  # the gate's own note, kept when ``reason`` was rewritten as a sentence for readers
 
 
 class ClaimPrediction(BaseModel):

@@ -6,7 +6,8 @@
     judge      who decides: the gate (``cascade``: model-free keep/discard, then the model's stance) or the model
     gate       the evidence-gate plug-in and its settings (``gate.name``: given_rank | civic; agents/gates.py)
     prompts    how much text the model is shown, and which prompt templates
-    speed      the named preset (``speed.path``: fast | legacy) that fills every setting above left unset
+    explain    how the explanation and reasons are written (free | grounded)
+    speed      the named preset (``speed.path``: grounded | fast | legacy) that fills every setting left unset
 
 Presets (PaperQA-style): a setting whose default is ``None`` takes its value from ``speed.path`` (table
 :data:`SPEED_PRESETS`); a value given in YAML or with ``--set`` wins over the preset. ``legacy`` is the path
@@ -41,7 +42,11 @@ class JudgeConfig(Strict):
     labels every item (for strong models); the gate still gathers candidates when ``steps.gather`` is on."""
 
     strategy: Literal["cascade", "llm"] = "cascade"
-    llm_stance: bool = Field(True, description="Ask the model supports/contradicts + reason for kept items.")
+    llm_stance: bool | None = Field(None, description="Ask the model supports/contradicts (+ reason) for kept "
+                                    "items; false: they keep the gate's label, supports. null = from speed.path "
+                                    "(grounded: false, measured on the hand-labelled stance sample: the gate's "
+                                    "label is right on 0.975 / 1.000 of the pairs (tune / report half), the "
+                                    "model's on 0.787 (fast) and 0.550 (legacy); fast, legacy: true).")
     stance_batch: bool | None = Field(None, description="Kept items labelled in batched stance calls (one JSON "
                                       "object, one required key per id) instead of one call per item; the batch "
                                       "shows the evidence exactly as the writer does, so the writer reuses the "
@@ -70,7 +75,7 @@ class StepsConfig(Strict):
                                              "given items kept and at least one supports it.")
 
 
-PromptStyleName = Literal["full", "compact"]
+PromptStyleName = Literal["full", "compact", "grounded"]
 
 
 class PromptConfig(Strict):
@@ -87,26 +92,64 @@ class PromptConfig(Strict):
     explanation_tokens: int = Field(640, ge=32, le=4096)
     style: PromptStyleName | None = Field(None, description="Prompt templates (agents/claim_prompt.py PROMPT_STYLES): "
                                       "full = the original prompts; compact = every fixed instruction in the system "
-                                      "prompt (cached across calls and items), short TASK lines last. null = from "
-                                      "speed.path (fast: compact, legacy: full).")
+                                      "prompt (cached across calls and items), short TASK lines last; grounded = "
+                                      "compact for the grounded writer (findings, not whole texts). null = from "
+                                      "speed.path (grounded: grounded, fast: compact, legacy: full).")
 
 
-SpeedPath = Literal["fast", "legacy"]
+class ExplainConfig(Strict):
+    """How the explanation and the reasons are written (``explain.mode``).
+
+    ``free``: the model writes the whole explanation from the evidence texts, then verify/revise; reasons are
+    the gate's notes or the model's findings (the path before issue 24). ``grounded`` (agents/grounded_writer.py):
+    the explanation opens with the verdict the labels add up to, the model adds ``why_sentences`` on why, each
+    checked against the labels and the cited evidence and dropped when it fails, and the kept items' findings
+    (their own words, tools/findings.py) fill the rest; every reason is one finished sentence."""
+
+    mode: Literal["free", "grounded"] | None = Field(None, description="null = from speed.path (grounded: "
+                                                     "grounded; fast, legacy: free).")
+    sentences: int = Field(4, ge=1, le=8, description="grounded: sentences in all (verdict, why, findings).")
+    why_sentences: int = Field(1, ge=0, le=4, description="grounded: sentences the model writes on why the "
+                               "findings add up to the verdict; 0 = no model call for the explanation.")
+    why_words: int = Field(30, ge=10, le=150, description="grounded: the word budget the model is asked for.")
+    why_tokens: int = Field(120, ge=32, le=1024, description="grounded: completion token cap of the why call.")
+    finding_words: int = Field(21, ge=6, le=21, description="Longest finding in a reason, in words: a reason is a "
+                               "lead of at most 4 words plus the finding, within the 25-word limit of a reason.")
+    sentence_words: int = Field(35, ge=6, le=60, description="grounded: longest finding used as an explanation "
+                                "sentence, in words (the model is shown these).")
+    findings_shown: int = Field(8, ge=1, le=40, description="grounded: kept items whose findings the model sees "
+                                "(strongest first); the verdict and the reasons cover every kept item.")
+    support_judge: Literal["overlap", "rules", "embedding", "off"] = Field(
+        "overlap", description="grounded: who checks that a model sentence says only what its cited evidence "
+        "says; a sentence it rejects is dropped (tools/support_judge.py). overlap = at least half of the "
+        "sentence's content words occur in the cited texts; rules = overlap plus no number the texts never state; "
+        "embedding = overlap plus a MiniLM cosine floor. On the held-out half of the hand-labelled sample "
+        "(benchmarks/results/support_judges.json) none beat overlap (agreement 0.737); no NLI model ships on the "
+        "registries.")
+
+
+SpeedPath = Literal["fast", "legacy", "grounded"]
 
 # speed.path -> the value of every preset setting left unset (dotted key -> value; "=evidence_chars" copies it).
 SPEED_PRESETS: dict[str, dict[str, object]] = {
     "legacy": {"judge.stance_batch": False, "prompts.write_evidence_chars": "=evidence_chars",
-               "prompts.reason_chars": 56, "prompts.style": "full", "judge.stance_reasons": True},
+               "prompts.reason_chars": 56, "prompts.style": "full", "judge.stance_reasons": True,
+               "explain.mode": "free", "judge.llm_stance": True},
     "fast": {"judge.stance_batch": True, "judge.stance_reasons": False, "prompts.write_evidence_chars": 220,
-             "prompts.reason_chars": 36, "prompts.style": "compact"},
+             "prompts.reason_chars": 36, "prompts.style": "compact", "explain.mode": "free",
+             "judge.llm_stance": True},
+    "grounded": {"judge.stance_batch": True, "judge.stance_reasons": False, "prompts.write_evidence_chars": 220,
+                 "prompts.reason_chars": 36, "prompts.style": "grounded", "explain.mode": "grounded",
+                 "judge.llm_stance": False},
 }
 
 
 class SpeedConfig(Strict):
     """Which named preset fills the settings left unset (see the module docstring and :data:`SPEED_PRESETS`)."""
 
-    path: SpeedPath = Field("legacy", description="fast: batched stances, short reasons, trimmed evidence, compact "
-                                                  "prompts; legacy: the original path, for comparison.")
+    path: SpeedPath = Field("legacy", description="grounded: the grounded writer over findings (verdict first, "
+                            "checked model sentences, finished reasons); fast: batched stances, trimmed evidence, "
+                            "compact prompts, the model writes freely; legacy: the original path, for comparison.")
 
 
 class ClaimDatasetConfig(DatasetConfig):
@@ -127,6 +170,7 @@ class ClaimTaskConfig(TaskConfig):
     gate: AnyGateSettings = Field(default_factory=GivenRankSettings)
     prompts: PromptConfig = Field(default_factory=PromptConfig)
     speed: SpeedConfig = Field(default_factory=SpeedConfig)
+    explain: ExplainConfig = Field(default_factory=ExplainConfig)
 
     @model_validator(mode="after")
     def _gate_follows_kb(self) -> ClaimTaskConfig:

@@ -21,6 +21,7 @@ class GraphDeps:
     gate: EvidenceGate
     embedder: object | None = None
     _llm: BaseChatModel | None = None
+    _judge: object | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -40,6 +41,21 @@ class GraphDeps:
     def style(self) -> PromptStyle:
         """The prompt templates ``prompts.style`` names (full | compact)."""
         return prompt_style(self.config.prompts.style)
+
+    @property
+    def support_judge(self):
+        """The judge of the grounded writer's model sentences (``explain.support_judge``), built on first use."""
+        with self._lock:
+            kind = self.config.explain.support_judge
+            if self._judge is None and kind != "off":
+                from evidex.tools.support_judge import default_judge, rule_judge
+
+                judges = {"overlap": lambda: rule_judge(0.5, check_numbers=False),
+                          "rules": default_judge,
+                          # overlap plus a MiniLM cosine floor (the verifier's idea), with the graph's embedder
+                          "embedding": lambda: rule_judge(min_cosine=0.5, embedder=self.embedder)}
+                self._judge = judges[kind]()
+            return self._judge
 
     def require(self, capability: Capability, setting: str) -> None:
         """Fail when the graph is built, not on the first item, if the gate cannot do what the config asks."""

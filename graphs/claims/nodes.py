@@ -49,10 +49,16 @@ def make_stance(deps: GraphDeps) -> Node:
     one call per item."""
     p, j = deps.config.prompts, deps.config.judge
 
+    grounded = deps.config.explain.mode == "grounded"
+
     def stance(state: ClaimGraphState) -> dict:
         kept = _kept_evidence(state, None)
+        evidence_chars = p.write_evidence_chars
+        if grounded:  # the model sees each item's finding, as the grounded writer's prompt shows it
+            kept = [Evidence(id=e.id, text=state.long_findings.get(e.id) or e.text) for e in kept]
+            evidence_chars = 4000
         if j.stance_batch:
-            judged = judge_stances(deps.llm, state.input.claims, kept, evidence_chars=p.write_evidence_chars,
+            judged = judge_stances(deps.llm, state.input.claims, kept, evidence_chars=evidence_chars,
                                    context_chars=p.context_chars, reason_chars=p.reason_chars,
                                    batch_size=j.stance_batch_size, style=deps.style, reasons=j.stance_reasons)
         else:

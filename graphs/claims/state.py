@@ -31,6 +31,8 @@ class ClaimGraphState(ClaimGraphInput):
     decisions: Annotated[list[EvidenceDecision], merge_decisions] = Field(default_factory=list)
     queries: list[str] = Field(default_factory=list)
     retrieved: dict[str, str] = Field(default_factory=dict)  # id -> text of KB candidates shown to the judge
+    findings: dict[str, str] = Field(default_factory=dict)  # id -> the item's short finding, for its reason
+    long_findings: dict[str, str] = Field(default_factory=dict)  # id -> its finding for the explanation
     selected_claim: Label | None = None
     explanations: dict[str, str] = Field(default_factory=dict)
     verification: dict[str, Any] = Field(default_factory=dict)
