@@ -172,6 +172,9 @@ def build_step(root: Path, size: int, workers: int) -> dict:
     con.close()
     stats["peak_rss_mb"] = peak_rss_mb()
     stats["final_rss_mb"] = current_rss_mb()
+    from evidex.tools.memory import children_peak_rss_mb
+
+    stats["parser_processes_peak_rss_mb"] = children_peak_rss_mb()
     target = root / f"size-{size}"
     tmp = root / f"size-{size}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)

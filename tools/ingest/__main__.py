@@ -68,7 +68,9 @@ def print_report(report: IngestReport, console: Console) -> None:
         f"failed {report.count('failed')} in {report.seconds.get('total', 0):.1f}s"
     )
     if report.memory:
-        console.print(f"memory: peak {report.memory['peak_rss_mb']:.0f} MB resident, final {report.memory['rss_mb']:.0f} MB")
+        m = report.memory
+        console.print(f"memory: peak {m['peak_rss_mb']:.0f} MB resident, final {m['rss_mb']:.0f} MB"
+                      + (f", parser processes peak {m['children_peak_rss_mb']:.0f} MB" if m.get("children_peak_rss_mb") else ""))
 
 
 def print_upkeep(upkeep: UpkeepReport, console: Console) -> None:

@@ -376,7 +376,8 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
         bar.close()
         if cache is not None:
             cache.close()
-    seconds["parse_wall"] = time.perf_counter() - t_parse - seconds["dense"] - seconds["write"]
+    # parse time not hidden behind writing and embedding (parser processes run ahead while this one embeds)
+    seconds["parse_wall"] = max(0.0, time.perf_counter() - t_parse - seconds["dense"] - seconds["write"])
 
     t = time.perf_counter()
     bm25_counts = rebuild_bm25(con, paths, cfg)
