@@ -91,8 +91,10 @@ def reason_sentence(decision: EvidenceDecision, finding: str | None) -> str:
 
 
 # -- the model's "why" ----------------------------------------------------------------------------------------
-def why_schema(ids: list[str], n: int) -> type[BaseModel]:
-    sentence = create_model("WhySentence", text=(str, Field(min_length=10, max_length=320)),
+def why_schema(ids: list[str], n: int, max_chars: int = 220) -> type[BaseModel]:
+    # the grammar closes the string at max_chars: a rambling sentence ends cut (and the check drops it) instead
+    # of running into the token cap and costing a whole second call
+    sentence = create_model("WhySentence", text=(str, Field(min_length=10, max_length=max_chars)),
                             ids=(list[Literal[tuple(ids)]], Field(min_length=1, max_length=4)))  # type: ignore[misc]
     return create_model("Why", sentences=(list[sentence], Field(min_length=1, max_length=n)))
 
@@ -106,19 +108,27 @@ def verdict_phrase(verdict: Verdict, supporting: Sequence[str], contradicting: S
 def write_why(llm: BaseChatModel, claims: dict[str, Claim], findings: list[Evidence], *, verdict: str, n: int,
               words: int, context_chars: int, max_tokens: int, style: PromptStyle,
               name: str = "write_why") -> list[tuple[str, list[str]]]:
-    """The model's ``n`` sentences (text, cited ids) on why the findings add up to ``verdict``."""
+    """The model's ``n`` sentences (text, cited ids) on why the findings add up to ``verdict``. A sentence the
+    grammar closed at its length cap was cut, whatever its last word: it comes back marked with ``CUT``."""
     task = render(style.write, verdict=verdict, n=n, words=words).strip()
     # same layout as the stance call over findings (graphs/claims/nodes.py), so llama.cpp reuses its prefix
     msgs = messages(claims, findings, task, evidence_chars=4000, context_chars=context_chars, system=style.system)
-    result = call_structured(llm, why_schema([f.id for f in findings], n), msgs, name=name, max_tokens=max_tokens)
-    return [(s.text, list(dict.fromkeys(s.ids))) for s in result.sentences]
+    # no repair round: an unusable reply costs the explanation one sentence, not a second call
+    max_chars = words * 7
+    result = call_structured(llm, why_schema([f.id for f in findings], n, max_chars=max_chars), msgs, name=name,
+                             max_tokens=max_tokens, repair=False)
+    return [(CUT + s.text if len(s.text) >= max_chars - 1 else s.text, list(dict.fromkeys(s.ids)))
+            for s in result.sentences]
+
+
+CUT = "\x00cut\x00"  # marks a model sentence that reached its length cap (never in model text: JSON strips NUL)
 
 
 # -- the check ------------------------------------------------------------------------------------------------
 def sentence_problem(text: str, ids: Sequence[str], labels: Mapping[str, str], claim: str,
                      judge: Judge | None, texts: Mapping[str, str]) -> str | None:
     """Why a model sentence cannot stay (None: it stays)."""
-    if not is_complete_sentence(text, max_words=MAX_SENTENCE_WORDS):
+    if text.startswith(CUT) or not is_complete_sentence(text, max_words=MAX_SENTENCE_WORDS):
         return "not a finished sentence"
     sides = {labels.get(i) for i in ids} & {"supports", "contradicts"}
     stance = sentence_stance(text, claim)
@@ -156,9 +166,10 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], finding
     body: list[str] = []
     cited: set[str] = set()
     for text, ids in why:
-        text = " ".join(strip_citations(text).split()).rstrip()  # ids go in the citation group, not the prose
+        cut = text.startswith(CUT)
+        text = " ".join(strip_citations(text.removeprefix(CUT)).split()).rstrip()  # ids go in the citation group
         text = text if text.endswith((".", "!", "?")) else text + "."
-        problem = sentence_problem(text, ids, labels, claim, judge, labels_texts)
+        problem = "cut at the length cap" if cut else sentence_problem(text, ids, labels, claim, judge, labels_texts)
         record.append({"text": text, "ids": ids, "source": "model", "kept": problem is None, "problem": problem})
         if problem is None:
             body.append(f"{text[:-1].rstrip()} [{', '.join(ids)}].")

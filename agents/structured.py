@@ -57,7 +57,9 @@ def _invoke(llm: BaseChatModel, messages: list[BaseMessage], name: str, kwargs: 
 
 
 def call_structured(llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], *, name: str,
-                    max_tokens: int | None = None) -> T:
+                    max_tokens: int | None = None, repair: bool = True) -> T:
+    """The model's reply to ``messages`` as ``schema``; one repair round when it does not parse (``repair=False``:
+    none, for a caller that has a fallback and would rather not pay for a second call)."""
     kwargs = _call_kwargs(llm, schema)
     if max_tokens and is_openai_compatible(llm):
         kwargs["max_tokens"] = max_tokens
@@ -66,6 +68,9 @@ def call_structured(llm: BaseChatModel, schema: type[T], messages: list[BaseMess
         raw = _invoke(llm, messages, name, kwargs)
         return parse_json_reply(raw, schema)
     except (ValueError, ValidationError) as first:
+        if not repair:
+            raise StructuredOutputError(f"{name}: the model's reply did not match {schema.__name__}: {_short(first)}",
+                                        replies=[raw] if raw else []) from first
         repair = messages + ([AIMessage(content=raw)] if raw else []) + [
             HumanMessage(content=render("repair_json", error=_short(first)))]
         second_raw = ""

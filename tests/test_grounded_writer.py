@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from evidex.agents.grounded_writer import (compose, reason_sentence, sentence_problem, verdict_of,
+from evidex.agents.grounded_writer import (CUT, compose, reason_sentence, sentence_problem, verdict_of,
                                            verdict_sentences)
 from evidex.agents.scripted import ScriptedChatModel
 from evidex.evaluators.trust import self_contradiction, stance_consistency, trust_scores
@@ -128,6 +128,10 @@ def test_compose_keeps_checked_model_sentences_and_fills_with_findings():
     assert [s["source"] for s in out.sentences if s["kept"]] == ["verdict", "model", "finding", "finding"]
     assert len(sents) == 4 and self_contradiction(out.text, labels) == []
     assert out.record()["model_sentences"] == 2 and out.record()["model_sentences_kept"] == 1
+    # a sentence the grammar closed at its length cap was cut, even when its last word looks finished
+    cut = compose(CLAIM, labels, ["1", "2"], found, [(CUT + "Responses were seen in the combination-thera", ["1"])],
+                  sentences=4, labels_texts=TEXTS, judge=None)
+    assert "thera" not in cut.text and cut.sentences[1]["problem"] == "cut at the length cap"
 
 
 # -- the graph ------------------------------------------------------------------------------------------------

@@ -115,9 +115,9 @@ class ExplainConfig(Strict):
     why_tokens: int = Field(120, ge=32, le=1024, description="grounded: completion token cap of the why call.")
     finding_words: int = Field(21, ge=6, le=21, description="Longest finding in a reason, in words: a reason is a "
                                "lead of at most 4 words plus the finding, within the 25-word limit of a reason.")
-    sentence_words: int = Field(35, ge=6, le=60, description="grounded: longest finding used as an explanation "
-                                "sentence, in words (the model is shown these).")
-    findings_shown: int = Field(8, ge=1, le=40, description="grounded: kept items whose findings the model sees "
+    sentence_words: int = Field(45, ge=6, le=80, description="grounded: longest finding used as an explanation "
+                                "sentence, in words (the model is shown the short ones, finding_words).")
+    findings_shown: int = Field(6, ge=1, le=40, description="grounded: kept items whose findings the model sees "
                                 "(strongest first); the verdict and the reasons cover every kept item.")
     support_judge: Literal["overlap", "rules", "embedding", "off"] = Field(
         "overlap", description="grounded: who checks that a model sentence says only what its cited evidence "

@@ -66,7 +66,8 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
             claim = state.input.claims[key]
             why, failure = [], None
             if kept and x.why_sentences:
-                shown = [Evidence(id=i, text=state.long_findings[i]) for i in order if i in state.long_findings]
+                # the short findings (the reasons'): a smaller prompt, and the model cannot copy whole sentences
+                shown = [Evidence(id=i, text=state.findings[i]) for i in order if i in state.findings]
                 shown = shown[: x.findings_shown]
                 supporting = [i for i in order if labels[i] == "supports"]
                 contradicting = [i for i in order if labels[i] == "contradicts"]

@@ -55,7 +55,7 @@ def make_stance(deps: GraphDeps) -> Node:
         kept = _kept_evidence(state, None)
         evidence_chars = p.write_evidence_chars
         if grounded:  # the model sees each item's finding, as the grounded writer's prompt shows it
-            kept = [Evidence(id=e.id, text=state.long_findings.get(e.id) or e.text) for e in kept]
+            kept = [Evidence(id=e.id, text=state.findings.get(e.id) or e.text) for e in kept]
             evidence_chars = 4000
         if j.stance_batch:
             judged = judge_stances(deps.llm, state.input.claims, kept, evidence_chars=evidence_chars,
