@@ -1,5 +1,5 @@
-"""The legacy and the fast claim-explainer paths side by side (issue 20), used by ``benchmarks.explainers
---paths legacy,fast``.
+"""Claim-explainer paths side by side (issues 20 and 24: legacy, fast, grounded), used by
+``benchmarks.explainers --paths legacy,fast,grounded``.
 
 Each (task, path) runs through ``graphs.runner.run_task`` with ``--set speed.path=<path>`` and leaves a normal
 run folder. A manifest in the runs folder (``explainers-paths.json``) records which run folder belongs to which
@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PATHS = ("legacy", "fast")
+from evidex.graphs.claims.config import SPEED_PRESETS
+
+PATHS = tuple(SPEED_PRESETS)  # legacy, fast, grounded
 MANIFEST = "explainers-paths.json"
 
 

@@ -108,8 +108,8 @@ def print_paths(result: dict) -> None:
                           str(a["kept_differs"]), ", ".join(f"{k} {v}" for k, v in a["changes"].items()) or "-")
     Console(width=max(120, Console().width)).print(agree)
     for task, t in result["tasks"].items():
-        if t.get("speedup"):
-            print(f"{task}: legacy / fast = " + ", ".join(f"{k} {v}x" for k, v in t["speedup"].items()))
+        for pair, ratios in t.get("speedup", {}).items():
+            print(f"{task}: {pair} = " + ", ".join(f"{k} {v}x" for k, v in ratios.items()))
 
 
 def compare_paths(tasks: list[str], paths: list[str], *, limit: int, out: Path, concurrency: int | None = None,
@@ -141,9 +141,10 @@ def compare_paths(tasks: list[str], paths: list[str], *, limit: int, out: Path, 
                 agreement[f"{a} vs {b}"] = stance_agreement(by_path[a], by_path[b])
         partial["tasks"][task]["stance_agreement"] = agreement
         rows = partial["tasks"][task]["paths"]
-        if "legacy" in rows and "fast" in rows:
-            partial["tasks"][task]["speedup"] = {k: _ratio(rows["legacy"].get(k), rows["fast"].get(k))
-                                                 for k in ("s/item median", "s/item p90", "run min")}
+        base = "legacy" if "legacy" in rows else None
+        for other in [p for p in rows if base and p != base]:  # every path against the old one, same run
+            partial["tasks"][task].setdefault("speedup", {})[f"legacy / {other}"] = {
+                k: _ratio(rows[base].get(k), rows[other].get(k)) for k in ("s/item median", "s/item p90", "run min")}
     return partial
 
 
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.explainers", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tasks", "--task", dest="tasks", default="mixed,missing_evidence,wrong_evidence,selection,assignment")
-    p.add_argument("--paths", help="compare speed paths side by side, e.g. legacy,fast (speed.path)")
+    p.add_argument("--paths", help="compare speed paths side by side, e.g. legacy,fast,grounded (speed.path)")
     p.add_argument("--concurrency", type=int, help="items in flight per run (= --set run.concurrency=N; the local "
                                                    "server gets as many parallel slots)")
     p.add_argument("--resume", action="store_true", help="--paths: finish interrupted runs, reuse complete ones")

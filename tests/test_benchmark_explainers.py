@@ -56,7 +56,7 @@ def test_paths_side_by_side_and_resume(tmp_path, kit, embedder, kb_index, capsys
     agreement = result["tasks"]["mixed"]["stance_agreement"]["legacy vs fast"]
     assert agreement["items"] == 2 and agreement["kept_items"] > 0 and agreement["agreement"] == 1.0
     assert agreement["kept_differs"] == 0
-    assert set(result["tasks"]["mixed"]["speedup"]) == {"s/item median", "s/item p90", "run min"}
+    assert set(result["tasks"]["mixed"]["speedup"]["legacy / fast"]) == {"s/item median", "s/item p90", "run min"}
 
     print_paths(result)
     out = capsys.readouterr().out

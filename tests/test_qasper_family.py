@@ -28,6 +28,8 @@ class Oracle:
             raise KeyboardInterrupt
         question = next(q for q in ANSWERS if f"[Question]: {q}" in prompt)
         self.questions.append(question)
+        if "[Answer format]: Yes or no" in prompt:  # a boolean question: the grammar asks for true/false
+            return json.dumps({"answer": ANSWERS[question].lower().startswith("yes")})
         return json.dumps({"answer": ANSWERS[question]})
 
 
@@ -241,3 +243,23 @@ def test_a_non_answer_becomes_unanswerable(data, tmp_path, setting, expected):
     assert row["id"] == "q-data" and row["prediction"]["answer"] == expected
     assert (row["prediction"]["evidence"] == []) == (expected == "Unanswerable")
     assert row["prediction"]["raw_answer"] == ("Yes" if expected == "Unanswerable" else None)
+
+
+def test_a_question_that_asks_whether_gets_a_yes_no_answer_under_the_grammar(data, tmp_path):
+    """"Do they use a ResNet backbone?" is asked with the boolean format: the answer schema is a boolean, so the
+    model can only write true/false, which becomes exactly Yes; the other questions keep the span format."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.runner import run_task
+    from evidex.tools.runfolder import read_results
+
+    oracle = Oracle()
+    model = ScriptedChatModel(responses=oracle)
+    run_dir = run_task(config(data, tmp_path / "store"), out_dir=tmp_path / "runs", llm=model,
+                       embedder=HashEmbeddings(), progress=False)
+    rows = {r["prediction"]["question"] if "question" in r["prediction"] else r["id"]: r
+            for r in read_results(run_dir / "results.jsonl")}
+    boolean = [p for p in model.prompts if "Do they use a ResNet backbone?" in p]
+    assert boolean and all("[Answer format]: Yes or no" in p for p in boolean)
+    assert all("[Answer format]: Yes or no" not in p for p in model.prompts if p not in boolean)
+    answers = {r["id"]: r["prediction"]["answer"] for r in rows.values()}
+    assert "Yes" in answers.values()

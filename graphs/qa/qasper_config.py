@@ -17,6 +17,10 @@ class QasperSettings(Strict):
     answer_prompt: str = Field("qasper_answer_format",
                                description="prompt (prompts/<name>.txt) given to the QA graph as the answer format: "
                                            "short spans joined with ', ', Yes/No, or Unanswerable")
+    boolean_prompt: str | None = Field(
+        "qasper_boolean_format", description="answer format (prompts/<name>.txt) for a question that asks whether "
+        "something holds (tools.qasper_answer.is_boolean_question); it names 'yes or no', so the answer is a "
+        "boolean under the grammar and comes out exactly Yes or No. null = answer_prompt for every question")
     non_answers: Literal["unanswerable", "keep"] = Field(
         "unanswerable", description="an answer that answers nothing (tools.qasper_answer.non_answer: a bare Yes/No to "
                                     "a question that does not ask whether, an echo of the question or of the answer "

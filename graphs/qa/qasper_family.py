@@ -72,12 +72,23 @@ def load_items(cfg: QasperTaskConfig) -> list[QasperItem]:
     ``dataset.seed`` when ``dataset.shuffle``; ``dataset.offset`` skipped, then the first ``dataset.limit``."""
     from evidex.agents.prompts import load_prompt
 
-    try:
-        answer_format = load_prompt(cfg.qasper.answer_prompt)
-    except FileNotFoundError as exc:
-        raise ConfigError(f"qasper.answer_prompt: {exc}") from None
-    items = [QasperItem(question=PaperQuestion(id=q.question_id, question=q.question, answer_format=answer_format,
-                                               pdf_ids=[p.store_id]),
+    from evidex.tools.qasper_answer import is_boolean_question
+
+    formats = {}
+    for key in ("answer_prompt", "boolean_prompt"):
+        name = getattr(cfg.qasper, key)
+        try:
+            formats[key] = load_prompt(name) if name else None
+        except FileNotFoundError as exc:
+            raise ConfigError(f"qasper.{key}: {exc}") from None
+
+    def answer_format(question: str) -> str:
+        if formats["boolean_prompt"] and is_boolean_question(question):
+            return formats["boolean_prompt"]
+        return formats["answer_prompt"]
+
+    items = [QasperItem(question=PaperQuestion(id=q.question_id, question=q.question,
+                                               answer_format=answer_format(q.question), pdf_ids=[p.store_id]),
                         paper_id=p.paper_id, answers=q.answers)
              for p in papers(cfg) for q in p.qas]
     if cfg.dataset.shuffle:
