@@ -220,7 +220,8 @@ def _interrupts_deferred() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
-def server_params(model_path: Path, *, n_ctx: int = 8192, threads: int | None = None, parallel: int = 1):
+def server_params(model_path: Path, *, n_ctx: int = 8192, threads: int | None = None, parallel: int = 1,
+                  prompt_cache_mib: int = 0):
     """llama.cpp server settings (``xllamacpp.CommonParams``, not started) for ``parallel`` slots of ``n_ctx``
     tokens each. Building them does not load the model.
 
@@ -230,6 +231,9 @@ def server_params(model_path: Path, *, n_ctx: int = 8192, threads: int | None = 
       gets ``n_ctx``. A request goes to the idle slot whose cached prompt shares the longest prefix with it.
     * ``cache_prompt`` on: a request reuses its slot's KV cache for the prefix it shares with the slot's
       previous prompt (system prompt, claim, evidence), so only the new tail is evaluated.
+    * ``cache_ram_mib`` = ``prompt_cache_mib``: host memory for the KV of finished prompts, restored when a later
+      request starts the same way. xllamacpp's default (8192 MiB) grows the process by ~60 MB per claim item
+      until it is full; 0 keeps memory flat and the slot cache above still serves the shared prefix.
     """
     import xllamacpp as xl
 
@@ -243,6 +247,7 @@ def server_params(model_path: Path, *, n_ctx: int = 8192, threads: int | None = 
     params.port = _free_port()
     params.hostnames = ["127.0.0.1"]
     params.cache_prompt = True  # reuse the KV cache of a shared prompt prefix across calls
+    params.cache_ram_mib = prompt_cache_mib
     n = threads or max(1, os.cpu_count() or 1)
     params.cpuparams.n_threads = n
     params.cpuparams_batch.n_threads = n
@@ -251,16 +256,17 @@ def server_params(model_path: Path, *, n_ctx: int = 8192, threads: int | None = 
 
 
 def start_local_server(model_path: Path, *, n_ctx: int = 8192, threads: int | None = None,
-                       parallel: int = 1) -> LocalServer:
+                       parallel: int = 1, prompt_cache_mib: int = 0) -> LocalServer:
     """Start (once per process and settings) llama.cpp's OpenAI-compatible server on loopback."""
     parallel = max(1, parallel)
-    key = (str(model_path), n_ctx, threads, parallel)
+    key = (str(model_path), n_ctx, threads, parallel, prompt_cache_mib)
     with _SERVER_LOCK:
         if key in _SERVERS:
             return _SERVERS[key]
         import xllamacpp as xl
 
-        params = server_params(model_path, n_ctx=n_ctx, threads=threads, parallel=parallel)
+        params = server_params(model_path, n_ctx=n_ctx, threads=threads, parallel=parallel,
+                               prompt_cache_mib=prompt_cache_mib)
         api_key = secrets.token_urlsafe(24)
         params.api_keys = [api_key]
         with _interrupts_deferred():  # a pending Ctrl-C is raised on leaving, with the server already registered:

@@ -16,9 +16,10 @@ class ModelSpecError(ValueError):
 
 def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 512,
                     base_url: str | None = None, n_ctx: int = 8192, threads: int | None = None,
-                    timeout_s: float = 600.0, parallel: int = 1) -> BaseChatModel:
+                    timeout_s: float = 600.0, parallel: int = 1, prompt_cache_mib: int = 0) -> BaseChatModel:
     """A chat model for ``spec``. ``local`` only: ``n_ctx`` tokens of context per slot, ``parallel`` slots
-    (requests in flight that llama.cpp decodes together), ``threads`` CPU threads."""
+    (requests in flight that llama.cpp decodes together), ``threads`` CPU threads, ``prompt_cache_mib`` of host
+    memory for the prompts of finished requests."""
     spec = (spec or "local").strip()
     provider, _, name = spec.partition(":")
     if provider == "local":
@@ -27,7 +28,8 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
         from evidex.agents.local_llm import resolve_gguf, start_local_server
 
         path = resolve_gguf()
-        server = start_local_server(path, n_ctx=n_ctx, threads=threads, parallel=max(1, parallel))
+        server = start_local_server(path, n_ctx=n_ctx, threads=threads, parallel=max(1, parallel),
+                                    prompt_cache_mib=prompt_cache_mib)
         return ChatOpenAI(model=name or path.stem, base_url=server.base_url, api_key=server.api_key,
                           temperature=temperature, max_tokens=max_tokens, timeout=timeout_s, max_retries=1,
                           stream_usage=True)

@@ -47,11 +47,23 @@ def summarize_run(rows: list[dict[str, Any]], *, run_id: str, task: str, config_
         "completion_tokens": _dist([r.get("tokens", {}).get("completion", 0) for r in rows]),
         "cached_prompt_tokens": _dist([r.get("tokens", {}).get("cached", 0) for r in rows]),
         "model_calls": _dist([r["tokens"]["calls"] for r in rows if "calls" in r.get("tokens", {})]),
+        "rss_mb": _dist([r["rss_mb"] for r in rows if "rss_mb" in r]),
+        "memory": _memory(rows),
     }
 
 
+def _memory(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Resident memory after the 5th item, after the last and at most (MiB, in the order items finished): flat
+    memory means the last is close to the 5th."""
+    rss = [r["rss_mb"] for r in rows if "rss_mb" in r]
+    if not rss:
+        return {}
+    return {"after_item_5": rss[min(4, len(rss) - 1)], "after_last_item": rss[-1], "max_after_item": max(rss)}
+
+
 COST_ROWS = (("latency (s)", "latency_s"), ("model calls", "model_calls"), ("prompt tokens", "prompt_tokens"),
-             ("cached prompt tokens", "cached_prompt_tokens"), ("completion tokens", "completion_tokens"))
+             ("cached prompt tokens", "cached_prompt_tokens"), ("completion tokens", "completion_tokens"),
+             ("resident memory after item (MiB)", "rss_mb"))
 
 
 def cost_rows(summary: dict[str, Any]) -> list[tuple[str, dict]]:

@@ -45,6 +45,10 @@ class ModelConfig(Strict):
                               "(spec local): requests decoded together in one batch, each slot with n_ctx tokens "
                               "and its own prompt cache. null = run.concurrency, so --concurrency 2 gets 2 slots.")
     timeout_s: float = Field(600.0, gt=0)
+    prompt_cache_mib: int = Field(0, ge=0, le=65536, description="Host memory (MiB) llama.cpp may keep for the "
+                                  "prompts of finished requests so a later request with the same start can skip "
+                                  "them (spec local; xllamacpp's own default is 8192, which grows by ~60 MB per "
+                                  "claim item). The slot's own cache still serves the shared system prompt at 0.")
 
 
 class DatasetConfig(Strict):

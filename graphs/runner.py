@@ -26,6 +26,7 @@ from evidex.graphs.registry import Resources, RunItem, TaskFamily, get_family
 from evidex.graphs.tasks import validate
 from evidex.graphs.tracing import RunTreeTracer, safe_name
 from evidex.tools.progress import Progress
+from evidex.tools.memory import memory_mb, rss_mb
 from evidex.tools.runfolder import ResultWriter, read_results, read_status, update_status
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,7 @@ def run_one(graph, item: RunItem, cfg: TaskConfig, family: TaskFamily, run_dir: 
         row["error"] = f"{type(exc).__name__}: {exc}"
         pred = None
     row["latency_s"] = round(time.perf_counter() - start, 3)
+    row["rss_mb"] = rss_mb()  # resident memory after the item: a run whose memory grows shows it item by item
     tree = tracer.last_tree or {}
     row["tokens"] = {"prompt": tree.get("prompt_tokens", 0), "completion": tree.get("completion_tokens", 0),
                      "cached": tree.get("cached_prompt_tokens", 0), "calls": tree.get("llm_calls", 0)}
@@ -150,7 +152,7 @@ def run_task(cfg: TaskConfig | None, *, out_dir: Path | None = None, resume: Pat
             print(f"\ninterrupted: resume with  python -m graphs.run --resume {run_dir}", flush=True)
             raise
         bar.close()
-    finished = {"status": "complete", "finished": _now()}
+    finished = {"status": "complete", "finished": _now(), "memory": memory_mb()}
     finalize_run(run_dir, cfg, status=finished)  # the reports show the final status, not "running"
     update_status(run_dir, **finished)
     return run_dir
@@ -199,7 +201,8 @@ def _ragas_llm(cfg: TaskConfig, graph_llm=None):
         return make_chat_model(cfg.metrics.ragas_llm, temperature=0.0, max_tokens=1024)
     m = cfg.model  # the same local server as the graph's (same context, threads and slots), not a second one
     return graph_llm or make_chat_model(m.spec, temperature=0.0, max_tokens=1024, base_url=m.base_url, n_ctx=m.n_ctx,
-                                        threads=m.threads, parallel=cfg.model_slots)
+                                        threads=m.threads, parallel=cfg.model_slots,
+                                        prompt_cache_mib=m.prompt_cache_mib)
 
 
 def finalize_run(run_dir: Path, cfg: TaskConfig, status: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -34,7 +34,8 @@ class GraphDeps:
                 m = self.config.model
                 self._llm = make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens,
                                             base_url=m.base_url, n_ctx=m.n_ctx, threads=m.threads,
-                                            timeout_s=m.timeout_s, parallel=self.config.model_slots)
+                                            timeout_s=m.timeout_s, parallel=self.config.model_slots,
+                                            prompt_cache_mib=m.prompt_cache_mib)
             return self._llm
 
     @property

@@ -77,7 +77,8 @@ def _model(cfg: QATaskConfig):
 
     m = cfg.model
     return make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens, base_url=m.base_url,
-                           n_ctx=m.n_ctx, threads=m.threads, timeout_s=m.timeout_s)
+                           n_ctx=m.n_ctx, threads=m.threads, timeout_s=m.timeout_s,
+                           prompt_cache_mib=m.prompt_cache_mib)
 
 
 class _LazyModel:
