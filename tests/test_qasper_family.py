@@ -263,3 +263,23 @@ def test_a_question_that_asks_whether_gets_a_yes_no_answer_under_the_grammar(dat
     assert all("[Answer format]: Yes or no" not in p for p in model.prompts if p not in boolean)
     answers = {r["id"]: r["prediction"]["answer"] for r in rows.values()}
     assert "Yes" in answers.values()
+
+
+def test_the_quoted_paragraph_is_the_evidence(data, tmp_path):
+    """qa.quote_first: the model copies the passage its answer rests on; the paragraph holding that quote is the
+    evidence (alone), before any overlap or search rule."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.runner import run_task
+    from evidex.tools.runfolder import read_results
+    from qasper_tiny import DATA as DATA_PARAGRAPH
+
+    def reply(prompt: str) -> str:  # (the quote key comes from the answer schema, which the grammar enforces)
+        return json.dumps({"quote": "We collect the PangoSet dataset with 1,200 camera trap images", "answer": "PangoSet"})
+
+    cfg = config(data, tmp_path / "store", "dataset.limit=1", "qa.quote_first=true", "qa.retrieval_limit=4")
+    run_dir = run_task(cfg, out_dir=tmp_path / "runs", llm=ScriptedChatModel(responses=reply),
+                       embedder=HashEmbeddings(), progress=False)
+    (row,) = read_results(run_dir / "results.jsonl")
+    pred = row["prediction"]
+    assert pred["answer"] == "PangoSet" and pred["quote"].startswith("We collect")
+    assert pred["evidence_source"] == "quote" and pred["evidence"] == [DATA_PARAGRAPH]

@@ -25,6 +25,7 @@ class QAPrediction(BaseModel):
     id: str
     answer: str | None = None
     raw_answer: str | None = None  # the model's own words, when the answer was reshaped to the answer format
+    quote: str | None = None  # the passage the model copied before answering (qa.quote_first), its evidence
     citations: list[CitedPage] = Field(default_factory=list)
     no_answer: str | None = None  # why there is no answer (turn limit, ...)
     turns: int = 0

@@ -93,15 +93,17 @@ def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str
 
     def answer(state: BaselineState) -> dict:
         q = state.input
-        text = answer_from_context(llm, q.question, q.answer_format, scope_line(q), state.context,
-                                   typed=settings.typed_answer, quote=settings.quote_first,
-                                   max_tokens=settings.max_tokens, name=f"{settings.method}_answer").answer
+        reply = answer_from_context(llm, q.question, q.answer_format, scope_line(q), state.context,
+                                    typed=settings.typed_answer, quote=settings.quote_first,
+                                    max_tokens=settings.max_tokens, name=f"{settings.method}_answer")
+        text = reply.answer
         cites = list({(c.pdf_id, c.page_number): c for c in state.sources}.values())
         exists = tools.pages_exist([(c.pdf_id, c.page_number) for c in cites]) if cites else {}
         cited = [c.model_copy(update={"exists": exists.get((c.pdf_id, c.page_number), False)}) for c in cites]
         shaped = conform(text, q.answer_format)
         return {"prediction": QAPrediction(id=q.id, answer=shaped, citations=cited, turns=1, actions=[settings.method],
-                                           raw_answer=text if shaped != text else None)}
+                                           raw_answer=text if shaped != text else None,
+                                           quote=reply.quote or None)}
 
     g = StateGraph(BaselineState, input_schema=NeuSymInput, output_schema=NeuSymOutput)
     g.add_node("context", context)

@@ -24,6 +24,7 @@ from evidex.graphs.qa.scope import scope_filter
 from evidex.graphs.qa.store_tools import StoreTools
 from evidex.graphs.qa.qasper_config import QasperTaskConfig
 from evidex.tools.qa import QAPrediction
+from evidex.tools.text import quote_in
 from evidex.tools.qasper_answer import (UNANSWERABLE, evidence_from_pages, non_answer, overlap_order,
                                         overlap_scores, page_evidence, shape_answer)
 
@@ -33,7 +34,7 @@ class QasperPrediction(QAPrediction):
 
     evidence: list[str] = Field(default_factory=list, description="verbatim paragraphs (predicted_evidence)")
     evidence_pages: list[int] = Field(default_factory=list, description="store pages the evidence came from")
-    evidence_source: Literal["citations", "search", "none"] = "none"
+    evidence_source: Literal["quote", "citations", "search", "none"] = "none"
 
 
 class QasperOutput(BaseModel):
@@ -88,12 +89,15 @@ def build_qasper_graph(cfg: QasperTaskConfig, inner, tools: StoreTools | None = 
             by_page = paragraphs(store_id)
             cited = [c.page_number for c in qa.citations if c.pdf_id == store_id and by_page.get(c.page_number)]
             cited = list(dict.fromkeys(cited))
-            if settings.evidence_order == "answer_overlap" and cited:
+            quoted = [p for p in cited if qa.quote and quote_in(qa.quote, by_page[p] or "")]
+            if quoted:  # the paragraph the model copied its quote from (qa.quote_first) is the evidence
+                cited = quoted[:1]
+            elif settings.evidence_order == "answer_overlap" and cited:
                 texts_cited = [by_page[p] or "" for p in cited]
                 scores = overlap_scores(shaped, texts_cited)
                 if scores is not None and max(scores) >= settings.single_paragraph_overlap:
                     cited = [cited[overlap_order(shaped, texts_cited)[0]]]  # the paragraph the answer came from
-            source = "citations" if cited else "none"
+            source = ("quote" if quoted else "citations") if cited else "none"
             found = (search(f"{q.question} {shaped}", store_id, by_page)
                      if settings.evidence_order == "answer_search" and shaped not in ("Yes", "No") else [])
             if found:
