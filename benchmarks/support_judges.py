@@ -122,6 +122,7 @@ class SentenceBench:
         self.features = [sj.support_features(s, c, embedder=embedder) for s, c in zip(self.sentences, self.cited)]
         vectors = [embedder.encode([s, *c]) for s, c in zip(self.sentences, self.cited)]
         self.text_cosine = [float(max(v[1:] @ v[0])) if len(v) > 1 else 0.0 for v in vectors]  # verifier-style
+        self.llm, self.llm_name = None, None  # set by --llm
         self.entail = None
         if nli is not None:
             judge_scores = []
@@ -215,6 +216,15 @@ def sentence_rows(bench: SentenceBench) -> tuple[list[dict], dict]:
                          ("default without numbers rule", {"check_numbers": False})):
         p = {**default_params, **change}
         add(name, p, rule_flags(bench, **p), None, None)
+
+    if bench.llm is not None:  # the configured model as the judge: one constrained yes/no call per sentence
+        from evidex.agents.support_check import llm_judge
+
+        judge = llm_judge(bench.llm)
+        start = time.perf_counter()
+        flags = [not judge(s, c) for s, c in zip(bench.sentences, bench.cited)]
+        add(f"model as judge ({bench.llm_name})", {}, flags,
+            1000 * (time.perf_counter() - start) / max(1, len(flags)), None)
 
     nli_table = None
     if bench.entail is not None:
@@ -319,6 +329,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--nli", default=os.environ.get(sj.NLI_MODEL_ENV) or None,
                    help=f"a local NLI model folder to measure too (default ${sj.NLI_MODEL_ENV})")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file (default {DEFAULT_JSON})")
+    p.add_argument("--llm", help="also measure this model as the judge (e.g. local; agents/support_check.py)")
     args = p.parse_args(argv)
 
     load_before = os.getloadavg()[0]
@@ -333,6 +344,10 @@ def main(argv: list[str] | None = None) -> dict:
             nli_note = str(exc)
     sentence_data, stance_data = load_rows(SENTENCES), load_rows(STANCES)
     bench = SentenceBench(sentence_data, embedder, nli)
+    if args.llm:
+        from evidex.agents.models import make_chat_model
+
+        bench.llm, bench.llm_name = make_chat_model(args.llm, temperature=0.0, max_tokens=16), args.llm
     sentences, grids = sentence_rows(bench)
     stances, stance_grid = stance_rows(stance_data, embedder, nli)
     print_tables(sentences, stances)
@@ -348,6 +363,7 @@ def main(argv: list[str] | None = None) -> dict:
                                                                     round(os.getloadavg()[0], 1)],
                     "note": "latencies are wall time on a shared machine (load before and after the run)"},
         "nli_model": os.path.basename(os.path.normpath(args.nli)) if args.nli else None,
+        "llm_judge": args.llm,
         "nli_missing": nli_note,
         "candidates_examined": CANDIDATES,
         "sentence_support": sentences,

@@ -195,3 +195,20 @@ def test_no_why_sentences_means_no_model_call_for_writing(kit, embedder, kb_inde
     pred = graph.invoke({"input": _inputs(kit, cfg, 1)[0]})["prediction"]
     assert "why" not in responder.roles() and pred.explanations["claim"]
     assert json.dumps(pred.verification)  # the record is plain data
+
+
+def test_the_model_as_support_judge_reads_a_boolean_and_fails_closed():
+    from evidex.agents.support_check import llm_judge
+
+    seen = []
+
+    def reply(prompt: str) -> str:
+        seen.append(prompt)
+        return json.dumps({"supported": "48%" in prompt.split("SENTENCE:")[1]})
+
+    judge = llm_judge(ScriptedChatModel(responses=reply))
+    assert judge("Responses were seen in 48% of patients.", [TEXTS["1"]]) is True
+    assert judge("Responses were seen in 90% of patients.", [TEXTS["1"]]) is False
+    assert judge("Anything.", []) is False and len(seen) == 2  # nothing cited: no call, not supported
+    broken = llm_judge(ScriptedChatModel(responses=lambda p: "no json here"))
+    assert broken("Responses were seen in 48% of patients.", [TEXTS["1"]]) is False
