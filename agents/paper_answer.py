@@ -45,8 +45,8 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
                         typed: bool = True, quote: bool = False, max_tokens: int = 700,
                         name: str = "answer") -> ContextAnswer:
     """The model's answer to ``question`` from ``context`` (and, with ``quote``, the evidence it copied)."""
-    body = render("qa_answer", question=question, answer_format=answer_format, scope=scope,
-                  context=context or "(none)")
+    body = render("qa_answer_quote" if quote else "qa_answer", question=question, answer_format=answer_format,
+                  scope=scope, context=context or "(none)")
     messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
     out = call_structured(llm, answer_schema(answer_format, typed, quote), messages, name=name,
                           max_tokens=max_tokens)
