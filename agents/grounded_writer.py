@@ -154,6 +154,15 @@ class GroundedExplanation:
                 "model_sentences_kept": sum(s["source"] == "model" for s in kept)}
 
 
+def unsupported_explanation(claim: str, kept: int, given: int) -> GroundedExplanation:
+    """The claim-level verdict said no (``steps.verdict``: too few of the given items are about the claim): one
+    sentence saying so, citing nothing, so no finding reads as support for a claim the graph rejects."""
+    text = (f"The evidence does not support the claim that {_claim_clause(claim)}: only {kept} of the {given} "
+            f"given items are about it.")
+    return GroundedExplanation(text=text, sentences=[{"text": text, "source": "verdict", "kept": True}],
+                               verdict="not enough evidence")
+
+
 def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], findings: Mapping[str, str],
             why: Sequence[tuple[str, list[str]]], *, sentences: int, labels_texts: Mapping[str, str],
             judge: Judge | None) -> GroundedExplanation:

@@ -212,3 +212,19 @@ def test_the_model_as_support_judge_reads_a_boolean_and_fails_closed():
     assert judge("Anything.", []) is False and len(seen) == 2  # nothing cited: no call, not supported
     broken = llm_judge(ScriptedChatModel(responses=lambda p: "no json here"))
     assert broken("Responses were seen in 48% of patients.", [TEXTS["1"]]) is False
+
+
+@pytest.mark.shared_data
+def test_wrong_claim_explanations_say_what_the_verdict_says(kit, embedder, kb_index):
+    """wrong_claim: when too few given items are about the claim the graph answers "not supported"; the grounded
+    explanation then says so, citing nothing, and a supported control opens with "supports"."""
+    cfg = _grounded("wrong_claim", "dataset.limit=2")
+    graph = build_graph(cfg, llm=ScriptedChatModel(responses=kit.Responder()), embedder=embedder, index=kb_index)
+    preds = [graph.invoke({"input": inp})["prediction"] for inp in _inputs(kit, cfg, 4)]
+    assert {p.supported for p in preds} == {True, False}  # the check can fail both ways
+    for p in preds:
+        text = p.explanations["claim"]
+        if p.supported:
+            assert text.startswith("The evidence supports the claim")
+        else:
+            assert text.startswith("The evidence does not support the claim") and not parse_citations(text)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evidex.agents.grounded_writer import (compose, reason_sentence, safe_why, verdict_of, verdict_phrase,
-                                           write_why)
+from evidex.agents.grounded_writer import (compose, reason_sentence, safe_why, unsupported_explanation, verdict_of,
+                                           verdict_phrase, write_why)
 from evidex.graphs.claims.deps import GraphDeps
-from evidex.graphs.claims.nodes import Node, _scope, _texts, kept_decisions
+from evidex.graphs.claims.nodes import Node, _scope, _texts, kept_decisions, verdict
 from evidex.graphs.claims.state import ClaimGraphState
 from evidex.tools.claims import Evidence, EvidenceDecision
 from evidex.tools.findings import findings_within
@@ -59,6 +59,12 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
         reasons = [d.model_copy(update={"reason": reason_sentence(d, state.findings.get(d.id)),
                                         "basis": d.basis or d.reason}) for d in _shown(state)]
         explanations, records = {}, {}
+        if cfg.steps.verdict and not verdict(state.decisions):  # wrong_claim: the claim itself is rejected
+            given = [d for d in state.decisions if d.source == "given"]
+            for key in claim_keys(state):
+                written = unsupported_explanation(state.input.claims[key].text, sum(d.kept for d in given), len(given))
+                explanations[key], records[key] = written.text, written.record()
+            return {"decisions": reasons, "explanations": explanations, "verification": records}
         for key in claim_keys(state):
             kept = _strongest_first(kept_decisions(state, _scope(deps, key)))
             labels = {d.id: d.label for d in kept}
