@@ -26,7 +26,7 @@ from evidex.graphs.registry import Resources, RunItem, TaskFamily, get_family
 from evidex.graphs.tasks import validate
 from evidex.graphs.tracing import RunTreeTracer, safe_name
 from evidex.tools.progress import Progress
-from evidex.tools.memory import memory_mb, rss_mb
+from evidex.tools.memory import memory_mb, release_free_memory, rss_mb
 from evidex.tools.runfolder import ResultWriter, read_results, read_status, update_status
 
 log = logging.getLogger(__name__)
@@ -76,6 +76,7 @@ def run_one(graph, item: RunItem, cfg: TaskConfig, family: TaskFamily, run_dir: 
         row["error"] = f"{type(exc).__name__}: {exc}"
         pred = None
     row["latency_s"] = round(time.perf_counter() - start, 3)
+    release_free_memory()
     row["rss_mb"] = rss_mb()  # resident memory after the item: a run whose memory grows shows it item by item
     tree = tracer.last_tree or {}
     row["tokens"] = {"prompt": tree.get("prompt_tokens", 0), "completion": tree.get("completion_tokens", 0),
