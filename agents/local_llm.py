@@ -234,6 +234,10 @@ def server_params(model_path: Path, *, n_ctx: int = 8192, threads: int | None = 
     * ``cache_ram_mib`` = ``prompt_cache_mib``: host memory for the KV of finished prompts, restored when a later
       request starts the same way. xllamacpp's default (8192 MiB) grows the process by ~60 MB per claim item
       until it is full; 0 keeps memory flat and the slot cache above still serves the shared prefix.
+    * The weights are read into memory, not mapped (``load_mode`` none): on CPU llama.cpp repacks most of them
+      into its own buffers anyway, so a mapping kept the whole file resident beside the repacked copy. Measured
+      (2 slots of 8192, /tmp probe of this function): 2,311 MB resident mapped vs 1,715 MB read, the same prompt
+      (62-63 tok/s) and generation (11-12 tok/s) speed.
     """
     import xllamacpp as xl
 
@@ -248,6 +252,7 @@ def server_params(model_path: Path, *, n_ctx: int = 8192, threads: int | None = 
     params.hostnames = ["127.0.0.1"]
     params.cache_prompt = True  # reuse the KV cache of a shared prompt prefix across calls
     params.cache_ram_mib = prompt_cache_mib
+    params.load_mode = xl.llama_load_mode.LLAMA_LOAD_MODE_NONE
     n = threads or max(1, os.cpu_count() or 1)
     params.cpuparams.n_threads = n
     params.cpuparams_batch.n_threads = n

@@ -12,7 +12,7 @@ from typing import Any
 from evidex.graphs.config import TaskConfig
 from evidex.graphs.registry import Resources, RunItem, TaskFamily
 from evidex.graphs.tracing import RunTreeTracer, safe_name
-from evidex.tools.memory import rss_mb
+from evidex.tools.memory import release_free_memory, rss_mb
 
 
 def run_one(graph, item: RunItem, cfg: TaskConfig, family: TaskFamily, run_dir: Path, resources: Resources,
@@ -32,6 +32,7 @@ def run_one(graph, item: RunItem, cfg: TaskConfig, family: TaskFamily, run_dir: 
         row["error"] = f"{type(exc).__name__}: {exc}"
         pred = None
     row["latency_s"] = round(time.perf_counter() - start, 3)
+    release_free_memory()
     row["rss_mb"] = rss_mb()  # resident memory after the item: a run whose memory grows shows it item by item
     tree = tracer.last_tree or {}
     row["tokens"] = {"prompt": tree.get("prompt_tokens", 0), "completion": tree.get("completion_tokens", 0),

@@ -239,12 +239,15 @@ def resolve_backend(name: str, backend: str) -> str:
 class LocalEmbeddings(Embeddings):
     """LangChain `Embeddings` over a sentence-transformers model; vectors are L2-normalised.
 
-    `precision="auto"` runs the encoder under bf16 autocast on CPUs with native bf16 (measured on MiniLM over
-    600 real chunks: 2.4x faster, cosine to fp32 >= 0.9999, top-10 overlap 0.99) and in fp32 elsewhere, where
-    emulated bf16 would be slower.
+    `precision="fp32"` (the default) keeps resident memory flat; `"auto"` runs the encoder under bf16 autocast on
+    CPUs with native bf16 and `"bf16"` always. bf16 was 2.4x faster on one machine (MiniLM over 600 real chunks,
+    cosine to fp32 >= 0.9999), but on the 2-core machine of issue 25 it was slower (CPU-seconds per 256 passages:
+    20.4 bf16 vs 14.1 fp32; per 50 queries 1.54 vs 0.89) and oneDNN keeps bf16 kernels for every new input shape:
+    120 batches of varied texts grew the process from 607 to 768 MB under bf16 and to 622 MB in fp32, so a long
+    run's memory climbed with every item (/tmp probes, 2026-11-25).
     """
 
-    def __init__(self, model_name: str = DEFAULT_EMBEDDING_MODEL, batch_size: int = 32, precision: Precision = "auto",
+    def __init__(self, model_name: str = DEFAULT_EMBEDDING_MODEL, batch_size: int = 32, precision: Precision = "fp32",
                  backend: Backend = "torch"):
         self.model_name = model_name
         self.batch_size = batch_size
@@ -299,6 +302,6 @@ class LocalEmbeddings(Embeddings):
 
 
 @lru_cache(maxsize=4)
-def get_embeddings(model_name: str = DEFAULT_EMBEDDING_MODEL, precision: Precision = "auto",
+def get_embeddings(model_name: str = DEFAULT_EMBEDDING_MODEL, precision: Precision = "fp32",
                    backend: Backend = "torch") -> LocalEmbeddings:
     return LocalEmbeddings(model_name, precision=precision, backend=backend)

@@ -60,7 +60,9 @@ class EmbeddingConfig(_Strict):
         None, ge=1, le=256, description="torch threads while embedding (null = torch default); 1 is faster on a busy machine"
     )
     precision: Literal["auto", "fp32", "bf16"] = Field(
-        "auto", description="auto = bf16 autocast on CPUs with native bf16 (2.4x faster, same neighbours), else fp32"
+        "fp32", description="fp32 (default: flat memory, and faster than bf16 on the 2-core test machine); auto = "
+        "bf16 autocast on CPUs with native bf16 (faster on some CPUs, same neighbours; memory grows with each new "
+        "input shape), else fp32; see tools/embeddings.LocalEmbeddings"
     )
     backend: Literal["torch", "onnx-int8"] = Field(
         "torch",
