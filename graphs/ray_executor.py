@@ -25,6 +25,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -154,7 +155,9 @@ def _start_local(ray, num_cpus: float | None, kwargs: dict[str, Any], attempts: 
     fixed 30 s to start, which a machine busy with other work can miss (seen at load 12 on 2 cores)."""
     for attempt in range(1, attempts + 1):
         try:
-            ray.init(num_cpus=num_cpus, object_store_memory=OBJECT_STORE_BYTES, **kwargs)
+            # address="local": a new Ray, even when another one on this machine (a `ray start` cluster, or the
+            # record of one in /tmp/ray) would otherwise be joined; that one is --ray-address's business
+            ray.init(address="local", num_cpus=num_cpus, object_store_memory=OBJECT_STORE_BYTES, **kwargs)
             return
         except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this one
             if attempt == attempts or "timed out during startup" not in str(exc):
@@ -215,6 +218,7 @@ def execute_on_ray(pending: Sequence[RunItem], cfg: TaskConfig, family: TaskFami
     local_cpus = max(float(os.cpu_count() or 1), n_workers * cpus)
     info: dict[str, Any] = {"name": "ray", "address": cfg.run.ray_address or "local (loopback)",
                             "workers": n_workers, "worker_deaths": 0, "handed_out_again": []}
+    t0 = time.monotonic()
     with ray_session(cfg.run.ray_address, num_cpus=local_cpus) as ray:
         from ray.exceptions import RayActorError, RayTaskError
 
@@ -224,8 +228,11 @@ def execute_on_ray(pending: Sequence[RunItem], cfg: TaskConfig, family: TaskFami
         workers = [actor.remote(config_yaml) for _ in range(n_workers)]
         try:
             _wait_ready(ray, workers, RayActorError)
+            info["startup_s"] = round(time.monotonic() - t0, 2)  # Ray up and every worker's graph built
+            t1 = time.monotonic()
             _dispatch(ray, workers, lambda: actor.remote(config_yaml), pending, cfg, family, run_dir, record, info,
                       RayActorError, RayTaskError)
+            info["items_s"] = round(time.monotonic() - t1, 2)
         finally:
             for w in workers:
                 ray.kill(w)

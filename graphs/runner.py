@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from datetime import datetime, timezone
 from pathlib import Path
@@ -144,6 +145,13 @@ def _execute(pending, cfg, family, graph, run_dir, resources, ragas_llm, writer,
     def one(item):
         return run_one(graph, item, cfg, family, run_dir, resources, ragas_llm)
 
+    start = time.monotonic()
+    _execute_local(pending, cfg, one, record)
+    update_status(run_dir, executor={"name": "local", "workers": min(cfg.run.concurrency, len(pending)),
+                                     "items_s": round(time.monotonic() - start, 2)})
+
+
+def _execute_local(pending, cfg, one, record) -> None:
     if cfg.run.concurrency <= 1:
         for item in pending:
             record(one(item))
