@@ -41,7 +41,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                               "Qwen2.5-Coder-1.5B, fetched once like the in-process model)")
     p.add_argument("--name", help="model name clients ask for (--llm openai:NAME; default: the file's name "
                                   "without .gguf)")
-    p.add_argument("--slots", type=int, default=2, help="requests decoded together (parallel slots; default 2)")
+    p.add_argument("--slots", "--parallel", dest="slots", type=int, default=2,
+                   help="requests decoded together (parallel slots; default 2)")
     p.add_argument("--ctx", type=int, default=8192, help="context per slot, in tokens (default 8192)")
     p.add_argument("--threads", type=int, help="CPU threads (default: every core)")
     p.add_argument("--prompt-cache-mib", type=int, default=0,
