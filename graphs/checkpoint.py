@@ -20,6 +20,7 @@ Where threads go (``open_checkpointer``):
 from __future__ import annotations
 
 import sqlite3
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +94,44 @@ def _postgres(url: str):
 def with_checkpointer(graph, checkpointer: Any):
     """A copy of the compiled ``graph`` that saves its threads to ``checkpointer`` (see :func:`open_checkpointer`)."""
     return graph.copy(update={"checkpointer": open_checkpointer(checkpointer)})
+
+
+SERVER_ENV = "EVIDEX_CHECKPOINTER"
+
+
+def server_checkpoint_target() -> str:
+    """Where the LangGraph server keeps threads: ``$EVIDEX_CHECKPOINTER`` (``sqlite:///PATH`` or
+    ``postgres://...``), else ``<cache_dir>/langgraph/threads.sqlite``."""
+    import os
+
+    from evidex.tools.settings import get_settings
+
+    target = os.environ.get(SERVER_ENV, "").strip()
+    return target or f"sqlite:///{get_settings().cache_dir / 'langgraph' / 'threads.sqlite'}"
+
+
+@asynccontextmanager
+async def server_checkpointer():
+    """The LangGraph API server's checkpointer (``"checkpointer": {"path":
+    "evidex.graphs.checkpoint.server_checkpointer"}`` in ``langgraph.json``; the server takes a dotted path, not
+    ``module:name``): threads in SQLite by default, Postgres when ``EVIDEX_CHECKPOINTER`` says so, so they outlive
+    the server. The server needs the async savers."""
+    target = server_checkpoint_target()
+    if target.startswith(("postgres://", "postgresql://")):
+        try:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        except ImportError:
+            raise CheckpointError(POSTGRES_MISSING) from None
+        async with AsyncPostgresSaver.from_conn_string(target) as saver:
+            await saver.setup()
+            yield saver
+        return
+    if "://" in target and not target.startswith("sqlite://"):
+        raise CheckpointError(f"{SERVER_ENV}={target.split('://')[0]}://...: give sqlite:///PATH or postgres://...")
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path = Path(target.removeprefix("sqlite://")).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        await saver.setup()
+        yield saver
