@@ -286,6 +286,30 @@ def start_local_server(model_path: Path, *, n_ctx: int = 8192, threads: int | No
         return local
 
 
+def serve_model(model_path: Path, *, host: str = "127.0.0.1", port: int = 0, api_key: str, name: str,
+                n_ctx: int = 8192, threads: int | None = None, parallel: int = 2,
+                prompt_cache_mib: int = 0) -> tuple[object, str]:
+    """The standalone server of ``python -m agents.serve``: the same llama.cpp settings as the in-process one, on
+    ``host:port`` (0 = a free port), behind ``api_key``, answering to the model name ``name``. Returns the
+    ``xllamacpp.Server`` (dropping it stops the server) and the base URL clients use (``.../v1``)."""
+    if not api_key:
+        raise ValueError("the model server needs an API key")
+    import xllamacpp as xl
+
+    params = server_params(model_path, n_ctx=n_ctx, threads=threads, parallel=parallel,
+                           prompt_cache_mib=prompt_cache_mib)
+    params.port = port or _free_port()
+    params.hostnames = [host]
+    params.api_keys = [api_key]
+    params.model_alias = name
+    with _interrupts_deferred():  # see start_local_server: a server must not be dropped while it starts
+        server = xl.Server(params)
+    address = str(server.listening_address).rstrip("/")
+    if not address:
+        raise RuntimeError(f"llama.cpp did not start listening on {host}:{params.port} (port in use?)")
+    return server, f"{address}/v1"
+
+
 @atexit.register
 def _stop_servers() -> None:
     _SERVERS.clear()  # dropping the Server object stops llama.cpp's loop

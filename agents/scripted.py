@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,8 @@ class ScriptedChatModel(BaseChatModel):
 
     responses: Sequence[str] | Responder
     tool_calls: bool = False  # replies {"tool": name, "args": {...}} become native tool calls (bind_tools)
+    repeat: bool = False  # replay the list from the start when it runs out (every process replays its own copy)
+    delay_s: float = 0.0  # seconds per call: a slow model (tests that must catch an item in flight)
     _calls: list[str] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -48,9 +51,13 @@ class ScriptedChatModel(BaseChatModel):
         with self._lock:
             index = len(self._calls)
             self._calls.append(text)
+        if self.delay_s:
+            time.sleep(self.delay_s)
         if callable(self.responses):
             reply = self.responses(text)
         else:
+            if self.repeat and self.responses:
+                index %= len(self.responses)
             if index >= len(self.responses):
                 raise ScriptExhaustedError(f"scripted model has only {len(self.responses)} replies; call {index + 1}")
             reply = self.responses[index]
@@ -71,8 +78,14 @@ class ScriptedChatModel(BaseChatModel):
 
 
 def load_script(path: str | Path) -> ScriptedChatModel:
-    """``scripted:<file.json>``: a JSON list of replies (dicts are serialised to JSON strings)."""
+    """``scripted:<file.json>``: a JSON list of replies (dicts are serialised to JSON strings), or an object
+    ``{"replies": [...], "repeat": true, "delay_s": 0.5}`` (replayed endlessly, each call that slow)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
+    options: dict[str, Any] = {}
+    if isinstance(data, dict) and isinstance(data.get("replies"), list):
+        options = {"repeat": bool(data.get("repeat", False)), "delay_s": float(data.get("delay_s", 0.0))}
+        data = data["replies"]
     if not isinstance(data, list):
-        raise ValueError(f"{path}: a scripted model file must hold a JSON list of replies")
-    return ScriptedChatModel(responses=[r if isinstance(r, str) else json.dumps(r) for r in data])
+        raise ValueError(f"{path}: a scripted model file must hold a JSON list of replies or "
+                         '{"replies": [...], "repeat": ..., "delay_s": ...}')
+    return ScriptedChatModel(responses=[r if isinstance(r, str) else json.dumps(r) for r in data], **options)

@@ -10,7 +10,7 @@ Which tasks exist, and loading a config by name, are in :mod:`graphs.tasks`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -72,7 +72,14 @@ class MetricsConfig(Strict):
 
 
 class RunConfig(Strict):
-    concurrency: int = Field(1, ge=1, le=64)
+    concurrency: int = Field(1, ge=1, le=64, description="Items in flight at once (threads locally, one Ray "
+                             "worker each under executor ray).")
+    executor: Literal["local", "ray"] = Field("local", description="Where items run: local (this process) or ray "
+                                              "(Ray workers, each building the graph once; results still written "
+                                              "here). See docs/scaling-out.md.")
+    ray_address: str | None = Field(None, description="executor ray: the cluster to join (ray start's address, "
+                                    "e.g. 127.0.0.1:6379); null = a Ray started for this run on loopback")
+    ray_cpus_per_worker: float = Field(1.0, gt=0, le=256, description="executor ray: CPUs Ray reserves per worker")
     out: str | None = None
     prepare: bool = Field(True, description="run the family's preparation before the items (qasper: ingest the "
                                             "papers into the store); false = reuse what exists (--skip-ingest)")

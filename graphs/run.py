@@ -7,6 +7,7 @@ Examples:
   python -m graphs.run --task airqa --db corpus --data questions.jsonl --config airqa/classic_rag
   python -m graphs.run --task qasper --data qasper-dev-v0.3.json --limit 50 --config qasper/neusym
   python -m graphs.run --resume runs/20261121-120000-mixed
+  python -m graphs.run --task mixed --executor ray --concurrency 4 [--ray-address 127.0.0.1:6379]
 """
 from __future__ import annotations
 
@@ -39,7 +40,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--skip-ingest", action="store_true",
                    help="skip the family's preparation step and reuse what exists (qasper: the papers already in "
                         "the store; = --set run.prepare=false)")
-    p.add_argument("--concurrency", type=int, help="items in flight at once (default from config: 1)")
+    p.add_argument("--concurrency", type=int, help="items in flight at once (default from config: 1); with "
+                   "--executor ray, the number of Ray workers")
+    p.add_argument("--executor", choices=("local", "ray"), help="where items run: local (this process, default) or "
+                   "ray (Ray workers, each building the graph once; results still written by this process); "
+                   "also with --resume")
+    p.add_argument("--ray-address", metavar="ADDR", help="--executor ray: join this Ray cluster (e.g. 127.0.0.1:6379 "
+                   "from  ray start --head); default: start a Ray on loopback for this run")
     p.add_argument("--out", type=Path, help="parent folder for run folders (default: runs/)")
     p.add_argument("--list", action="store_true", help="list every task, grouped by family")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -93,8 +100,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("error: give --task T (see --list), --config FILE or --resume RUN_DIR", file=sys.stderr)
             return 2
+        executor = "ray" if args.ray_address and not args.executor else args.executor
         run_dir = run_task(cfg, out_dir=args.out, resume=args.resume, progress=not args.no_progress,
-                           prepare=False if args.skip_ingest else None)
+                           prepare=False if args.skip_ingest else None, executor=executor,
+                           ray_address=args.ray_address)
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2

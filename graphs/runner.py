@@ -22,11 +22,12 @@ from typing import Any
 import yaml
 
 from evidex.graphs.config import ConfigError, TaskConfig, dump_config
-from evidex.graphs.registry import Resources, RunItem, TaskFamily, get_family
+from evidex.graphs.items import ragas_llm_for, run_one
+from evidex.graphs.registry import Resources, get_family
 from evidex.graphs.tasks import validate
-from evidex.graphs.tracing import RunTreeTracer, safe_name
+from evidex.graphs.tracing import safe_name
 from evidex.tools.progress import Progress
-from evidex.tools.memory import memory_mb, release_free_memory, rss_mb
+from evidex.tools.memory import memory_mb
 from evidex.tools.runfolder import ResultWriter, read_results, read_status, update_status
 
 log = logging.getLogger(__name__)
@@ -59,63 +60,21 @@ def load_run_config(run_dir: Path) -> TaskConfig:
     return validate(data, str(path))
 
 
-def run_one(graph, item: RunItem, cfg: TaskConfig, family: TaskFamily, run_dir: Path, resources: Resources,
-            ragas_llm=None) -> dict[str, Any]:
-    """Invoke the graph on one item; never raises: errors are recorded on the row."""
-    tracer = RunTreeTracer(run_dir / "traces" if cfg.tracing.enabled else None, item.id)
-    row: dict[str, Any] = {"id": item.id, "task": cfg.task, "tags": family.item_tags(item) or [cfg.task],
-                           "input": item.public_input(), "prediction": None, "metrics": {}, "error": None}
-    start = time.perf_counter()
-    try:
-        out = graph.invoke(item.graph_input(), config={"callbacks": [tracer], "run_name": cfg.name,
-                                                       "metadata": {"item_id": item.id},
-                                                       "tags": [f"task:{cfg.task}", f"family:{cfg.family}"]})
-        pred = out["prediction"]
-        row["prediction"] = pred.model_dump()
-    except Exception as exc:  # noqa: BLE001 - any failure of one item is recorded, the run goes on
-        row["error"] = f"{type(exc).__name__}: {exc}"
-        pred = None
-    row["latency_s"] = round(time.perf_counter() - start, 3)
-    release_free_memory()
-    row["rss_mb"] = rss_mb()  # resident memory after the item: a run whose memory grows shows it item by item
-    tree = tracer.last_tree or {}
-    row["tokens"] = {"prompt": tree.get("prompt_tokens", 0), "completion": tree.get("completion_tokens", 0),
-                     "cached": tree.get("cached_prompt_tokens", 0), "calls": tree.get("llm_calls", 0)}
-    if cfg.tracing.enabled:
-        row["trace"] = f"traces/{safe_name(item.id)}.json"
-    if pred is not None:
-        try:
-            grounded = family.grounded_answers(item, pred)
-            if grounded:
-                row["grounded"] = [g.model_dump() for g in grounded]
-            row["metrics"] = family.score_item(cfg, item, pred, resources)
-            if ragas_llm is not None and grounded:
-                row["metrics"].update(_ragas_for(grounded, ragas_llm, resources.embedder))
-        except Exception as exc:  # noqa: BLE001
-            row["error"] = f"scoring failed: {type(exc).__name__}: {exc}"
-    return row
-
-
-def _ragas_for(grounded, llm, embedder) -> dict[str, float]:
-    """RAGAS during the run (``metrics.ragas``): the mean of each metric over the item's grounded answers."""
-    from evidex.evaluators.ragas_metrics import RagasSample, ragas_scores
-
-    samples = [RagasSample(user_input=g.question, response=g.answer, retrieved_contexts=g.contexts) for g in grounded]
-    scores = ragas_scores(samples, llm, embedder)
-    keys = {k for s in scores for k in s}
-    return {f"ragas_{k}": float(sum(s.get(k, float("nan")) for s in scores) / len(scores)) for k in keys}
-
-
 def run_task(cfg: TaskConfig | None, *, out_dir: Path | None = None, resume: Path | None = None, llm=None,
-             embedder=None, index=None, progress: bool = True, prepare: bool | None = None) -> Path:
+             embedder=None, index=None, progress: bool = True, prepare: bool | None = None,
+             executor: str | None = None, ray_address: str | None = None) -> Path:
     """Run (or, with ``resume``, finish) a task; returns the run folder. ``llm``/``embedder``/``index`` replace the
     configured ones (tests, apps that already hold them). ``prepare`` overrides ``run.prepare`` (the family's
-    preparation step, e.g. ingesting papers; ``--skip-ingest`` passes False)."""
+    preparation step, e.g. ingesting papers; ``--skip-ingest`` passes False). ``executor``/``ray_address``
+    override ``run.executor``/``run.ray_address``, also when resuming (where items run does not change them)."""
     from evidex.tools.settings import get_settings
 
     if resume is not None:
         run_dir = Path(resume)
         cfg = load_run_config(run_dir)
+    if executor is not None or ray_address is not None:
+        where = {"executor": executor or cfg.run.executor, "ray_address": ray_address or cfg.run.ray_address}
+        cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update=where)})
     family = get_family(cfg.family)
     for warning in cfg.warnings():
         print(f"warning: {warning}", file=sys.stderr, flush=True)
@@ -123,13 +82,19 @@ def run_task(cfg: TaskConfig | None, *, out_dir: Path | None = None, resume: Pat
     items = family.load_items(cfg)
     done = {row["id"] for row in read_results(run_dir / "results.jsonl")} if resume is not None else set()
     pending = [it for it in items if it.id not in done]
-    resources = Resources(llm=llm, embedder=embedder, index=index)
+    on_ray = cfg.run.executor == "ray"
+    if on_ray and (llm is not None or embedder is not None or index is not None):
+        raise RunError("--executor ray: each Ray worker builds its model, embedder and index from the config; give "
+                       "them there (e.g. --llm scripted:FILE), not as objects")
+    # Under Ray the workers start the model; the graph built here checks the config and data (and builds the
+    # indexes the workers then open) without it.
+    resources = Resources(llm=llm, embedder=embedder, index=index, defer_model=on_ray)
     if pending and (cfg.run.prepare if prepare is None else prepare):
         family.prepare(cfg, pending, resources, progress)
     # Model, data and graph are built before a new run folder exists: a bad --llm or a missing file is one error
     # and leaves nothing behind.
     graph = family.build_graph(cfg, resources) if pending else None
-    ragas_llm = _ragas_llm(cfg, graph_llm=llm) if pending and cfg.metrics.ragas else None
+    ragas_llm = ragas_llm_for(cfg, graph_llm=llm) if pending and cfg.metrics.ragas and not on_ray else None
     if resume is None:
         run_dir = new_run_dir(cfg, Path(out_dir or cfg.run.out or get_settings().runs_dir))
         _make_run_dir(run_dir)
@@ -171,9 +136,22 @@ def _execute(pending, cfg, family, graph, run_dir, resources, ragas_llm, writer,
         writer.append(row)
         bar.update(1, failed=int(row["error"] is not None), note=f"{row['latency_s']:.0f}s")
 
+    if cfg.run.executor == "ray":  # workers build their own graphs; this process writes every row
+        from evidex.graphs.ray_executor import execute_on_ray
+
+        update_status(run_dir, executor=execute_on_ray(pending, cfg, family, run_dir, record))
+        return
+
     def one(item):
         return run_one(graph, item, cfg, family, run_dir, resources, ragas_llm)
 
+    start = time.monotonic()
+    _execute_local(pending, cfg, one, record)
+    update_status(run_dir, executor={"name": "local", "workers": min(cfg.run.concurrency, len(pending)),
+                                     "items_s": round(time.monotonic() - start, 2)})
+
+
+def _execute_local(pending, cfg, one, record) -> None:
     if cfg.run.concurrency <= 1:
         for item in pending:
             record(one(item))
@@ -193,17 +171,6 @@ def _execute(pending, cfg, family, graph, run_dir, resources, ragas_llm, writer,
             for fut in running:
                 fut.cancel()
             raise
-
-
-def _ragas_llm(cfg: TaskConfig, graph_llm=None):
-    from evidex.agents.models import make_chat_model
-
-    if cfg.metrics.ragas_llm:
-        return make_chat_model(cfg.metrics.ragas_llm, temperature=0.0, max_tokens=1024)
-    m = cfg.model  # the same local server as the graph's (same context, threads and slots), not a second one
-    return graph_llm or make_chat_model(m.spec, temperature=0.0, max_tokens=1024, base_url=m.base_url, n_ctx=m.n_ctx,
-                                        threads=m.threads, parallel=cfg.model_slots,
-                                        prompt_cache_mib=m.prompt_cache_mib)
 
 
 def finalize_run(run_dir: Path, cfg: TaskConfig, status: dict[str, Any] | None = None) -> dict[str, Any]:

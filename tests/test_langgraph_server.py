@@ -71,7 +71,7 @@ def stop_server(proc) -> None:
 def server_env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false", LANGGRAPH_CLI_NO_ANALYTICS="1",
-               EVIDEX_RUNS_DIR=str(tmp_path / "runs"))
+               EVIDEX_RUNS_DIR=str(tmp_path / "runs"), EVIDEX_CHECKPOINTER=f"sqlite:///{tmp_path / 'threads.sqlite'}")
     env.pop("EVIDEX_STUDIO_SET", None)
     return env
 
@@ -109,6 +109,8 @@ async def exercise(url: str, replies: Path) -> dict:
         elif chunk.event == "error":
             raise AssertionError(f"run failed: {chunk.data}")
     state = await client.threads.get_state(thread["thread_id"])
+    out["thread_id"] = thread["thread_id"]
+    out["history"] = len(await client.threads.get_history(thread["thread_id"], limit=50))
     out["stream_nodes"] = nodes
     out["scripted"] = state["values"]["prediction"]
     return out
@@ -133,4 +135,13 @@ def test_langgraph_dev_serves_every_graph_with_per_run_settings(tmp_path, kit):
     assert {"judge_given", "findings", "write", "finalize"} <= set(out["stream_nodes"])
     scripted = out["scripted"]
     assert scripted["kept_ids"] == ["E1", "E2"] and "E2]" in scripted["explanations"]["claim"]
+    # the thread lives in the checkpointer langgraph.json names (SQLite here), readable without the server
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    assert out["history"] >= 4
+    with SqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+        saved = saver.get_tuple({"configurable": {"thread_id": out["thread_id"], "checkpoint_ns": ""}})
+    assert saved is not None
+    pred = saved.checkpoint["channel_values"]["prediction"]
+    assert (pred["kept_ids"] if isinstance(pred, dict) else pred.kept_ids) == ["E1", "E2"]
     assert not (REPO / ".langgraph_api").exists() or ".langgraph_api/" in (REPO / ".gitignore").read_text()

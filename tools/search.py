@@ -162,12 +162,9 @@ class SearchEngine:
         with self._lock:
             if key not in self._collections:
                 if self._client is None:
-                    import chromadb
-                    from chromadb.config import Settings as ChromaSettings
+                    from evidex.tools.vectorstore import chroma_client
 
-                    self._client = chromadb.PersistentClient(
-                        path=str(self.paths.chroma), settings=ChromaSettings(anonymized_telemetry=False)
-                    )
+                    self._client = chroma_client(self.paths.root)  # embedded, or the server ingestion used
                 self._collections[key] = self._client.get_collection(self.pairs[key]["collection"], embedding_function=None)
             return self._collections[key]
 

@@ -30,6 +30,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", help="store name (under <cache_dir>/stores/NAME)")
     p.add_argument("--store-dir", help="explicit store folder (instead of --db)")
     p.add_argument("--config", default=None, help="ingestion config name in configs/ingest or a YAML path (default: default)")
+    p.add_argument("--chroma-server", metavar="HOST:PORT",
+                   help="keep the dense vectors in this Chroma server (chroma run --path DIR --host 127.0.0.1 --port "
+                        "PORT) instead of the store folder; = vector: {mode: http, host, port} in the config. "
+                        "Recorded in the store: later runs, search and --remove use it without the flag")
     p.add_argument("--metadata-dir", help="folder of AirQA-style metadata JSONs (<uuid>.json or <pdf stem>.json)")
     p.add_argument("--from-scratch", action="store_true", help="delete the store and rebuild it")
     p.add_argument("--workers", type=int, default=None,
@@ -141,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _ingest(args, console: Console) -> int:
+    from evidex.tools.vectorstore import parse_server
+
     report = ingest(
         args.paths,
         args.db,
@@ -151,6 +157,7 @@ def _ingest(args, console: Console) -> int:
         workers=args.workers,
         skip_dense=args.skip_dense,
         progress=not args.quiet,
+        vector=parse_server(args.chroma_server) if args.chroma_server else None,
     )
     if args.json:
         print(report.model_dump_json(indent=1))

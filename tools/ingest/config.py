@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
+from evidex.tools.vectorstore import VectorConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evidex.tools.ingest.errors import IngestConfigError
@@ -110,6 +111,8 @@ class IngestConfig(_Strict):
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     summaries: SummaryConfig = Field(default_factory=SummaryConfig)
     index: list[IndexedColumn] = Field(default_factory=list)
+    vector: VectorConfig = Field(default_factory=VectorConfig, description="where the dense vectors live: an "
+                                 "embedded Chroma (default) or a Chroma server (mode: http, host, port)")
 
     @field_validator("index")
     @classmethod

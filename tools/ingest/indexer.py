@@ -72,15 +72,13 @@ def entry_metadata(table: str, column: str, pk: str, pdf_id: str, page: int, bbo
 
 class DenseIndexer:
     def __init__(self, paths: StorePaths, config: IngestConfig, embeddings):
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
+        from evidex.tools.vectorstore import chroma_client
 
         self.paths = paths
         self.config = config
         self.embeddings = embeddings
         self.pairs = [(c.table, c.column) for c in config.index if c.dense]
-        paths.chroma.mkdir(parents=True, exist_ok=True)
-        self.client = chromadb.PersistentClient(path=str(paths.chroma), settings=ChromaSettings(anonymized_telemetry=False))
+        self.client = chroma_client(paths.root, config.vector)  # embedded <store>/chroma, or the Chroma server
         self._collections: dict[tuple[str, str], object] = {}
         self.dimension: int | None = None
 
@@ -216,10 +214,19 @@ def write_manifest(paths: StorePaths, config: IngestConfig, dense_counts: dict[s
 
 
 def wipe_dense(paths: StorePaths) -> None:
-    shutil.rmtree(paths.chroma, ignore_errors=True)
+    from evidex.tools.vectorstore import wipe_vectors
+
+    wipe_vectors(paths.root)
 
 
 def remove_store(paths: StorePaths) -> None:
+    from evidex.tools.vectorstore import VECTOR_FILE, VectorStoreError
+
+    try:
+        wipe_dense(paths)  # a server's collections of this store too
+    except VectorStoreError:
+        pass  # the server is gone: nothing of this store to delete there now
+    (paths.root / VECTOR_FILE).unlink(missing_ok=True)
     for p in (paths.db, Path(str(paths.db) + ".wal"), paths.index_manifest):
         if p.exists():
             p.unlink()

@@ -185,12 +185,21 @@ def _check_store_config(con, config: IngestConfig, paths: StorePaths) -> None:
 def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, fingerprint: str) -> None:
     """Once a store's parse fingerprint is accepted: re-embed every paper when the embedding model or the dense
     columns changed, then record the fingerprint and the dense signature (every ingestion path shares this)."""
-    dense_sig = json.dumps([embedding_signature(config), sorted([c.table, c.column] for c in config.index if c.dense)])
+    from evidex.tools.vectorstore import VectorStoreError, store_database, write_vector_config
+
+    sig = [embedding_signature(config), sorted([c.table, c.column] for c in config.index if c.dense)]
+    if config.vector.mode != "embedded":  # embedded stores keep the signature they had before servers
+        sig.append(f"{config.vector.where()}/{store_database(paths.root, config.vector)}")
+    dense_sig = json.dumps(sig)
     if info.get("dense_signature") not in (None, dense_sig):
-        log.warning("Embedding model or dense columns changed: re-embedding every paper.")
-        wipe_dense(paths)
+        log.warning("Embedding model, dense columns or vector store changed: re-embedding every paper.")
+        try:
+            wipe_dense(paths)  # the vectors where they were until now
+        except VectorStoreError as exc:
+            log.warning("could not delete the old vectors: %s", exc)
         _clear_chroma_cache()
         con.execute("UPDATE evidex.files SET dense_indexed = false")
+    write_vector_config(paths.root, config.vector)  # search, removal and checks open the same Chroma
     for key, value in (("parse_fingerprint", fingerprint), ("dense_signature", dense_sig)):
         con.execute("INSERT OR REPLACE INTO evidex.info VALUES (?, ?)", [key, value])
 
@@ -253,6 +262,7 @@ def ingest(
     summariser: Summariser | None = None,
     embeddings=None,
     progress: bool = True,
+    vector=None,
 ) -> IngestReport:
     """Ingest PDFs into the store ``db`` (or ``store_dir``). See the module docstring for guarantees."""
     cfg = config if isinstance(config, IngestConfig) else load_ingest_config(config)
@@ -266,6 +276,10 @@ def ingest(
         )
     paths = store_paths(db, store_dir)
     paths.root.mkdir(parents=True, exist_ok=True)
+    from evidex.tools.vectorstore import with_store_vector
+
+    # vector: a VectorConfig (the CLI's --chroma-server); else the config's own, else where the store has them
+    cfg = cfg.model_copy(update={"vector": vector}) if vector is not None else with_store_vector(cfg, paths.root)
     t_start = time.perf_counter()
     seconds: dict[str, float] = {"parse_wall": 0.0, "parse_cpu": 0.0, "write": 0.0, "dense": 0.0, "bm25": 0.0}
     try:

@@ -8,12 +8,10 @@ from evidex.tools.store import StorePaths
 
 
 def chroma_client(paths: StorePaths):
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
+    """The store's Chroma (embedded or its server, as recorded at ingestion); None when it holds no vectors yet."""
+    from evidex.tools.vectorstore import chroma_client as open_client
 
-    if not paths.chroma.exists():
-        return None
-    return chromadb.PersistentClient(path=str(paths.chroma), settings=ChromaSettings(anonymized_telemetry=False))
+    return open_client(paths.root, create=False)
 
 
 def delete_vectors(paths: StorePaths, paper_ids: list[str]) -> None:

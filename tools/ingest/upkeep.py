@@ -86,8 +86,9 @@ class _Locked:
             self.lock.release()
 
 
-def _store_config(con, config: IngestConfig | str | Path | None) -> IngestConfig:
-    """The config to rebuild indexes with: the one given, else the QASPER one for a QASPER store, else default."""
+def _store_config(con, config: IngestConfig | str | Path | None, paths: StorePaths | None = None) -> IngestConfig:
+    """The config to rebuild indexes with: the one given, else the QASPER one for a QASPER store, else default;
+    without a config, the vectors stay where the store has them (its embedded Chroma or its Chroma server)."""
     if isinstance(config, IngestConfig):
         return config
     if config is None:
@@ -102,8 +103,14 @@ def _store_config(con, config: IngestConfig | str | Path | None) -> IngestConfig
             name, _, backend = model.partition("#")
             cfg = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(
                 update={"model": name, "backend": backend or "torch"})})
-        return cfg
-    return load_ingest_config(config)
+        return _with_vector(cfg, paths)
+    return _with_vector(load_ingest_config(config), paths)
+
+
+def _with_vector(cfg: IngestConfig, paths: StorePaths | None) -> IngestConfig:
+    from evidex.tools.vectorstore import with_store_vector
+
+    return cfg if paths is None else with_store_vector(cfg, paths.root)
 
 
 def _stored_model(info: dict) -> str | None:
@@ -188,7 +195,7 @@ def remove(targets: Iterable[str], db: str | None = None, *, store_dir: str | Pa
     paths = _existing_store(db, store_dir)
     t0 = time.perf_counter()
     with _Locked(paths) as con:
-        cfg = _store_config(con, config)
+        cfg = _store_config(con, config, paths)
         papers, unknown = resolve_targets(con, targets)
         if unknown:
             raise UpkeepError(
@@ -248,7 +255,7 @@ def sync(folder: str | Path, db: str | None = None, *, store_dir: str | Path | N
     upkeep = UpkeepReport(store=str(paths.root))
     if paths.db.exists():
         with _Locked(paths) as con:
-            cfg = _store_config(con, config)
+            cfg = _store_config(con, config, paths)
             stored = con.execute(
                 "SELECT CAST(f.paper_id AS VARCHAR), f.pdf_path, m.title FROM evidex.files f "
                 "LEFT JOIN metadata m ON m.paper_id = f.paper_id").fetchall()
@@ -330,7 +337,7 @@ def _check(con, paths: StorePaths, config) -> StoreCheck:
     has_pending = bool(con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'evidex' AND table_name = "
         "'pending_removals'").fetchone()[0])
-    cfg = _store_config(con, config)
+    cfg = _store_config(con, config, paths)
     rows = {name: con.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in TABLES}
     orphan_rows: dict[str, int] = {}
     for name, spec in TABLES.items():

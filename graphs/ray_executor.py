@@ -1,0 +1,318 @@
+"""``run.executor: ray`` (``--executor ray``): a run's items on Ray workers, its results written here.
+
+Each worker is a Ray actor that builds the task's graph once, from the run's own config (the YAML saved as
+``config.yaml``), and then runs one item at a time with the runner's :func:`graphs.items.run_one`, so a row is
+the same wherever its item ran. This process stays the one writer of ``results.jsonl`` and ``traces/``: it hands
+an item to each idle worker and appends each row as it comes back (in completion order, as the local thread pool
+does). So the run folder keeps its guarantees:
+
+* resume: a row is written only once its item finished; an interrupted run resumes with either executor;
+* no duplicate: an item is in flight on one worker at a time and a row is written once per id;
+* no loss: when a worker dies mid-item (killed, out of memory, its node gone) the item goes back to the queue
+  and a fresh worker takes the dead one's place; an item that took down ``MAX_ATTEMPTS`` workers is recorded as
+  an error, like any item that fails.
+
+Without ``run.ray_address`` a Ray is started for this run, on loopback only, and stopped after it; with one, the
+run joins that cluster (``ray start --head ...``). Workers on other machines need the package, the data and
+cache folders at the same paths, and their own keys (environment or ``~/.config/evidex/.env``): keys are never
+sent through Ray. Details and measurements: docs/scaling-out.md.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from evidex.graphs.config import TaskConfig, dump_config
+from evidex.graphs.registry import RunItem, TaskFamily
+
+RAY_MISSING = ("--executor ray needs Ray, which is not installed. Install it with: pip install 'evidex[scale]' "
+               "(in a checkout: .venv/bin/pip install -e '.[scale]')")
+MAX_ATTEMPTS = 3  # workers an item may take down before it is recorded as an error
+OBJECT_STORE_BYTES = 512 * 1024 ** 2  # a local Ray's shared memory: rows and items are small (Ray's default: 30% of RAM)
+# Environment a worker needs to behave like this process (offline hub, no telemetry). Machine settings
+# (EVIDEX_DATA_DIR, ...) are added from this process's resolved settings; keys are never among them.
+FORWARDED_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM", "ANONYMIZED_TELEMETRY",
+                 "RAGAS_DO_NOT_TRACK", "LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "EVIDEX_STUDIO_SET")
+
+
+class RayExecutorError(RuntimeError):
+    """Ray is missing, the cluster cannot be reached, or the workers cannot build the graph."""
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise RayExecutorError(RAY_MISSING) from None
+    return ray
+
+
+def worker_env() -> dict[str, str]:
+    """Environment for the workers: the forwarded variables plus this process's resolved machine settings (a
+    ``.env`` read here is not read by a worker whose folder differs)."""
+    from evidex.tools.settings import get_settings
+
+    env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+    s = get_settings()
+    for name, value in (("DATA_DIR", s.data_dir), ("CACHE_DIR", s.cache_dir), ("MODEL_PATH", s.model_path)):
+        if value is not None:
+            env[f"EVIDEX_{name}"] = str(Path(value).expanduser().resolve())
+    if s.offline:
+        env["EVIDEX_OFFLINE"] = "1"
+    return env
+
+
+@contextmanager
+def ray_session(address: str | None, num_cpus: float | None = None) -> Iterator[Any]:
+    """Ray for one run: join ``address``, or start a Ray on loopback (stopped on leaving). An already connected
+    Ray (an app's own ``ray.init``) is used as it is and left running."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray would otherwise report usage over the network
+    local = address is None or _is_loopback(address)
+    if address is not None:
+        _check_reachable(address)  # ray.init waits minutes on an address nobody answers
+        # Ray (2.60) authenticates with a token by default and a `ray start` cluster uses the machine's token
+        # (~/.ray/auth_token), but a driver given an address only sends it when told to. RAY_AUTH_MODE=disabled
+        # (set by the user) joins a cluster without authentication.
+        token = os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH") or \
+            (Path.home() / ".ray" / "auth_token").is_file()
+        if token:
+            os.environ.setdefault("RAY_AUTH_MODE", "token")
+    if local:
+        # Ray's local-only mode: its servers (GCS, raylet, workers) bind to 127.0.0.1 instead of the machine's
+        # address, and a loopback address is not swapped for the machine's. Ray reads this at import and passes it
+        # on to every process it starts; the name is Ray's own (the mode is its default on macOS and Windows).
+        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    from ray._private import ray_constants
+
+    cluster_mode = ray_constants.ENABLE_RAY_CLUSTER
+    if local:
+        ray_constants.ENABLE_RAY_CLUSTER = False  # Ray imported earlier in this process read the variable then
+    main = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if main else None
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    try:
+        if address is None:
+            _start_local(ray, num_cpus, kwargs)
+        else:
+            ray.init(address=address, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError, ...
+        ray_constants.ENABLE_RAY_CLUSTER = cluster_mode
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise RayExecutorError(f"cannot start or join {where} ({type(exc).__name__}: {_first_line(exc)})") from None
+    if main and sigterm is not None:
+        signal.signal(signal.SIGTERM, sigterm)  # ray.init turns SIGTERM into an exit; keep the runner's clean stop
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        ray_constants.ENABLE_RAY_CLUSTER = cluster_mode
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    hostport = address.split("://", 1)[-1].rsplit("/", 1)[0]
+    host, _, port = hostport.rpartition(":")
+    return (host.strip("[]"), int(port)) if host and port.isdigit() else None
+
+
+def _is_loopback(address: str) -> bool:
+    hp = _host_port(address)
+    return hp is not None and (hp[0] == "localhost" or hp[0].startswith("127.") or hp[0] == "::1")
+
+
+def _check_reachable(address: str, timeout_s: float = 3.0) -> None:
+    """A clear error at once when nothing listens at ``address`` (``auto`` and odd forms are left to Ray)."""
+    hp = _host_port(address)
+    if hp is None:
+        return
+    try:
+        with socket.create_connection(hp, timeout=timeout_s):
+            return
+    except OSError as exc:
+        host, port = hp
+        raise RayExecutorError(
+            f"no Ray cluster answers at {host}:{port} ({exc.strerror or exc}). Start one there with  ray start "
+            f"--head --node-ip-address {host} --port {port}  (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 in its "
+            "environment keeps a loopback cluster on loopback), or drop --ray-address to start a Ray for this run "
+            "only") from None
+
+
+def _start_local(ray, num_cpus: float | None, kwargs: dict[str, Any], attempts: int = 3) -> None:
+    """``ray.init`` of a local Ray, tried again when its node did not register in time: Ray gives its processes a
+    fixed 30 s to start, which a machine busy with other work can miss (seen at load 12 on 2 cores)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            # address="local": a new Ray, even when another one on this machine (a `ray start` cluster, or the
+            # record of one in /tmp/ray) would otherwise be joined; that one is --ray-address's business
+            ray.init(address="local", num_cpus=num_cpus, object_store_memory=OBJECT_STORE_BYTES, **kwargs)
+            return
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this one
+            if attempt == attempts or "timed out during startup" not in str(exc):
+                raise
+            print(f"warning: Ray did not start in time (attempt {attempt} of {attempts}); trying again",
+                  file=sys.stderr, flush=True)
+            ray.shutdown()
+
+
+class ItemWorker:
+    """One Ray worker: the graph built once from the run's config, then one item at a time."""
+
+    def __init__(self, config_yaml: str):
+        import yaml
+
+        from evidex.graphs.items import ragas_llm_for
+        from evidex.graphs.registry import Resources, get_family
+        from evidex.graphs.tasks import validate
+
+        cfg = validate(yaml.safe_load(config_yaml), "the run's config.yaml")
+        # One item at a time here: a local model started by this worker gets one slot.
+        run = cfg.run.model_copy(update={"concurrency": 1, "executor": "local"})
+        self.cfg = cfg.model_copy(update={"run": run})
+        self.family = get_family(cfg.family)
+        self.resources = Resources()
+        self.graph = self.family.build_graph(self.cfg, self.resources)
+        self.ragas_llm = ragas_llm_for(self.cfg) if self.cfg.metrics.ragas else None
+        self.scratch = Path(tempfile.mkdtemp(prefix="evidex-ray-worker-"))  # traces, before they go to the run
+
+    def info(self) -> dict[str, Any]:
+        return {"pid": os.getpid(), "host": socket.gethostname()}
+
+    def run_item(self, item: RunItem) -> tuple[dict[str, Any], str | None]:
+        """The item's row and its trace (JSON text), for the driver to write."""
+        from evidex.graphs.items import run_one
+
+        row = run_one(self.graph, item, self.cfg, self.family, self.scratch, self.resources, self.ragas_llm)
+        trace = None
+        if row.get("trace"):
+            path = self.scratch / row["trace"]
+            if path.is_file():
+                trace = path.read_text(encoding="utf-8")
+                path.unlink()
+        return row, trace
+
+
+def execute_on_ray(pending: Sequence[RunItem], cfg: TaskConfig, family: TaskFamily, run_dir: Path,
+                   record: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Run ``pending`` on ``run.concurrency`` Ray workers; ``record(row)`` is called here once per item, as rows
+    come back. Returns what ``run.json`` keeps about the executor (workers, deaths, items handed out again)."""
+    n_workers = min(cfg.run.concurrency, len(pending))
+    cpus = cfg.run.ray_cpus_per_worker
+    if cfg.uses_model and cfg.model.spec.strip().split(":", 1)[0] == "local":
+        print("warning: every Ray worker starts its own copy of the local model (model.spec local); serve one for "
+              "all of them with  python -m agents.serve  and run with --llm openai:<name> --set model.base_url=...",
+              file=sys.stderr, flush=True)
+    # A Ray of this run gets at least one CPU per worker, so every worker is placed at once (as threads would be).
+    local_cpus = max(float(os.cpu_count() or 1), n_workers * cpus)
+    info: dict[str, Any] = {"name": "ray", "address": cfg.run.ray_address or "local (loopback)",
+                            "workers": n_workers, "worker_deaths": 0, "handed_out_again": []}
+    t0 = time.monotonic()
+    with ray_session(cfg.run.ray_address, num_cpus=local_cpus) as ray:
+        from ray.exceptions import RayActorError, RayTaskError
+
+        actor = ray.remote(ItemWorker).options(num_cpus=cpus, max_restarts=0, max_task_retries=0,
+                                               runtime_env={"env_vars": worker_env()})
+        config_yaml = dump_config(cfg)
+        workers = [actor.remote(config_yaml) for _ in range(n_workers)]
+        try:
+            _wait_ready(ray, workers, RayActorError)
+            info["startup_s"] = round(time.monotonic() - t0, 2)  # Ray up and every worker's graph built
+            t1 = time.monotonic()
+            _dispatch(ray, workers, lambda: actor.remote(config_yaml), pending, cfg, family, run_dir, record, info,
+                      RayActorError, RayTaskError)
+            info["items_s"] = round(time.monotonic() - t1, 2)
+        finally:
+            for w in workers:
+                ray.kill(w)
+    return info
+
+
+def _wait_ready(ray, workers, actor_error) -> None:
+    """Every worker has built its graph (a bad config or a missing model fails here, once, before any item)."""
+    try:
+        ray.get([w.info.remote() for w in workers])
+    except actor_error as exc:
+        raise RayExecutorError(f"a Ray worker could not build the graph: {_cause(exc)}") from None
+
+
+def _dispatch(ray, workers: list, spawn, pending, cfg, family, run_dir: Path, record, info, actor_error,
+              task_error) -> None:
+    queue = deque(pending)
+    attempts: dict[str, int] = {}
+    idle = list(workers)
+    running: dict[Any, tuple[Any, RunItem]] = {}  # object ref -> (worker, item)
+    written: set[str] = set()
+    while queue or running:
+        while queue and idle:
+            worker, item = idle.pop(), queue.popleft()
+            running[worker.run_item.remote(item)] = (worker, item)
+        # a short timeout keeps Ctrl-C responsive (ray.wait does not return on a signal)
+        done, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
+        for ref in done:
+            worker, item = running.pop(ref)
+            try:
+                row, trace = ray.get(ref)
+            except actor_error as exc:  # the worker died with the item in flight: a fresh one, the item again
+                info["worker_deaths"] += 1
+                attempts[item.id] = attempts.get(item.id, 0) + 1
+                ray.kill(worker)
+                workers.remove(worker)
+                fresh = spawn()
+                workers.append(fresh)
+                idle.append(fresh)
+                if attempts[item.id] < MAX_ATTEMPTS:
+                    info["handed_out_again"].append(item.id)
+                    queue.appendleft(item)
+                    continue
+                row, trace = _error_row(item, cfg, family, f"WorkerDied: {MAX_ATTEMPTS} Ray workers died running "
+                                        f"this item; last: {_cause(exc)}"), None
+            except task_error as exc:  # run_one records item errors itself; this is Ray failing to ship the item
+                idle.append(worker)
+                row, trace = _error_row(item, cfg, family, f"RayTaskError: {_cause(exc)}"), None
+            else:
+                idle.append(worker)
+            if row["id"] in written:
+                continue
+            if trace is not None and row.get("trace"):
+                _write_trace(run_dir / row["trace"], trace)
+            written.add(row["id"])
+            record(row)
+
+
+def _write_trace(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _error_row(item: RunItem, cfg: TaskConfig, family: TaskFamily, error: str) -> dict[str, Any]:
+    return {"id": item.id, "task": cfg.task, "tags": family.item_tags(item) or [cfg.task],
+            "input": item.public_input(), "prediction": None, "metrics": {}, "error": error, "latency_s": 0.0,
+            "tokens": {"prompt": 0, "completion": 0, "cached": 0, "calls": 0}}
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _cause(exc: BaseException) -> str:
+    """The useful part of a Ray error: the last line of the worker's traceback when there is one."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if not ln.startswith(("File ", "^", "~")) and ":" in ln and not ln.startswith("Traceback"):
+            return ln[:500]
+    return (lines[-1] if lines else type(exc).__name__)[:500]

@@ -1,0 +1,164 @@
+"""Where a paper store's dense vectors live: an embedded Chroma (the default, ``<store>/chroma/``) or a Chroma
+server reached through Chroma's HTTP client (the scale-out path, docs/scaling-out.md).
+
+The ingestion config chooses it (``vector: {mode: http, host: 127.0.0.1, port: 8000}``); ingestion records the
+choice in the store folder (``vectors.json``), so search, removal and the consistency check open the same place
+without being told again. Start a server with::
+
+    chroma run --path /data/chroma --host 127.0.0.1 --port 8000
+
+Chroma's open-source server (1.x) has no authentication of its own: keep it on loopback (the default here), or
+put it behind a proxy that checks a token and name the variable holding that token in ``token_env`` (sent as
+``x-chroma-token``; the token itself is never written to the store). Each store has its own Chroma database on
+the server (``database``, default ``evidex_<store folder name>``), so two stores never share collections.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evidex.tools.store import StoreError
+
+VECTOR_FILE = "vectors.json"
+TOKEN_HEADER = "x-chroma-token"
+
+
+class VectorStoreError(StoreError):
+    """The store's Chroma server cannot be reached or its settings are wrong; the message says what to do."""
+
+
+class VectorConfig(BaseModel):
+    """``vector:`` of an ingestion config: which Chroma holds the dense vectors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["embedded", "http"] = Field(
+        "embedded", description="embedded: a Chroma inside this process, files under <store>/chroma (default); "
+        "http: a Chroma server (chroma run --path DIR --host 127.0.0.1 --port P) through its HTTP client")
+    host: str = Field("127.0.0.1", description="http: the server's address (loopback by default)")
+    port: int = Field(8000, ge=1, le=65535, description="http: the server's port")
+    ssl: bool = Field(False, description="http: use https")
+    database: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{2,62}$", description="http: the "
+                                 "Chroma database of this store (created when missing); default evidex_<store name>")
+    token_env: str | None = Field(None, description="http: environment variable holding a token sent as "
+                                  "x-chroma-token (a proxy or hosted Chroma that checks one); the token is never stored")
+
+    def where(self) -> str:
+        if self.mode == "embedded":
+            return "embedded"
+        return f"{'https' if self.ssl else 'http'}://{self.host}:{self.port}"
+
+
+def parse_server(text: str) -> VectorConfig:
+    """``HOST:PORT`` (or ``http[s]://HOST:PORT``) of a Chroma server -> ``vector: {mode: http, ...}``."""
+    raw = text.strip()
+    ssl = raw.startswith("https://")
+    hostport = raw.split("://", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise VectorStoreError(f"--chroma-server {text!r}: give HOST:PORT, e.g. 127.0.0.1:8000")
+    try:
+        return VectorConfig(mode="http", host=host.strip("[]"), port=int(port), ssl=ssl)
+    except ValidationError as exc:
+        raise VectorStoreError(f"--chroma-server {text!r}: {exc.errors()[0]['msg']}") from None
+
+
+def with_store_vector(cfg, root: Path):
+    """An ingestion config whose ``vector`` is the store's recorded one unless the config sets ``vector`` itself:
+    adding papers or tidying a store never moves its vectors by accident."""
+    if "vector" in cfg.model_fields_set:
+        return cfg
+    return cfg.model_copy(update={"vector": read_vector_config(root)})
+
+
+def store_database(root: Path, vector: VectorConfig) -> str:
+    if vector.database:
+        return vector.database
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", root.name).strip("_.-") or "store"
+    return f"evidex_{slug}"[:63]
+
+
+def read_vector_config(root: Path) -> VectorConfig:
+    """The store's recorded vector location; a store without a record is embedded."""
+    path = Path(root) / VECTOR_FILE
+    if not path.is_file():
+        return VectorConfig()
+    try:
+        return VectorConfig.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, ValidationError) as exc:
+        raise VectorStoreError(f"{path}: not a valid vector-store record ({exc}); delete it and ingest again") from None
+
+
+def write_vector_config(root: Path, vector: VectorConfig) -> None:
+    path = Path(root) / VECTOR_FILE
+    if vector.mode == "embedded":
+        path.unlink(missing_ok=True)  # no record = embedded, as for every store made before servers
+        return
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(vector.model_dump(), indent=1), encoding="utf-8")
+    tmp.replace(path)
+
+
+def chroma_client(root: Path, vector: VectorConfig | None = None, *, create: bool = True):
+    """A Chroma client for the store at ``root`` (``vector`` = its recorded location when not given). Embedded and
+    ``create=False`` with no vectors yet: None."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    root = Path(root)
+    vector = vector or read_vector_config(root)
+    settings = ChromaSettings(anonymized_telemetry=False)
+    if vector.mode == "embedded":
+        folder = root / "chroma"
+        if not create and not folder.exists():
+            return None
+        folder.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(folder), settings=settings)
+    headers = {}
+    if vector.token_env:
+        token = os.environ.get(vector.token_env, "").strip()
+        if not token:
+            raise VectorStoreError(f"vector.token_env names ${vector.token_env}, which is not set; set it to the "
+                                   "Chroma server's token")
+        headers[TOKEN_HEADER] = token
+    database = store_database(root, vector)
+    try:
+        admin = chromadb.AdminClient(settings=ChromaSettings(
+            anonymized_telemetry=False, chroma_api_impl="chromadb.api.fastapi.FastAPI",
+            chroma_server_host=vector.host, chroma_server_http_port=vector.port, chroma_server_ssl_enabled=vector.ssl,
+            chroma_server_headers=headers or None))
+        try:
+            admin.get_database(database)
+        except Exception:  # noqa: BLE001 - chromadb raises NotFoundError (or a bare Exception on older servers)
+            if not create:
+                return None
+            admin.create_database(database)
+        return chromadb.HttpClient(host=vector.host, port=vector.port, ssl=vector.ssl, headers=headers,
+                                   settings=settings, database=database)
+    except VectorStoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - httpx.ConnectError, ValueError("Could not connect ..."), ...
+        raise VectorStoreError(
+            f"no Chroma server answers at {vector.where()} ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}). "
+            f"Start one with  chroma run --path DIR --host {vector.host} --port {vector.port}  or set "
+            "vector.mode: embedded") from None
+
+
+def wipe_vectors(root: Path) -> None:
+    """Delete every vector of the store at ``root`` (its embedded folder, or its database's collections)."""
+    root = Path(root)
+    vector = read_vector_config(root)
+    if vector.mode == "embedded":
+        shutil.rmtree(root / "chroma", ignore_errors=True)
+        return
+    client = chroma_client(root, vector, create=False)
+    if client is None:
+        return
+    for col in client.list_collections():
+        client.delete_collection(col.name if hasattr(col, "name") else col)
