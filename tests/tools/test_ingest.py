@@ -39,7 +39,7 @@ def test_default_config_is_valid():
     "raw, fragments",
     [
         ({"parser": {"tables": "fancy"}}, ["parser.tables", "'fancy' is not allowed", "fast", "layout", "off"]),
-        ({"parsr": {}}, ["parsr", "unknown key (allowed: parser, embedding, summaries, index)"]),
+        ({"parsr": {}}, ["parsr", "unknown key (allowed: parser, embedding, summaries, index, vector)"]),
         ({"index": [{"table": "chunk", "column": "text_content"}]}, ["index.0.table", "not a table", "chunks"]),
         ({"index": [{"table": "chunks", "column": "ordinal"}]}, ["not a text column of 'chunks'", "allowed: text_content"]),
         ({"parser": {"chunk_tokens": 5}}, ["parser.chunk_tokens", "greater than or equal to 32"]),

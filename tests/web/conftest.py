@@ -18,6 +18,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 
+def _import_anyio_lazy_modules() -> None:
+    """Resolve anyio's lazily imported names now, in the main thread.
+
+    anyio ships a pytest plugin, so pytest rewrites (AST-parses) every anyio module when it is first imported.
+    Starlette's test client opens files through ``anyio.open_file`` on a worker thread; when that thread was the
+    first to import the module, CPython 3.11.7's ``ast`` failed there with "AST constructor recursion depth
+    mismatch" (a test-only failure: outside pytest nothing is rewritten), depending on which tests ran before."""
+    import anyio
+
+    for name in dir(anyio):
+        getattr(anyio, name, None)
+
+
+_import_anyio_lazy_modules()
+
+
 @pytest.fixture(scope="session")
 def fake_embeddings() -> FakeEmbeddings:
     return FakeEmbeddings()
