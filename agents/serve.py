@@ -25,9 +25,10 @@ import sys
 import threading
 from pathlib import Path
 
+from evidex.tools.loopback import is_loopback
+
 KEY_ENV = "EVIDEX_SERVE_API_KEY"
 DEFAULT_PORT = 8080
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     name = args.name or path.name.removesuffix(".gguf")
-    if args.host not in LOOPBACK:
+    if not is_loopback(args.host):
         print(f"warning: listening on {args.host}: other machines can reach the model (the key is still required)",
               file=sys.stderr, flush=True)
     stop = threading.Event()

@@ -18,6 +18,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+
 from benchmarks import write_results
 from evidex.tools.cli_help import plain_help
 from evidex.tools.runfolder import read_results
@@ -44,11 +47,12 @@ def run_memory(run_dir: Path) -> dict[str, Any]:
 
 
 def print_table(rows: list[dict]) -> None:
-    keys = list(rows[0])
-    widths = [max(len(k), *(len(str(r.get(k))) for r in rows)) for k in keys]
-    print("  ".join(k.ljust(w) for k, w in zip(keys, widths)))
+    table = Table(title="Resident memory and time per run (MiB)")
+    for key in rows[0]:
+        table.add_column(key, justify="left" if key in ("label", "run", "task") else "right")
     for r in rows:
-        print("  ".join(str(r.get(k)).ljust(w) for k, w in zip(keys, widths)))
+        table.add_row(*[str(v) for v in r.values()])
+    Console(width=max(200, Console().width)).print(table)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,6 +34,7 @@ from typing import Any
 
 from evidex.graphs.config import TaskConfig, dump_config
 from evidex.graphs.registry import RunItem, TaskFamily
+from evidex.tools.loopback import is_loopback
 
 RAY_MISSING = ("--executor ray needs Ray, which is not installed. Install it with: pip install 'evidex[scale]' "
                "(in a checkout: .venv/bin/pip install -e '.[scale]')")
@@ -130,7 +131,7 @@ def _host_port(address: str) -> tuple[str, int] | None:
 
 def _is_loopback(address: str) -> bool:
     hp = _host_port(address)
-    return hp is not None and (hp[0] == "localhost" or hp[0].startswith("127.") or hp[0] == "::1")
+    return hp is not None and is_loopback(hp[0])
 
 
 def _check_reachable(address: str, timeout_s: float = 3.0) -> None:

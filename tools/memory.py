@@ -9,12 +9,19 @@ from __future__ import annotations
 import os
 import resource
 import sys
+from collections.abc import Callable
+from functools import lru_cache
+
+
+def _max_rss_mb(who: int) -> float:
+    """``getrusage(who).ru_maxrss`` in MiB (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(who).ru_maxrss
+    return round(peak / (2**20 if sys.platform == "darwin" else 1024), 1)
 
 
 def peak_rss_mb() -> float:
-    """Highest resident set size of this process so far (Linux reports KiB, macOS bytes)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return round(peak / (2**20 if sys.platform == "darwin" else 1024), 1)
+    """Highest resident set size of this process so far."""
+    return _max_rss_mb(resource.RUSAGE_SELF)
 
 
 def rss_mb() -> float:
@@ -34,26 +41,27 @@ def release_free_memory() -> None:
     Each item of a run allocates and frees many small blocks from several threads (model client, embedder,
     tracer); glibc keeps the freed pages in its per-thread arenas, so resident memory crept up item after item
     although nothing was held. Trimming after each item costs about a millisecond."""
-    global _LIBC
-    if _LIBC is False or not sys.platform.startswith("linux"):
-        return
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@lru_cache(maxsize=1)
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``; None on other systems and C libraries (macOS, musl)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
     try:
-        if _LIBC is None:
-            import ctypes
-
-            _LIBC = ctypes.CDLL("libc.so.6")
-        _LIBC.malloc_trim(0)
-    except (OSError, AttributeError):  # musl or another libc without malloc_trim
-        _LIBC = False
-
-
-_LIBC = None
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 def children_peak_rss_mb() -> float:
     """Highest resident set size among this process's finished children (e.g. PDF parser processes)."""
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return round(peak / (2**20 if sys.platform == "darwin" else 1024), 1)
+    return _max_rss_mb(resource.RUSAGE_CHILDREN)
 
 
 def memory_mb() -> dict[str, float]:

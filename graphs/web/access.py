@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import json
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from evidex.tools.loopback import is_loopback
 
 KEY_ENV = "EVIDEX_WEB_KEY"
 SESSION_COOKIE = "evidex_session"
@@ -34,17 +35,6 @@ SECURITY_HEADERS = {
     "cross-origin-opener-policy": "same-origin",
     "cross-origin-resource-policy": "same-origin",
 }
-_LOOPBACK_NAMES = {"localhost", "localhost.", "ip6-localhost"}
-
-
-def is_loopback(host: str) -> bool:
-    host = host.strip("[]")
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _host_name(host_header: str) -> str:

@@ -49,7 +49,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def access_key(host: str, environ=os.environ) -> tuple[str | None, str | None]:
     """(the key, a note to print once): none on loopback unless EVIDEX_WEB_KEY is set; elsewhere that key or a
     generated one (the note then shows it, the only time it is ever printed)."""
-    from evidex.graphs.web.access import KEY_ENV, is_loopback
+    from evidex.graphs.web.access import KEY_ENV
+    from evidex.tools.loopback import is_loopback
 
     given = environ.get(KEY_ENV) or None
     if given:
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: give --db NAME (or --store-dir DIR) of a store made with python -m tools.ingest PDFS --db NAME",
               file=sys.stderr)
         return 2
-    from evidex.graphs.web.access import is_loopback
+    from evidex.tools.loopback import is_loopback
     from evidex.tools.store import StoreError, connect_writable, store_paths
 
     try:
