@@ -21,6 +21,7 @@ from rich.table import Table
 from evidex.tools.ingest.errors import IngestError
 from evidex.tools.ingest.pipeline import IngestReport, ingest
 from evidex.tools.ingest.upkeep import StoreCheck, UpkeepReport, check_store, remove, sync
+from evidex.tools.ray_cluster import RayClusterError
 from evidex.tools.store import StoreError
 
 
@@ -38,7 +39,15 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--from-scratch", action="store_true", help="delete the store and rebuild it")
     p.add_argument("--workers", type=int, default=None,
                    help="parser processes (default: 2 when there are 3 or more PDFs to parse, else 1 in-process); with "
-                        "processes, parsing the next PDFs overlaps embedding the current one")
+                        "processes, parsing the next PDFs overlaps embedding the current one. With --executor ray: Ray "
+                        "workers that each parse and embed (default: one per CPU of the cluster)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local (default): parser processes here, embedding in this process. ray: PDFs parsed and "
+                        "embedded on Ray workers, this process the single writer to DuckDB/Chroma/BM25 (needs "
+                        "pip install 'evidex[scale]'; docs/scaling-out.md)")
+    p.add_argument("--ray-address", metavar="ADDR",
+                   help="with --executor ray: join this Ray cluster (ray start --head ...) instead of starting a Ray "
+                        "on loopback for this run")
     p.add_argument("--skip-dense", action="store_true", help="parse, store and BM25-index only; embed on a later run")
     p.add_argument("--remove", nargs="+", metavar="PAPER_ID_OR_PATH",
                    help="remove these papers (metadata.paper_id, or the path a PDF was ingested from, even if the file "
@@ -71,6 +80,11 @@ def print_report(report: IngestReport, console: Console) -> None:
         f"ingested {report.count('ingested')}, skipped {report.count('skipped')}, reindexed {report.count('reindexed')}, "
         f"failed {report.count('failed')} in {report.seconds.get('total', 0):.1f}s"
     )
+    ex = report.executor
+    if ex.get("name") == "ray":
+        console.print(f"executor: Ray at {ex.get('address')}, {ex.get('workers', 0)} worker(s) parsing and embedding"
+                      f" (start-up {ex.get('startup_s', 0):.1f}s), {ex.get('worker_deaths', 0)} died, files handed out "
+                      f"again: {len(ex.get('handed_out_again', []))}")
     if report.memory:
         m = report.memory
         console.print(f"memory: peak {m['peak_rss_mb']:.0f} MB resident, final {m['rss_mb']:.0f} MB"
@@ -125,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.sync:
             upkeep, report = sync(args.sync, args.db, store_dir=args.store_dir, config=args.config,
                                   metadata_dir=args.metadata_dir, workers=args.workers, skip_dense=args.skip_dense,
-                                  progress=not args.quiet)
+                                  progress=not args.quiet, executor=args.executor, ray_address=args.ray_address)
             if args.json:
                 print(json.dumps({"removed": upkeep.model_dump(), "ingested": report.model_dump()}, indent=1))
             else:
@@ -138,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             check = check_store(args.db, store_dir=args.store_dir, config=args.config)
             print(check.model_dump_json(indent=1)) if args.json else print_check(check, console)
             status = status or (0 if check.ok else 1)
-    except (IngestError, StoreError) as exc:
+    except (IngestError, StoreError, RayClusterError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
     return status
@@ -158,6 +172,8 @@ def _ingest(args, console: Console) -> int:
         skip_dense=args.skip_dense,
         progress=not args.quiet,
         vector=parse_server(args.chroma_server) if args.chroma_server else None,
+        executor=args.executor,
+        ray_address=args.ray_address,
     )
     if args.json:
         print(report.model_dump_json(indent=1))

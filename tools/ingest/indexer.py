@@ -70,6 +70,14 @@ def entry_metadata(table: str, column: str, pk: str, pdf_id: str, page: int, bbo
     return meta
 
 
+def make_embeddings(config: IngestConfig):
+    """The ingestion embedder of a config (own object, so batch_size stays local; weights are shared)."""
+    from evidex.tools.embeddings import LocalEmbeddings
+
+    e = config.embedding
+    return LocalEmbeddings(e.model, batch_size=e.batch_size, precision=e.precision, backend=e.backend)
+
+
 class DenseIndexer:
     def __init__(self, paths: StorePaths, config: IngestConfig, embeddings):
         from evidex.tools.vectorstore import chroma_client

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from evidex.tools.ingest.config import IngestConfig, load_ingest_config
 from evidex.tools.ingest.errors import DuplicatePaperError, IngestConfigError, IngestError, PDFError, StoreConfigMismatch
-from evidex.tools.ingest.indexer import DenseIndexer, rebuild_bm25, remove_store, wipe_dense, write_manifest
+from evidex.tools.ingest.indexer import DenseIndexer, make_embeddings, rebuild_bm25, remove_store, wipe_dense, write_manifest
 from evidex.tools.ingest.metadata import MetadataLookup, apply_metadata_json
 from evidex.tools.ingest.parser import make_parser
 from evidex.tools.ingest.records import ParsedPaper
@@ -64,6 +64,8 @@ class IngestReport(BaseModel):
     dense_entries: dict[str, int] = Field(default_factory=dict)
     bm25_entries: dict[str, int] = Field(default_factory=dict)
     memory: dict[str, float] = Field(default_factory=dict, description="peak_rss_mb and rss_mb (final) of the process")
+    executor: dict = Field(default_factory=dict, description="local, or ray: workers, worker deaths, files handed out "
+                           "again, start-up seconds")
 
     @property
     def failed(self) -> list[FileResult]:
@@ -215,14 +217,6 @@ def embedding_signature(config: IngestConfig) -> str:
     return e.model if backend == "torch" else f"{e.model}#{backend}"
 
 
-def make_embeddings(config: IngestConfig):
-    """The ingestion embedder of a config (own object, so batch_size stays local; weights are shared)."""
-    from evidex.tools.embeddings import LocalEmbeddings
-
-    e = config.embedding
-    return LocalEmbeddings(e.model, batch_size=e.batch_size, precision=e.precision, backend=e.backend)
-
-
 @contextlib.contextmanager
 def _torch_threads(n: int | None):
     torch = sys.modules.get("torch")
@@ -263,8 +257,16 @@ def ingest(
     embeddings=None,
     progress: bool = True,
     vector=None,
+    executor: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
 ) -> IngestReport:
-    """Ingest PDFs into the store ``db`` (or ``store_dir``). See the module docstring for guarantees."""
+    """Ingest PDFs into the store ``db`` (or ``store_dir``). See the module docstring for guarantees.
+
+    ``executor="ray"``: parse and embed on Ray workers (``workers`` of them, default one per CPU; a Ray started on
+    loopback for this call, or the cluster at ``ray_address``), this process the single writer (see
+    tools/ingest/ray_parse.py)."""
+    if executor not in ("local", "ray"):
+        raise IngestConfigError(f"executor must be 'local' or 'ray', not {executor!r}")
     cfg = config if isinstance(config, IngestConfig) else load_ingest_config(config)
     if embeddings is not None and getattr(embeddings, "model_name", None):
         # a caller-supplied model names the collections, so a store never mixes vectors of two models
@@ -296,7 +298,8 @@ def ingest(
         try:
             _check_store_config(con, cfg, paths)
             finish_pending_removals(con, paths)  # a removal or replacement interrupted by a kill
-            report = _run(con, inputs, cfg, paths, metadata_dir, workers, skip_dense, summariser, embeddings, progress, seconds)
+            report = _run(con, inputs, cfg, paths, metadata_dir, workers, skip_dense, summariser, embeddings, progress,
+                          seconds, executor, ray_address)
         finally:
             con.close()
     finally:
@@ -307,7 +310,8 @@ def ingest(
     return report
 
 
-def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, workers, skip_dense, summariser, embeddings, progress, seconds) -> IngestReport:
+def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, workers, skip_dense, summariser, embeddings,
+         progress, seconds, executor: str = "local", ray_address: str | None = None) -> IngestReport:
     from tqdm import tqdm
 
     files, results = discover(inputs)
@@ -331,6 +335,11 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
             jobs.append((str(f), sha))
 
     dense: DenseIndexer | None = None
+    worker_vectors = None  # executor ray: the vectors Ray workers computed, looked up by the writer
+    if executor == "ray" and embeddings is None and not skip_dense:
+        from evidex.tools.ingest.ray_parse import WorkerVectors
+
+        embeddings = worker_vectors = WorkerVectors(cfg)
 
     def get_dense() -> DenseIndexer:
         nonlocal dense, embeddings
@@ -347,6 +356,8 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
         with _torch_threads(cfg.embedding.threads):
             d.index_paper(con, pid)
         con.execute("UPDATE evidex.files SET dense_indexed = true WHERE paper_id = ?", [pid])
+        if worker_vectors is not None:
+            worker_vectors.clear()
         seconds["dense"] += time.perf_counter() - t
 
     if not skip_dense:
@@ -359,10 +370,24 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
     bar = tqdm(total=len(jobs), desc=f"ingest {paths.root.name}", unit="pdf", disable=not progress or not jobs)
     pages_done = 0
     t_parse = time.perf_counter()
+    executor_info: dict = {"name": executor}
+    stream = iter(())
     try:
-        if workers is None:  # auto: parser processes run ahead while this process embeds (producer/consumer)
-            workers = min(2, os.cpu_count() or 1) if len(jobs) >= 3 else 1
-        for path, ok, payload in _parse_stream(jobs, cfg, workers):
+        if executor == "ray":
+            from evidex.tools.ingest.ray_parse import ray_parse_stream
+
+            def take_vectors(vectors, embed_s: float) -> None:
+                seconds["embed_on_workers"] = seconds.get("embed_on_workers", 0.0) + embed_s
+                if worker_vectors is not None:
+                    worker_vectors.add(vectors)
+
+            stream = ray_parse_stream(jobs, cfg, workers, ray_address, worker_vectors is not None, take_vectors,
+                                      executor_info, str(Path(metadata_dir).resolve()) if metadata_dir else None)
+        else:
+            if workers is None:  # auto: parser processes run ahead while this process embeds (producer/consumer)
+                workers = min(2, os.cpu_count() or 1) if len(jobs) >= 3 else 1
+            stream = _parse_stream(jobs, cfg, workers)
+        for path, ok, payload in stream:
             bar.update(1)
             if not ok:
                 kind, message = payload
@@ -387,6 +412,7 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
             elapsed = time.perf_counter() - t_parse
             bar.set_postfix(pages=pages_done, pages_per_s=f"{pages_done / max(elapsed, 1e-6):.1f}")
     finally:
+        stream.close() if hasattr(stream, "close") else None  # a Ray session stops here, also on Ctrl-C
         bar.close()
         if cache is not None:
             cache.close()
@@ -405,7 +431,10 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
     write_manifest(paths, cfg, dense_counts, bm25_counts, dim)
     rows = {name: con.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in TABLES}
     con.execute("CHECKPOINT")
-    return IngestReport(store=str(paths.root), files=results, seconds={}, rows=rows, dense_entries=dense_counts, bm25_entries=bm25_counts)
+    if worker_vectors is not None:
+        executor_info["vectors_encoded_by_writer"] = worker_vectors.encoded_here
+    return IngestReport(store=str(paths.root), files=results, seconds={}, rows=rows, dense_entries=dense_counts,
+                        bm25_entries=bm25_counts, executor=executor_info)
 
 
 def _commit(con, paper: ParsedPaper, cfg: IngestConfig, lookup: MetadataLookup, summariser, cache, seconds) -> tuple[FileResult, list[str]]:

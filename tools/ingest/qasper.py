@@ -206,7 +206,7 @@ def _run(con, papers: list[QasperPaper], cfg: IngestConfig, paths: StorePaths, e
         nonlocal dense, embeddings
         if dense is None:
             if embeddings is None:
-                from evidex.tools.ingest.pipeline import make_embeddings
+                from evidex.tools.ingest.indexer import make_embeddings
 
                 embeddings = make_embeddings(cfg)
             dense = DenseIndexer(paths, cfg, embeddings)

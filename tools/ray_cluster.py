@@ -1,0 +1,186 @@
+"""Ray for evidex's work that outgrows one process: join a cluster or start one on loopback for one job.
+
+Shared by the runner's ``--executor ray`` (graphs/ray_executor.py: items on Ray workers) and ingestion's
+``--executor ray`` (tools/ingest/ray_parse.py: PDFs parsed and embedded on Ray workers). Ray is an optional
+dependency (``pip install 'evidex[scale]'``); nothing here imports it before it is asked for.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from evidex.tools.loopback import is_loopback
+
+RAY_MISSING = ("--executor ray needs Ray, which is not installed. Install it with: pip install 'evidex[scale]' "
+               "(in a checkout: .venv/bin/pip install -e '.[scale]')")
+OBJECT_STORE_BYTES = 512 * 1024 ** 2  # a local Ray's shared memory: rows and items are small (Ray's default: 30% of RAM)
+# Environment a worker needs to behave like this process (offline hub, no telemetry). Machine settings
+# (EVIDEX_DATA_DIR, ...) are added from this process's resolved settings; keys are never among them.
+FORWARDED_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM", "ANONYMIZED_TELEMETRY",
+                 "RAGAS_DO_NOT_TRACK", "LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "EVIDEX_STUDIO_SET")
+
+
+class RayClusterError(RuntimeError):
+    """Ray is missing, the cluster cannot be reached, or its workers cannot start their work."""
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise RayClusterError(RAY_MISSING) from None
+    return ray
+
+
+def worker_env() -> dict[str, str]:
+    """Environment for the workers: the forwarded variables plus this process's resolved machine settings (a
+    ``.env`` read here is not read by a worker whose folder differs)."""
+    from evidex.tools.settings import get_settings
+
+    env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+    s = get_settings()
+    for name, value in (("DATA_DIR", s.data_dir), ("CACHE_DIR", s.cache_dir), ("MODEL_PATH", s.model_path)):
+        if value is not None:
+            env[f"EVIDEX_{name}"] = str(Path(value).expanduser().resolve())
+    if s.offline:
+        env["EVIDEX_OFFLINE"] = "1"
+    return env
+
+
+@contextmanager
+def ray_session(address: str | None, num_cpus: float | None = None) -> Iterator[Any]:
+    """Ray for one run: join ``address``, or start a Ray on loopback (stopped on leaving). An already connected
+    Ray (an app's own ``ray.init``) is used as it is and left running."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray would otherwise report usage over the network
+    local = address is None or _is_loopback(address)
+    if address is not None:
+        _check_reachable(address)  # ray.init waits minutes on an address nobody answers
+        # Ray (2.60) authenticates with a token by default and a `ray start` cluster uses the machine's token
+        # (~/.ray/auth_token), but a driver given an address only sends it when told to. RAY_AUTH_MODE=disabled
+        # (set by the user) joins a cluster without authentication.
+        token = os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH") or \
+            (Path.home() / ".ray" / "auth_token").is_file()
+        if token:
+            os.environ.setdefault("RAY_AUTH_MODE", "token")
+    if local:
+        # Ray's local-only mode: its servers (GCS, raylet, workers) bind to 127.0.0.1 instead of the machine's
+        # address, and a loopback address is not swapped for the machine's. Ray reads this at import and passes it
+        # on to every process it starts; the name is Ray's own (the mode is its default on macOS and Windows).
+        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    from ray._private import ray_constants
+
+    cluster_mode = ray_constants.ENABLE_RAY_CLUSTER
+    if local:
+        ray_constants.ENABLE_RAY_CLUSTER = False  # Ray imported earlier in this process read the variable then
+    main = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if main else None
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    try:
+        if address is None:
+            _start_local(ray, num_cpus, kwargs)
+        else:
+            ray.init(address=address, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError, ...
+        ray_constants.ENABLE_RAY_CLUSTER = cluster_mode
+        where = f"the Ray cluster at {address}" if address else "a local Ray"
+        raise RayClusterError(f"cannot start or join {where} ({type(exc).__name__}: {first_line(exc)})") from None
+    if main and sigterm is not None:
+        signal.signal(signal.SIGTERM, sigterm)  # ray.init turns SIGTERM into an exit; keep the runner's clean stop
+    restore = _cluster_messages_to_stderr()
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        restore()
+        ray_constants.ENABLE_RAY_CLUSTER = cluster_mode
+
+
+def _cluster_messages_to_stderr():
+    """Ray's driver prints the cluster's messages ("(raylet) A worker died ...") to stdout, where a command's
+    ``--json`` report goes; send them to stderr instead (the report counts worker deaths itself). Returns the undo.
+    Ray names the hook privately, so a Ray without it is left as it is."""
+    from ray._private import worker as ray_worker
+
+    original = getattr(ray_worker, "print_to_stdstream", None)
+    if original is None:
+        return lambda: None
+
+    def to_stderr(data, *args, **kwargs):
+        return original({**data, "is_err": True}, *args, **kwargs)
+
+    ray_worker.print_to_stdstream = to_stderr
+
+    def restore() -> None:
+        ray_worker.print_to_stdstream = original
+
+    return restore
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    hostport = address.split("://", 1)[-1].rsplit("/", 1)[0]
+    host, _, port = hostport.rpartition(":")
+    return (host.strip("[]"), int(port)) if host and port.isdigit() else None
+
+
+def _is_loopback(address: str) -> bool:
+    hp = _host_port(address)
+    return hp is not None and is_loopback(hp[0])
+
+
+def _check_reachable(address: str, timeout_s: float = 3.0) -> None:
+    """A clear error at once when nothing listens at ``address`` (``auto`` and odd forms are left to Ray)."""
+    hp = _host_port(address)
+    if hp is None:
+        return
+    try:
+        with socket.create_connection(hp, timeout=timeout_s):
+            return
+    except OSError as exc:
+        host, port = hp
+        raise RayClusterError(
+            f"no Ray cluster answers at {host}:{port} ({exc.strerror or exc}). Start one there with  ray start "
+            f"--head --node-ip-address {host} --port {port}  (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 in its "
+            "environment keeps a loopback cluster on loopback), or drop --ray-address to start a Ray for this run "
+            "only") from None
+
+
+def _start_local(ray, num_cpus: float | None, kwargs: dict[str, Any], attempts: int = 3) -> None:
+    """``ray.init`` of a local Ray, tried again when its node did not register in time: Ray gives its processes a
+    fixed 30 s to start, which a machine busy with other work can miss (seen at load 12 on 2 cores)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            # address="local": a new Ray, even when another one on this machine (a `ray start` cluster, or the
+            # record of one in /tmp/ray) would otherwise be joined; that one is --ray-address's business
+            ray.init(address="local", num_cpus=num_cpus, object_store_memory=OBJECT_STORE_BYTES, **kwargs)
+            return
+        except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception for this one
+            if attempt == attempts or "timed out during startup" not in str(exc):
+                raise
+            print(f"warning: Ray did not start in time (attempt {attempt} of {attempts}); trying again",
+                  file=sys.stderr, flush=True)
+            ray.shutdown()
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def ray_error_cause(exc: BaseException) -> str:
+    """The useful part of a Ray error: the last line of the worker's traceback when there is one."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if not ln.startswith(("File ", "^", "~")) and ":" in ln and not ln.startswith("Traceback"):
+            return ln[:500]
+    return (lines[-1] if lines else type(exc).__name__)[:500]
