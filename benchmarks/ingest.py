@@ -143,7 +143,7 @@ def parse_only(files: list[Path], workers: int) -> dict:
     pages = failed = 0
     per_file = 0.0
     with Clock() as clock:
-        for _, ok, payload in _parse_stream(jobs, cfg, workers):
+        for _, ok, payload, _, _ in _parse_stream(jobs, cfg, workers):
             if ok:
                 pages += len(payload.pages)
                 per_file += payload.parse_seconds

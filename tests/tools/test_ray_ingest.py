@@ -135,7 +135,7 @@ def test_dense_texts_are_the_cells_the_writer_indexes(corpus, tmp_path):
     from evidex.tools.ingest.metadata import apply_metadata_json
     from evidex.tools.ingest.parser import make_parser
     from evidex.tools.ingest.pipeline import sha256_file
-    from evidex.tools.ingest.ray_parse import dense_texts
+    from evidex.tools.ingest.worker import dense_texts
     from evidex.tools.ingest.writer import write_paper
     from evidex.tools.store import schema_ddl
 
@@ -147,3 +147,29 @@ def test_dense_texts_are_the_cells_the_writer_indexes(corpus, tmp_path):
     write_paper(con, paper, apply_metadata_json(paper.metadata, None), cfg.parser.max_cell_chars)
     stored = {str(r[1]) for c in cfg.index if c.dense for r in con.execute(cell_query(c.table, c.column, False)).fetchall()}
     assert stored and set(dense_texts(paper, cfg)) == stored
+
+
+def test_the_writer_encodes_only_texts_the_workers_did_not_see():
+    """A text changed after parsing (a metadata JSON's title, a summary) has no worker vector: the writer encodes
+    it with the config's embedder; the rest are the workers' vectors, and they are dropped after each paper."""
+    import numpy as np
+
+    from evidex.tools.ingest import load_ingest_config
+    from evidex.tools.ingest.worker import WorkerVectors, text_key
+
+    class Counting:
+        def __init__(self):
+            self.seen: list[str] = []
+
+        def encode(self, texts):
+            self.seen += texts
+            return np.full((len(texts), 3), 2.0, dtype=np.float32)
+
+    vectors = WorkerVectors(load_ingest_config())
+    vectors._fallback = Counting()
+    vectors.add({text_key("from a worker"): np.ones(3, dtype=np.float32)})
+    out = vectors.encode(["from a worker", "title from the metadata JSON"])
+    assert out.tolist() == [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    assert vectors._fallback.seen == ["title from the metadata JSON"] and vectors.encoded_here == 1
+    vectors.clear()
+    assert vectors.vectors == {}

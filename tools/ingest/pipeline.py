@@ -18,7 +18,6 @@ import multiprocessing
 import os
 import sys
 import time
-import traceback
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -29,10 +28,9 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field
 
 from evidex.tools.ingest.config import IngestConfig, load_ingest_config
-from evidex.tools.ingest.errors import DuplicatePaperError, IngestConfigError, IngestError, PDFError, StoreConfigMismatch
+from evidex.tools.ingest.errors import DuplicatePaperError, IngestConfigError, IngestError, StoreConfigMismatch
 from evidex.tools.ingest.indexer import DenseIndexer, make_embeddings, rebuild_bm25, remove_store, wipe_dense, write_manifest
 from evidex.tools.ingest.metadata import MetadataLookup, apply_metadata_json
-from evidex.tools.ingest.parser import make_parser
 from evidex.tools.ingest.records import ParsedPaper
 from evidex.tools.ingest.summaries import Summariser, SummaryCache, summarise_paper
 from evidex.tools.ingest.removal import finish_pending_removals, queue_removals
@@ -41,6 +39,10 @@ from evidex.tools.memory import memory_mb
 from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths
 
 log = logging.getLogger(__name__)
+
+# Parser processes (--workers 2+, the default for 3+ new PDFs) also embed what they parse, each with its share of
+# the cores, instead of leaving every vector to this process: measured in benchmarks/ingest_executors.py.
+EMBED_IN_PARSER_PROCESSES = True
 
 
 class FileResult(BaseModel):
@@ -116,39 +118,36 @@ def sha256_file(path: Path) -> str:
 
 # ------------------------------------------------------------------------------------------------ workers
 
-_WORKER_PARSER = None
+_WORKER = None  # the ParseEmbedWorker of a parser process (or of this process when parsing in-process)
 
 
-def _init_worker(config_json: str, model: str) -> None:
-    global _WORKER_PARSER
-    cfg = IngestConfig.model_validate_json(config_json)
-    _WORKER_PARSER = make_parser(cfg.parser, model)
+def _init_worker(config_json: str, embed: bool = False, threads: int = 1, metadata_dir: str | None = None) -> None:
+    global _WORKER
+    from evidex.tools.ingest.worker import ParseEmbedWorker
+
+    _WORKER = ParseEmbedWorker(config_json, embed, threads, metadata_dir)
 
 
-def _parse_one(path: str, sha: str) -> tuple[str, bool, object]:
-    """Runs in a worker (or inline): (path, ok, ParsedPaper | (kind, message))."""
-    try:
-        return path, True, _WORKER_PARSER.parse(Path(path), sha)
-    except PDFError as exc:
-        return path, False, (exc.kind, str(exc))
-    except Exception as exc:  # noqa: BLE001 - a parser bug on one file must not stop the batch
-        log.debug("parser crashed on %s:\n%s", path, traceback.format_exc())
-        return path, False, ("parser_error", f"{path}: parser failed ({type(exc).__name__}: {exc})")
+def _parse_one(path: str, sha: str) -> tuple[str, bool, object, dict | None, float]:
+    """Runs in a worker (or inline): (path, ok, ParsedPaper | (kind, message), vectors | None, embed seconds)."""
+    return _WORKER.parse(path, sha)
 
 
-def _parse_stream(jobs: list[tuple[str, str]], config: IngestConfig, workers: int):
-    """Yield parse results as they complete; restarts the pool if a worker process dies."""
+def _parse_stream(jobs: list[tuple[str, str]], config: IngestConfig, workers: int, embed: bool = False,
+                  metadata_dir: str | None = None):
+    """Yield parse results (see ``_parse_one``) as they complete; restarts the pool if a worker process dies.
+    ``embed``: the parser processes also encode the papers' dense cells (each with its share of the cores)."""
     if workers <= 1:
-        _init_worker(config.model_dump_json(), config.embedding.model)
+        _init_worker(config.model_dump_json())
         for path, sha in jobs:
             yield _parse_one(path, sha)
         return
     pending = list(jobs)
     ctx = multiprocessing.get_context("spawn")  # fork after torch/onnx threads start can deadlock
+    threads = max(1, (config.embedding.threads or os.cpu_count() or 1) // workers)
+    init = (config.model_dump_json(), embed, threads, metadata_dir)
     while pending:
-        with ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(config.model_dump_json(), config.embedding.model)
-        ) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=init) as pool:
             futures: dict[Future, tuple[str, str]] = {}
             broken = False
             while (pending or futures) and not broken:
@@ -162,7 +161,7 @@ def _parse_stream(jobs: list[tuple[str, str]], config: IngestConfig, workers: in
                         yield fut.result()
                     except BrokenProcessPool:
                         broken = True
-                        yield job[0], False, ("parser_crash", f"{job[0]}: the parser process crashed on this file.")
+                        yield job[0], False, ("parser_crash", f"{job[0]}: the parser process crashed on this file."), None, 0.0
             if broken:
                 # the other in-flight files are innocent bystanders: parse them again in a fresh pool
                 pending = [job for job in futures.values()] + pending
@@ -335,9 +334,12 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
             jobs.append((str(f), sha))
 
     dense: DenseIndexer | None = None
-    worker_vectors = None  # executor ray: the vectors Ray workers computed, looked up by the writer
-    if executor == "ray" and embeddings is None and not skip_dense:
-        from evidex.tools.ingest.ray_parse import WorkerVectors
+    if executor == "local" and workers is None:  # auto: parser processes run ahead of the writer
+        workers = min(2, os.cpu_count() or 1) if len(jobs) >= 3 else 1
+    # Ray workers, and parser processes when there are several, also embed: the writer finds their vectors by text
+    worker_vectors = None
+    if embeddings is None and not skip_dense and (executor == "ray" or (workers > 1 and EMBED_IN_PARSER_PROCESSES)):
+        from evidex.tools.ingest.worker import WorkerVectors
 
         embeddings = worker_vectors = WorkerVectors(cfg)
 
@@ -373,22 +375,18 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
     executor_info: dict = {"name": executor}
     stream = iter(())
     try:
+        meta_dir = str(Path(metadata_dir).resolve()) if metadata_dir else None
         if executor == "ray":
             from evidex.tools.ingest.ray_parse import ray_parse_stream
 
-            def take_vectors(vectors, embed_s: float) -> None:
-                seconds["embed_on_workers"] = seconds.get("embed_on_workers", 0.0) + embed_s
-                if worker_vectors is not None:
-                    worker_vectors.add(vectors)
-
-            stream = ray_parse_stream(jobs, cfg, workers, ray_address, worker_vectors is not None, take_vectors,
-                                      executor_info, str(Path(metadata_dir).resolve()) if metadata_dir else None)
+            stream = ray_parse_stream(jobs, cfg, workers, ray_address, worker_vectors is not None, executor_info, meta_dir)
         else:
-            if workers is None:  # auto: parser processes run ahead while this process embeds (producer/consumer)
-                workers = min(2, os.cpu_count() or 1) if len(jobs) >= 3 else 1
-            stream = _parse_stream(jobs, cfg, workers)
-        for path, ok, payload in stream:
+            stream = _parse_stream(jobs, cfg, workers, worker_vectors is not None, meta_dir)
+        for path, ok, payload, vectors, embed_s in stream:
             bar.update(1)
+            if vectors is not None and worker_vectors is not None:
+                worker_vectors.add(vectors)
+                seconds["embed_in_workers"] = seconds.get("embed_in_workers", 0.0) + embed_s
             if not ok:
                 kind, message = payload
                 results.append(FileResult(path=path, status="failed", error_kind=kind, error=message))
