@@ -1,7 +1,7 @@
 """``python -m tools.ingest ... --executor ray``: PDFs parsed and embedded on Ray workers on loopback, this process
-the single writer. The store it builds is the local executor's (rows, index entries, search hits); a worker
-SIGKILLed mid-file loses and duplicates nothing; a bad PDF is a per-file error as locally; Ray listens on
-loopback only."""
+the single writer. The store it builds is the local executor's (rows, index entries, search hits), as is the one
+built by local parser processes that embed; a worker SIGKILLed mid-file loses and duplicates nothing; a bad PDF is
+a per-file error as locally; Ray listens on loopback only."""
 from __future__ import annotations
 
 import json
@@ -52,20 +52,24 @@ def test_ray_ingestion_builds_the_store_the_local_executor_builds(corpus, tmp_pa
     corrupt = tmp_path / "corrupt.pdf"  # a per-file error either way, the batch goes on
     corrupt.write_bytes(b"%PDF-1.4\n1 0 obj <</Type /Catalog>> truncated")
     files = [*(corpus / "pdfs" / n for n in SMALL), corrupt]
-    local = ingest(files, store_dir=tmp_path / "local", workers=1, progress=False)
+    local = ingest(files, store_dir=tmp_path / "local", workers=1, progress=False)  # the writer embeds everything
     ray = ingest(files, store_dir=tmp_path / "ray", workers=2, progress=False, executor="ray")
+    processes = ingest(files, store_dir=tmp_path / "processes", workers=2, progress=False)  # local parsers embed
 
     assert ray.executor["name"] == "ray" and ray.executor["workers"] == 2 and ray.executor["worker_deaths"] == 0
     assert ray.executor["vectors_encoded_by_writer"] == 0  # every vector came from a worker
-    assert ray.seconds["embed_on_workers"] > 0
+    assert ray.seconds["embed_in_workers"] > 0
     status = {Path(f.path).name: (f.status, f.error_kind, f.paper_id) for f in ray.files}
     assert status == {Path(f.path).name: (f.status, f.error_kind, f.paper_id) for f in local.files}
     assert status["corrupt.pdf"][0] == "failed" and all(status[n][0] == "ingested" for n in SMALL)
     assert ray.rows == local.rows and ray.bm25_entries == local.bm25_entries
     assert ray.dense_entries == local.dense_entries and entries(tmp_path / "ray") == entries(tmp_path / "local")
+    assert processes.executor["vectors_encoded_by_writer"] == 0 and processes.seconds["embed_in_workers"] > 0
+    assert processes.rows == local.rows and entries(tmp_path / "processes") == entries(tmp_path / "local")
     for mode in ("dense", "hybrid", "bm25"):
         want = hits(tmp_path / "local", mode)
         assert all(want) and hits(tmp_path / "ray", mode) == want, mode
+        assert hits(tmp_path / "processes", mode) == want, mode
     assert upkeep.check_store(store_dir=tmp_path / "ray").ok
 
     again = ingest(files[:2], store_dir=tmp_path / "ray", workers=2, progress=False, executor="ray")
