@@ -7,7 +7,9 @@ Each configuration is one ``python -m tools.ingest --json`` process into a fresh
 run), with the same PDFs, the configured embedding model and the same number of cores:
 
 * local, 1 core: one parser in this process, embedding with 1 torch thread (``embedding.threads: 1``);
-* local, 2 cores: the default (2 parser processes running ahead while this process embeds with torch's threads);
+* local, 2 cores: the default (2 parser processes, each also embedding what it parses with 1 thread), and with
+  ``--embed-in writer`` (2 parser processes running ahead while this process embeds with 2 torch threads: the
+  behaviour before parser processes embedded);
 * ray, N cores: N Ray workers on a Ray started on loopback for the run, each parsing and embedding with 1 thread,
   the ingesting process the single writer.
 
@@ -43,10 +45,10 @@ def corpus_pdfs(limit: int | None) -> list[Path]:
     return pdfs[:limit] if limit else pdfs
 
 
-def one_run(executor: str, cores: int, pdfs: list[Path], folder: Path) -> dict:
-    store = folder / f"{executor}-{cores}"
+def one_run(executor: str, cores: int, pdfs: list[Path], folder: Path, embed_in: str = "workers") -> dict:
+    store = folder / f"{executor}-{cores}-{embed_in}"
     args = [sys.executable, "-m", "evidex.tools.ingest", *map(str, pdfs), "--store-dir", str(store), "--json",
-            "--quiet", "--executor", executor, "--workers", str(cores)]
+            "--quiet", "--executor", executor, "--workers", str(cores), "--embed-in", embed_in]
     if executor == "local" and cores == 1:
         import yaml
 
@@ -67,7 +69,7 @@ def one_run(executor: str, cores: int, pdfs: list[Path], folder: Path) -> dict:
     pages = sum(f["pages"] for f in ingested)
     total = report["seconds"]["total"]
     startup = report["executor"].get("startup_s") or 0.0
-    return {"executor": executor, "cores": cores, "files": len(report["files"]), "ingested": len(ingested),
+    return {"executor": executor, "embed_in": embed_in, "cores": cores, "files": len(report["files"]), "ingested": len(ingested),
             "failed": sum(f["status"] == "failed" for f in report["files"]), "pages": pages,
             "wall_s": round(wall, 1), "total_s": round(total, 1), "startup_s": startup,
             "pages_per_s": round(pages / total, 2), "pages_per_s_after_startup": round(pages / max(total - startup, 1e-9), 2),
@@ -78,15 +80,15 @@ def one_run(executor: str, cores: int, pdfs: list[Path], folder: Path) -> dict:
 
 def print_table(rows: list[dict]) -> None:
     table = Table(title="Ingestion: Ray workers vs local executor (same PDFs, same cores)")
-    for col in ("executor", "cores", "pages", "total s", "Ray start s", "pages/s", "pages/s w/o start",
+    for col in ("executor", "embed in", "cores", "pages", "total s", "Ray start s", "pages/s", "pages/s w/o start",
                 "vs local", "peak MB"):
         table.add_column(col, justify="right")
-    local = {r["cores"]: r for r in rows if r["executor"] == "local"}
+    local = {r["cores"]: r for r in rows if r["executor"] == "local" and r["embed_in"] == "workers"}
     for r in rows:
         ratio = ""
         if r["executor"] == "ray" and r["cores"] in local:
             ratio = f"{r['pages_per_s'] / local[r['cores']]['pages_per_s']:.2f}x"
-        table.add_row(r["executor"], str(r["cores"]), str(r["pages"]), f"{r['total_s']:.1f}",
+        table.add_row(r["executor"], r["embed_in"], str(r["cores"]), str(r["pages"]), f"{r['total_s']:.1f}",
                       f"{r['startup_s']:.1f}" if r["executor"] == "ray" else "", f"{r['pages_per_s']:.2f}",
                       f"{r['pages_per_s_after_startup']:.2f}", ratio, f"{r['peak_rss_mb'] or 0:.0f}")
     Console().print(table)
@@ -105,22 +107,27 @@ def main(argv: list[str] | None = None) -> int:
     load_start = [round(x, 2) for x in os.getloadavg()]
     rows = []
     with tempfile.TemporaryDirectory(prefix="evidex-ingest-executors-") as tmp:
-        for n in cores:
-            for executor in ("local", "ray"):
-                print(f"{executor} on {n} core(s): {len(pdfs)} PDFs ...", flush=True)
-                rows.append(one_run(executor, n, pdfs, Path(tmp)))
-                print(f"  {rows[-1]['pages']} pages in {rows[-1]['total_s']} s ({rows[-1]['pages_per_s']} pages/s)",
-                      flush=True)
+        plan = []
+        for n in cores:  # with 2+ cores also parser processes that only parse (the behaviour before)
+            plan += [(n, "local", "workers"), *([(n, "local", "writer")] if n > 1 else []), (n, "ray", "workers")]
+        for n, executor, embed_in in plan:
+            print(f"{executor} on {n} core(s), embedding in {embed_in}: {len(pdfs)} PDFs ...", flush=True)
+            rows.append(one_run(executor, n, pdfs, Path(tmp), embed_in))
+            print(f"  {rows[-1]['pages']} pages in {rows[-1]['total_s']} s ({rows[-1]['pages_per_s']} pages/s)",
+                  flush=True)
     print_table(rows)
-    local = {r["cores"]: r for r in rows if r["executor"] == "local"}
+    local = {r["cores"]: r for r in rows if r["executor"] == "local" and r["embed_in"] == "workers"}
     ray = {r["cores"]: r for r in rows if r["executor"] == "ray"}
+    writer = {r["cores"]: r for r in rows if r["embed_in"] == "writer"}
     result = {"pdfs": len(pdfs), "cpu_count": os.cpu_count(), "load_avg_start": load_start,
               "load_avg_end": [round(x, 2) for x in os.getloadavg()], "note": args.note, "rows": rows,
               "ray_over_local_pages_per_s": {str(c): round(ray[c]["pages_per_s"] / local[c]["pages_per_s"], 3)
                                              for c in cores if c in ray and c in local},
               "ray_over_local_after_startup": {str(c): round(ray[c]["pages_per_s_after_startup"] /
                                                              local[c]["pages_per_s_after_startup"], 3)
-                                               for c in cores if c in ray and c in local}}
+                                               for c in cores if c in ray and c in local},
+              "embed_in_workers_over_writer": {str(c): round(local[c]["pages_per_s"] / writer[c]["pages_per_s"], 3)
+                                               for c in cores if c in writer and c in local}}
     write_results(args.json, result)
     return 0
 

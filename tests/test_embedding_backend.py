@@ -84,3 +84,17 @@ def synthetic_dir_for_backend(tmp_path_factory):
     d = tmp_path_factory.mktemp("backend_pdfs")
     make_paper_pdf(d / "paper_b.pdf", "A Second Synthetic Study of Pangolins", seed=2)
     return d
+
+
+def test_search_queries_run_on_the_fp32_export_with_torchs_vectors():
+    """A torch fp32 model's query vectors come from its fp32 ONNX export: the same vectors as torch's."""
+    from evidex.tools import embeddings as emb_mod
+
+    torch_e = emb_mod.LocalEmbeddings(precision="fp32")
+    want = torch_e.encode(SENTENCES)
+    got = np.stack([torch_e.query_vector(s) for s in SENTENCES])
+    assert emb_mod._QUERY_ENCODERS.get(torch_e.model_name) is not None  # the export was built and used
+    assert got.shape == want.shape
+    assert float((got * want).sum(axis=1).min()) > 0.99999
+    int8 = emb_mod.LocalEmbeddings(backend="onnx-int8")  # other backends keep their own encoder for queries
+    assert np.allclose(int8.query_vector(SENTENCES[0]), int8.encode([SENTENCES[0]])[0], atol=1e-6)

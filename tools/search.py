@@ -186,7 +186,10 @@ class SearchEngine:
                 self._query_vectors.move_to_end(query)
                 return vec
         with _torch_threads(1):
-            vec = np.asarray(self.embeddings.encode([query]), dtype=np.float32)[0]
+            if hasattr(self.embeddings, "query_vector"):  # LocalEmbeddings: the fast query path
+                vec = np.asarray(self.embeddings.query_vector(query), dtype=np.float32)
+            else:
+                vec = np.asarray(self.embeddings.encode([query]), dtype=np.float32)[0]
         with self._lock:
             self._query_vectors[query] = vec
             while len(self._query_vectors) > QUERY_VECTORS:

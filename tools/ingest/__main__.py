@@ -45,6 +45,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
                    help="local (default): parser processes here, embedding in this process. ray: PDFs parsed and "
                         "embedded on Ray workers, this process the single writer to DuckDB/Chroma/BM25 (needs "
                         "pip install 'evidex[scale]'; docs/scaling-out.md)")
+    p.add_argument("--embed-in", choices=("workers", "writer"), default="workers",
+                   help="workers (default): parser processes / Ray workers also embed what they parse, each with its "
+                        "share of the cores; writer: they only parse and this process embeds (one copy of the embedding "
+                        "model in memory instead of one per worker)")
     p.add_argument("--ray-address", metavar="ADDR",
                    help="with --executor ray: join this Ray cluster (ray start --head ...) instead of starting a Ray "
                         "on loopback for this run")
@@ -139,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.sync:
             upkeep, report = sync(args.sync, args.db, store_dir=args.store_dir, config=args.config,
                                   metadata_dir=args.metadata_dir, workers=args.workers, skip_dense=args.skip_dense,
-                                  progress=not args.quiet, executor=args.executor, ray_address=args.ray_address)
+                                  progress=not args.quiet, executor=args.executor, ray_address=args.ray_address,
+                                  embed_in=args.embed_in)
             if args.json:
                 print(json.dumps({"removed": upkeep.model_dump(), "ingested": report.model_dump()}, indent=1))
             else:
@@ -174,6 +179,7 @@ def _ingest(args, console: Console) -> int:
         vector=parse_server(args.chroma_server) if args.chroma_server else None,
         executor=args.executor,
         ray_address=args.ray_address,
+        embed_in=args.embed_in,
     )
     if args.json:
         print(report.model_dump_json(indent=1))

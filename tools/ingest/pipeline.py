@@ -40,9 +40,6 @@ from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writa
 
 log = logging.getLogger(__name__)
 
-# Parser processes (--workers 2+, the default for 3+ new PDFs) also embed what they parse, each with its share of
-# the cores, instead of leaving every vector to this process: measured in benchmarks/ingest_executors.py.
-EMBED_IN_PARSER_PROCESSES = True
 
 
 class FileResult(BaseModel):
@@ -258,14 +255,21 @@ def ingest(
     vector=None,
     executor: Literal["local", "ray"] = "local",
     ray_address: str | None = None,
+    embed_in: Literal["workers", "writer"] = "workers",
 ) -> IngestReport:
     """Ingest PDFs into the store ``db`` (or ``store_dir``). See the module docstring for guarantees.
 
     ``executor="ray"``: parse and embed on Ray workers (``workers`` of them, default one per CPU; a Ray started on
     loopback for this call, or the cluster at ``ray_address``), this process the single writer (see
-    tools/ingest/ray_parse.py)."""
+    tools/ingest/ray_parse.py).
+
+    ``embed_in="workers"`` (default): parser processes (2 or more ``workers``) and Ray workers also embed what they
+    parse, each with its share of the cores; ``"writer"``: they only parse and this process embeds everything (one
+    copy of the embedding model in memory instead of one per worker). Measured: benchmarks/ingest_executors.py."""
     if executor not in ("local", "ray"):
         raise IngestConfigError(f"executor must be 'local' or 'ray', not {executor!r}")
+    if embed_in not in ("workers", "writer"):
+        raise IngestConfigError(f"embed_in must be 'workers' or 'writer', not {embed_in!r}")
     cfg = config if isinstance(config, IngestConfig) else load_ingest_config(config)
     if embeddings is not None and getattr(embeddings, "model_name", None):
         # a caller-supplied model names the collections, so a store never mixes vectors of two models
@@ -298,7 +302,7 @@ def ingest(
             _check_store_config(con, cfg, paths)
             finish_pending_removals(con, paths)  # a removal or replacement interrupted by a kill
             report = _run(con, inputs, cfg, paths, metadata_dir, workers, skip_dense, summariser, embeddings, progress,
-                          seconds, executor, ray_address)
+                          seconds, executor, ray_address, embed_in)
         finally:
             con.close()
     finally:
@@ -310,7 +314,8 @@ def ingest(
 
 
 def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, workers, skip_dense, summariser, embeddings,
-         progress, seconds, executor: str = "local", ray_address: str | None = None) -> IngestReport:
+         progress, seconds, executor: str = "local", ray_address: str | None = None,
+         embed_in: str = "workers") -> IngestReport:
     from tqdm import tqdm
 
     files, results = discover(inputs)
@@ -338,7 +343,7 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
         workers = min(2, os.cpu_count() or 1) if len(jobs) >= 3 else 1
     # Ray workers, and parser processes when there are several, also embed: the writer finds their vectors by text
     worker_vectors = None
-    if embeddings is None and not skip_dense and (executor == "ray" or (workers > 1 and EMBED_IN_PARSER_PROCESSES)):
+    if embeddings is None and not skip_dense and embed_in == "workers" and (executor == "ray" or workers > 1):
         from evidex.tools.ingest.worker import WorkerVectors
 
         embeddings = worker_vectors = WorkerVectors(cfg)
