@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-
 from evidex.tools.ingest.config import IngestConfig
 from evidex.tools.ingest.worker import ParseEmbedWorker
 
