@@ -150,20 +150,20 @@ class ReplicaVectorMemo:
         return getattr(self.inner, name)
 
     def encode(self, texts: list[str]):
-        import hashlib
-
         import numpy as np
 
-        keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
+        from evidex.tools.ingest.worker import text_key
+
+        keys = [text_key(t) for t in texts]
         found: dict[str, bytes] = {}
         for s in range(0, len(keys), 500):
             part = keys[s : s + 500]
             q = f"SELECT sha, v FROM vec WHERE sha IN ({','.join('?' * len(part))})"
             found.update(self.db.execute(q, part).fetchall())
-        miss_keys = list(dict.fromkeys(k for k in keys if k not in found))
+        text_of = dict(zip(keys, texts))  # one text per key: equal keys are equal texts
+        miss_keys = [k for k in text_of if k not in found]
         if miss_keys:
-            first = {k: i for i, k in reversed(list(enumerate(keys)))}
-            vecs = np.asarray(self.inner.encode([texts[first[k]] for k in miss_keys]), dtype=np.float32)
+            vecs = np.asarray(self.inner.encode([text_of[k] for k in miss_keys]), dtype=np.float32)
             rows = [(k, v.tobytes()) for k, v in zip(miss_keys, vecs)]
             self.db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?)", rows)
             self.db.commit()

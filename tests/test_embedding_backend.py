@@ -93,7 +93,7 @@ def test_search_queries_run_on_the_fp32_export_with_torchs_vectors():
     torch_e = emb_mod.LocalEmbeddings(precision="fp32")
     want = torch_e.encode(SENTENCES)
     got = np.stack([torch_e.query_vector(s) for s in SENTENCES])
-    assert emb_mod._QUERY_ENCODERS.get(torch_e.model_name) is not None  # the export was built and used
+    assert emb_mod._onnx_query_encoder(torch_e.model_name) is not None  # the export was built and used
     assert got.shape == want.shape
     assert float((got * want).sum(axis=1).min()) > 0.99999
     int8 = emb_mod.LocalEmbeddings(backend="onnx-int8")  # other backends keep their own encoder for queries

@@ -241,19 +241,16 @@ def _load_onnx(name: str) -> OnnxEncoder:
     return OnnxEncoder(name)
 
 
-_QUERY_ENCODERS: dict[str, OnnxEncoder | None] = {}  # model -> fp32 ONNX query encoder, None when it cannot be built
-
-
+@lru_cache(maxsize=2)
 def _onnx_query_encoder(name: str) -> OnnxEncoder | None:
-    with _LOCK:
-        if name not in _QUERY_ENCODERS:
-            try:
-                # one thread: a search encodes one short query, and agents run searches side by side
-                _QUERY_ENCODERS[name] = OnnxEncoder(name, threads=1, variant="fp32")
-            except Exception as exc:  # noqa: BLE001 - no onnx package, odd pooling, export failure: torch it is
-                log.warning("Search queries are encoded with torch (%s: %s).", type(exc).__name__, exc)
-                _QUERY_ENCODERS[name] = None
-        return _QUERY_ENCODERS[name]
+    """The fp32 ONNX query encoder of a model (built once; a file lock serialises builders), None when it cannot be
+    built (the None is kept too, so the warning is given once)."""
+    try:
+        # one thread: a search encodes one short query, and agents run searches side by side
+        return OnnxEncoder(name, threads=1, variant="fp32")
+    except Exception as exc:  # noqa: BLE001 - no onnx package, odd pooling, export failure: torch it is
+        log.warning("Search queries are encoded with torch (%s: %s).", type(exc).__name__, exc)
+        return None
 
 
 def resolve_backend(name: str, backend: str) -> str:

@@ -41,7 +41,6 @@ from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writa
 log = logging.getLogger(__name__)
 
 
-
 class FileResult(BaseModel):
     path: str
     status: Literal["ingested", "skipped", "reindexed", "failed"]
@@ -378,7 +377,7 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
     pages_done = 0
     t_parse = time.perf_counter()
     executor_info: dict = {"name": executor}
-    stream = iter(())
+    stream = None
     try:
         meta_dir = str(Path(metadata_dir).resolve()) if metadata_dir else None
         if executor == "ray":
@@ -415,7 +414,8 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
             elapsed = time.perf_counter() - t_parse
             bar.set_postfix(pages=pages_done, pages_per_s=f"{pages_done / max(elapsed, 1e-6):.1f}")
     finally:
-        stream.close() if hasattr(stream, "close") else None  # a Ray session stops here, also on Ctrl-C
+        if stream is not None:
+            stream.close()  # a Ray session stops here, also on Ctrl-C
         bar.close()
         if cache is not None:
             cache.close()

@@ -87,14 +87,14 @@ def ray_parse_stream(jobs: list[tuple[str, str]], config: IngestConfig, workers:
                         pool.append(fresh)
                         idle.append(fresh)
                         attempts[job[0]] = attempts.get(job[0], 0) + 1
-                        if attempts[job[0]] >= MAX_ATTEMPTS:
-                            hand_out()
-                            yield job[0], False, ("parser_crash", f"{job[0]}: {MAX_ATTEMPTS} Ray workers died parsing "
-                                                  f"or embedding this file; last: {ray_error_cause(exc)}"), None, 0.0
-                        else:
+                        gave_up = attempts[job[0]] >= MAX_ATTEMPTS
+                        if not gave_up:
                             info["handed_out_again"].append(Path(job[0]).name)
                             queue.appendleft(job)
-                            hand_out()
+                        hand_out()
+                        if gave_up:
+                            yield job[0], False, ("parser_crash", f"{job[0]}: {MAX_ATTEMPTS} Ray workers died parsing "
+                                                  f"or embedding this file; last: {ray_error_cause(exc)}"), None, 0.0
                         continue
                     idle.append(w)
                     hand_out()  # the worker starts its next file while the writer commits this one

@@ -49,7 +49,8 @@ def dense_texts(paper, config: IngestConfig, lookup=None) -> list[str]:
 
 
 class ParseEmbedWorker:
-    """One Ray worker: a parser and an embedder built once, then one PDF at a time."""
+    """One worker (a Ray actor or a local parser process): a parser and an embedder built once, then one PDF at a
+    time."""
 
     def __init__(self, config_json: str, embed: bool, threads: int, metadata_dir: str | None):
         from evidex.tools.ingest.metadata import MetadataLookup
