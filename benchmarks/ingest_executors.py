@@ -45,19 +45,26 @@ def corpus_pdfs(limit: int | None) -> list[Path]:
     return pdfs[:limit] if limit else pdfs
 
 
-def one_run(executor: str, cores: int, pdfs: list[Path], folder: Path, embed_in: str = "workers") -> dict:
-    store = folder / f"{executor}-{cores}-{embed_in}"
+def one_run(executor: str, cores: int, pdfs: list[Path], folder: Path, embed_in: str = "workers",
+            embedding: dict | None = None) -> dict:
+    """One ``tools.ingest --json`` process into a fresh store; ``embedding`` overrides the default config's
+    embedding section (local on 1 core: its embedder held to one thread)."""
+    overrides = dict(embedding or {})
+    if executor == "local" and cores == 1:
+        overrides.setdefault("threads", 1)
+    label = "-".join(f"{k}{v}" for k, v in sorted(overrides.items()))
+    store = folder / f"{executor}-{cores}-{embed_in}{'-' + label if label else ''}"
     args = [sys.executable, "-m", "evidex.tools.ingest", *map(str, pdfs), "--store-dir", str(store), "--json",
             "--quiet", "--executor", executor, "--workers", str(cores), "--embed-in", embed_in]
-    if executor == "local" and cores == 1:
+    if overrides:
         import yaml
 
         from evidex.tools.ingest import load_ingest_config
 
-        default = load_ingest_config()  # the default config, its embedder held to one thread
-        one = default.model_copy(update={"embedding": default.embedding.model_copy(update={"threads": 1})})
-        cfg = folder / "one-thread.yaml"
-        cfg.write_text(yaml.safe_dump(one.model_dump(mode="json")), encoding="utf-8")
+        default = load_ingest_config()
+        changed = default.model_copy(update={"embedding": default.embedding.model_copy(update=overrides)})
+        cfg = folder / f"config-{label}.yaml"
+        cfg.write_text(yaml.safe_dump(changed.model_dump(mode="json")), encoding="utf-8")
         args += ["--config", str(cfg)]
     t0 = time.monotonic()
     proc = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ), check=False)
@@ -69,7 +76,7 @@ def one_run(executor: str, cores: int, pdfs: list[Path], folder: Path, embed_in:
     pages = sum(f["pages"] for f in ingested)
     total = report["seconds"]["total"]
     startup = report["executor"].get("startup_s") or 0.0
-    return {"executor": executor, "embed_in": embed_in, "cores": cores, "files": len(report["files"]), "ingested": len(ingested),
+    return {"executor": executor, "embed_in": embed_in, "cores": cores, "embedding": overrides, "files": len(report["files"]), "ingested": len(ingested),
             "failed": sum(f["status"] == "failed" for f in report["files"]), "pages": pages,
             "wall_s": round(wall, 1), "total_s": round(total, 1), "startup_s": startup,
             "pages_per_s": round(pages / total, 2), "pages_per_s_after_startup": round(pages / max(total - startup, 1e-9), 2),

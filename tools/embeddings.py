@@ -277,7 +277,7 @@ class LocalEmbeddings(Embeddings):
     run's memory climbed with every item (/tmp probes, 2026-11-25).
     """
 
-    def __init__(self, model_name: str = DEFAULT_EMBEDDING_MODEL, batch_size: int = 32, precision: Precision = "fp32",
+    def __init__(self, model_name: str = DEFAULT_EMBEDDING_MODEL, batch_size: int = 8, precision: Precision = "fp32",
                  backend: Backend = "torch"):
         self.model_name = model_name
         self.batch_size = batch_size
@@ -337,7 +337,15 @@ class LocalEmbeddings(Embeddings):
         return self.encode(texts).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self.encode([text])[0].tolist()
+        return self.query_vector(text).tolist()
+
+
+def encode_query(embeddings, text: str) -> np.ndarray:
+    """One query's vector from the store's embedder: ``LocalEmbeddings`` takes its fast query path, any other
+    object with the store's ``encode(texts) -> array`` contract encodes the one text."""
+    if isinstance(embeddings, LocalEmbeddings):
+        return embeddings.query_vector(text)
+    return np.asarray(embeddings.encode([text]), dtype=np.float32)[0]
 
 
 @lru_cache(maxsize=4)

@@ -185,11 +185,10 @@ class SearchEngine:
             if vec is not None:
                 self._query_vectors.move_to_end(query)
                 return vec
+        from evidex.tools.embeddings import encode_query
+
         with _torch_threads(1):
-            if hasattr(self.embeddings, "query_vector"):  # LocalEmbeddings: the fast query path
-                vec = np.asarray(self.embeddings.query_vector(query), dtype=np.float32)
-            else:
-                vec = np.asarray(self.embeddings.encode([query]), dtype=np.float32)[0]
+            vec = np.asarray(encode_query(self.embeddings, query), dtype=np.float32)
         with self._lock:
             self._query_vectors[query] = vec
             while len(self._query_vectors) > QUERY_VECTORS:

@@ -42,7 +42,7 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         "processes, parsing the next PDFs overlaps embedding the current one. With --executor ray: Ray "
                         "workers that each parse and embed (default: one per CPU of the cluster)")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
-                   help="local (default): parser processes here, embedding in this process. ray: PDFs parsed and "
+                   help="local (default): parser processes on this machine (embedding as --embed-in says). ray: PDFs parsed and "
                         "embedded on Ray workers, this process the single writer to DuckDB/Chroma/BM25 (needs "
                         "pip install 'evidex[scale]'; docs/scaling-out.md)")
     p.add_argument("--embed-in", choices=("workers", "writer"), default="workers",

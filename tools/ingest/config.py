@@ -56,7 +56,8 @@ class ParserConfig(_Strict):
 
 class EmbeddingConfig(_Strict):
     model: str = "all-MiniLM-L6-v2"
-    batch_size: int = Field(64, ge=1, le=1024)
+    batch_size: int = Field(8, ge=1, le=1024, description="passages per encode call; 4-8 fit the CPU cache, 64 ran "
+                            "1.2-1.7x slower per passage (benchmarks/embed_batch.py)")
     threads: int | None = Field(
         None, ge=1, le=256, description="torch threads while embedding (null = torch default); 1 is faster on a busy machine"
     )
