@@ -22,7 +22,6 @@ from evidex.graphs.qa.config import AnswerSettings, RetrievalSettings
 from evidex.graphs.qa.neusym import NeuSymInput, NeuSymOutput
 from evidex.graphs.qa.scope import scope_filter, scope_line, sql_marks
 from evidex.graphs.qa.store_tools import StoreTools
-from evidex.tools.answer_format import conform
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 
 BaselineName = Literal["question_only", "title_abstract", "full_text", "classic_rag"]
@@ -100,7 +99,7 @@ def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str
         cites = list({(c.pdf_id, c.page_number): c for c in state.sources}.values())
         exists = tools.pages_exist([(c.pdf_id, c.page_number) for c in cites]) if cites else {}
         cited = [c.model_copy(update={"exists": exists.get((c.pdf_id, c.page_number), False)}) for c in cites]
-        shaped = conform(text, q.answer_format)
+        shaped = tools.shape_answer(text, q.answer_format)
         return {"prediction": QAPrediction(id=q.id, answer=shaped, citations=cited, turns=1, actions=[settings.method],
                                            raw_answer=text if shaped != text else None,
                                            quote=reply.quote or None)}

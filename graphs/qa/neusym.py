@@ -24,7 +24,7 @@ from evidex.graphs.qa.config import AgentSettings
 from evidex.graphs.qa.probe import Block, as_text, probe_blocks
 from evidex.graphs.qa.scope import scope_filter, scope_line, sql_marks
 from evidex.graphs.qa.store_tools import REPEAT_WARNING, MissingPapersError, StoreTools, truncate
-from evidex.tools.answer_format import answer_text, answer_type, conform
+from evidex.tools.answer_format import answer_text, answer_type
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 from evidex.tools.text import quote_in, value_in
 
@@ -220,7 +220,7 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         citations = [CitedPage(pdf_id=c.pdf_id, page_number=c.page_number, source=c.source,
                                exists=exists.get((c.pdf_id, c.page_number), False)) for c in state.answer.citations]
         text = answer_text(state.answer.answer)
-        shaped = conform(text, q.answer_format)
+        shaped = tools.shape_answer(text, q.answer_format)
         pred = QAPrediction(id=q.id, answer=shaped, citations=citations, turns=len(state.actions),
                             actions=state.actions, raw_answer=text if shaped != text else None)
         return {"prediction": pred}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evidex.graphs.qa.scope import sql_marks
+from evidex.tools.answer_format import asks_for_title, conform, snap_title
 
 REPEAT_WARNING = "[Warning]: you already took this exact action"
 
@@ -30,6 +31,7 @@ class StoreTools:
     db: str | None
     store_dir: str | None
     _tools: dict[str, Any] = field(default_factory=dict)
+    _titles: list[str] | None = None
 
     def __post_init__(self):
         from evidex.tools.pdf_tools import make_pdf_tools
@@ -47,6 +49,20 @@ class StoreTools:
         cur.execute(sql, params or [])
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def titles(self) -> list[str]:
+        """Every paper title in the store (read once per tools object: a run asks one unchanging store)."""
+        if self._titles is None:
+            self._titles = [r["title"] for r in self.query("SELECT title FROM metadata WHERE title IS NOT NULL")]
+        return self._titles
+
+    def shape_answer(self, text: str | None, answer_format: str) -> str | None:
+        """A final answer in the shape its format asks for (``conform``); a paper title written as the store has
+        it when the format asks for titles (``snap_title``)."""
+        shaped = conform(text, answer_format)
+        if shaped and asks_for_title(answer_format):
+            shaped = snap_title(shaped, self.titles())
+        return shaped
 
     def require_papers(self, pdf_ids: list[str]) -> None:
         """Fail the item, naming the missing uuids, when the question's papers are not all in the store."""

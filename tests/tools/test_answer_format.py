@@ -41,3 +41,46 @@ def test_conform_never_evaluates_code(tmp_path):
     conform(f"__import__('pathlib').Path('{marker}').touch()", LIST)
     conform(f"__import__('pathlib').Path('{marker}').touch()", INT)
     assert not marker.exists()
+
+
+TITLES = ["Mamba: Linear-Time Sequence Modeling with Selective State Spaces",
+          "FlashAttention-2: Faster Attention with Better Parallelism and Work Partitioning",
+          "Attention Is All You Need", "Attention"]
+TITLE_FORMAT = "Your answer should be the title of the paper WITHOUT ANY EXPLANATION."
+
+
+def test_title_formats_are_recognised():
+    from evidex.tools.answer_format import asks_for_title
+
+    assert asks_for_title(TITLE_FORMAT)
+    assert asks_for_title("Your answer should be a Python list of paper titles.")
+    assert not asks_for_title("Your answer should be a single integer.")
+    assert not asks_for_title("A single string, the title of the table.")  # a table's title is no paper
+
+
+@pytest.mark.parametrize("answer, expected", [
+    # a dropped colon, other case, a trailing period: the store's spelling
+    ("mamba linear-time sequence modeling with selective state spaces.", TITLES[0]),
+    # the title inside a sentence: the longest title contained wins ("Attention" is inside too)
+    ('The paper is "Attention Is All You Need".', TITLES[2]),
+    # a near miss (one word wrong) is still that title
+    ("FlashAttention-2: Faster Attention with Better Parallelism and Work Partition", TITLES[1]),
+    # a title of no paper in the store is left as written
+    ("Retentive Network: A Successor to Transformer for Large Language Models",
+     "Retentive Network: A Successor to Transformer for Large Language Models"),
+    ("", ""),
+    ('["attention is all you need", "Mamba Linear Time Sequence Modeling with Selective State Spaces"]',
+     json.dumps([TITLES[2], TITLES[0]])),
+])
+def test_a_title_answer_is_written_as_the_store_has_it(answer, expected):
+    from evidex.tools.answer_format import snap_title
+
+    assert snap_title(answer, TITLES) == expected
+
+
+def test_a_short_title_inside_a_long_answer_is_not_taken_for_it():
+    """"Attention" (9 characters) inside an unrelated answer is no evidence the answer names that paper."""
+    from evidex.tools.answer_format import snap_title
+
+    answer = "Sparse attention for long documents"
+    assert snap_title(answer, TITLES) == answer

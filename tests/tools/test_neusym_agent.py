@@ -255,3 +255,20 @@ def test_an_early_answer_from_the_question_search_cites_its_hits(store):
     pred = graph.invoke({"input": q})["prediction"]
     assert pred.answer == "pangolin" and pred.turns == 1
     assert pred.citations and all(c.source.startswith("chunks.") and c.exists for c in pred.citations)
+
+
+def test_a_title_answer_is_written_as_the_store_spells_it(store):
+    """Retrieval questions are scored by title similarity: the agent's near-miss title becomes the stored one,
+    and the model's own words stay in raw_answer."""
+    from evidex.graphs.qa.store_tools import StoreTools
+
+    store_dir, paper_id, _ = store
+    title = StoreTools(None, store_dir).titles()[0]
+    said = f"The paper is: {title.lower().rstrip('.')}."
+    llm = scripted([{"action": "answer", "answer": said}])
+    pred = ask(graph_for(llm, store_dir), paper_id, question="Which paper is this?",
+               answer_format="Your answer should be the title of the paper WITHOUT ANY EXPLANATION.")
+    assert pred.answer == title and pred.raw_answer == said
+    other = scripted([{"action": "answer", "answer": said}])
+    kept = ask(graph_for(other, store_dir), paper_id, answer_format="A short answer.")
+    assert kept.answer == said  # only a title format is snapped
