@@ -24,14 +24,14 @@ import socket
 import sys
 import tempfile
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from evidex.graphs.config import TaskConfig, dump_config
 from evidex.graphs.registry import RunItem, TaskFamily
-from evidex.tools.ray_cluster import RayClusterError, import_ray, ray_error_cause, ray_session, worker_env
+from evidex.tools.ray_cluster import (RayClusterError, dispatch, import_ray, ray_error_cause, ray_session,
+                                     worker_env)
 
 MAX_ATTEMPTS = 3  # workers an item may take down before it is recorded as an error
 # The cluster plumbing lives in tools/ray_cluster.py (ingestion uses it too); the runner's names stay importable.
@@ -92,7 +92,7 @@ def execute_on_ray(pending: Sequence[RunItem], cfg: TaskConfig, family: TaskFami
                             "workers": n_workers, "worker_deaths": 0, "handed_out_again": []}
     t0 = time.monotonic()
     with ray_session(cfg.run.ray_address, num_cpus=local_cpus) as ray:
-        from ray.exceptions import RayActorError, RayTaskError
+        from ray.exceptions import RayActorError
 
         actor = ray.remote(ItemWorker).options(num_cpus=cpus, max_restarts=0, max_task_retries=0,
                                                runtime_env={"env_vars": worker_env()})
@@ -102,8 +102,7 @@ def execute_on_ray(pending: Sequence[RunItem], cfg: TaskConfig, family: TaskFami
             _wait_ready(ray, workers, RayActorError)
             info["startup_s"] = round(time.monotonic() - t0, 2)  # Ray up and every worker's graph built
             t1 = time.monotonic()
-            _dispatch(ray, workers, lambda: actor.remote(config_yaml), pending, cfg, family, run_dir, record, info,
-                      RayActorError, RayTaskError)
+            _dispatch(ray, workers, lambda: actor.remote(config_yaml), pending, cfg, family, run_dir, record, info)
             info["items_s"] = round(time.monotonic() - t1, 2)
         finally:
             for w in workers:
@@ -119,48 +118,25 @@ def _wait_ready(ray, workers, actor_error) -> None:
         raise RayExecutorError(f"a Ray worker could not build the graph: {ray_error_cause(exc)}") from None
 
 
-def _dispatch(ray, workers: list, spawn, pending, cfg, family, run_dir: Path, record, info, actor_error,
-              task_error) -> None:
-    queue = deque(pending)
-    attempts: dict[str, int] = {}
-    idle = list(workers)
-    running: dict[Any, tuple[Any, RunItem]] = {}  # object ref -> (worker, item)
+def _dispatch(ray, workers: list, spawn, pending, cfg, family, run_dir: Path, record, info) -> None:
+    """Items to the workers (``tools.ray_cluster.dispatch``: one in flight per worker, a dead worker replaced and
+    its item handed out again); each row written once, as it comes back."""
     written: set[str] = set()
-    while queue or running:
-        while queue and idle:
-            worker, item = idle.pop(), queue.popleft()
-            running[worker.run_item.remote(item)] = (worker, item)
-        # a short timeout keeps Ctrl-C responsive (ray.wait does not return on a signal)
-        done, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
-        for ref in done:
-            worker, item = running.pop(ref)
-            try:
-                row, trace = ray.get(ref)
-            except actor_error as exc:  # the worker died with the item in flight: a fresh one, the item again
-                info["worker_deaths"] += 1
-                attempts[item.id] = attempts.get(item.id, 0) + 1
-                ray.kill(worker)
-                workers.remove(worker)
-                fresh = spawn()
-                workers.append(fresh)
-                idle.append(fresh)
-                if attempts[item.id] < MAX_ATTEMPTS:
-                    info["handed_out_again"].append(item.id)
-                    queue.appendleft(item)
-                    continue
-                row, trace = _error_row(item, cfg, family, f"WorkerDied: {MAX_ATTEMPTS} Ray workers died running "
-                                        f"this item; last: {ray_error_cause(exc)}"), None
-            except task_error as exc:  # run_one records item errors itself; this is Ray failing to ship the item
-                idle.append(worker)
-                row, trace = _error_row(item, cfg, family, f"RayTaskError: {ray_error_cause(exc)}"), None
-            else:
-                idle.append(worker)
-            if row["id"] in written:
-                continue
-            if trace is not None and row.get("trace"):
-                _write_trace(run_dir / row["trace"], trace)
-            written.add(row["id"])
-            record(row)
+    for done in dispatch(ray, workers, spawn, pending, lambda w, item: w.run_item.remote(item), lambda item: item.id,
+                         info, MAX_ATTEMPTS):
+        if done.error is None:
+            row, trace = done.result
+        elif done.worker_died:
+            row, trace = _error_row(done.job, cfg, family, f"WorkerDied: {MAX_ATTEMPTS} Ray workers died running "
+                                    f"this item; last: {ray_error_cause(done.error)}"), None
+        else:  # run_one records item errors itself; this is Ray failing to ship the item
+            row, trace = _error_row(done.job, cfg, family, f"RayTaskError: {ray_error_cause(done.error)}"), None
+        if row["id"] in written:
+            continue
+        if trace is not None and row.get("trace"):
+            _write_trace(run_dir / row["trace"], trace)
+        written.add(row["id"])
+        record(row)
 
 
 def _write_trace(path: Path, text: str) -> None:

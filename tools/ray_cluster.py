@@ -11,8 +11,10 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,73 @@ FORWARDED_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELI
 
 class RayClusterError(RuntimeError):
     """Ray is missing, the cluster cannot be reached, or its workers cannot start their work."""
+
+
+@dataclass
+class Finished:
+    """One job back from :func:`dispatch`: its ``result``, or the ``error`` it ended with (``worker_died``: it
+    took down ``max_attempts`` workers; otherwise Ray failed the call itself, e.g. shipping its arguments)."""
+
+    job: Any
+    result: Any = None
+    error: BaseException | None = None
+    worker_died: bool = False
+
+
+def dispatch(ray, pool: list, spawn: Callable[[], Any], jobs: Iterable[Any], submit: Callable[[Any, Any], Any],
+             label: Callable[[Any], str], info: dict[str, Any], max_attempts: int = 3) -> Iterator[Finished]:
+    """Run ``jobs`` on the actors of ``pool``, one job per actor at a time (``submit(actor, job)`` -> object
+    ref), yielding each as it finishes, in completion order. An actor is handed its next job before its last
+    one is yielded, so it works while the caller writes. An actor that dies (killed, out of memory, its node
+    gone) is killed for good, replaced with ``spawn()`` in ``pool``, and its job handed out again, until the job
+    has taken down ``max_attempts`` actors; ``info`` counts ``worker_deaths`` and lists the ``label`` of each job
+    ``handed_out_again``. Shared by the runner's and ingestion's ``--executor ray``."""
+    from ray.exceptions import RayActorError
+
+    queue = deque(jobs)
+    attempts: dict[str, int] = {}
+    idle = list(pool)
+    running: dict[Any, tuple[Any, Any]] = {}  # object ref -> (actor, job)
+    info.setdefault("worker_deaths", 0)
+    info.setdefault("handed_out_again", [])
+
+    def hand_out() -> None:
+        while queue and idle:
+            actor, job = idle.pop(), queue.popleft()
+            running[submit(actor, job)] = (actor, job)
+
+    hand_out()
+    while running:
+        done, _ = ray.wait(list(running), num_returns=1, timeout=1.0)  # short: Ctrl-C stays responsive
+        for ref in done:
+            actor, job = running.pop(ref)
+            try:
+                result = ray.get(ref)
+            except RayActorError as exc:  # the actor died with the job in flight: a fresh one, the job again
+                info["worker_deaths"] += 1
+                ray.kill(actor)
+                pool.remove(actor)
+                fresh = spawn()
+                pool.append(fresh)
+                idle.append(fresh)
+                key = label(job)
+                attempts[key] = attempts.get(key, 0) + 1
+                if attempts[key] < max_attempts:
+                    info["handed_out_again"].append(key)
+                    queue.appendleft(job)
+                    hand_out()
+                    continue
+                hand_out()
+                yield Finished(job, error=exc, worker_died=True)
+                continue
+            except Exception as exc:  # Ray failed the call (RayTaskError and kin); the actor lives on
+                idle.append(actor)
+                hand_out()
+                yield Finished(job, error=exc)
+                continue
+            idle.append(actor)
+            hand_out()
+            yield Finished(job, result=result)
 
 
 def import_ray():

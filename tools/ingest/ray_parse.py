@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ def ray_parse_stream(jobs: list[tuple[str, str]], config: IngestConfig, workers:
     finish files (``embed``: the workers encode the dense cells). ``info`` collects what the report keeps
     (workers, deaths, files handed out again, start-up seconds). ``workers`` None: one per CPU of the cluster
     (``embedding.threads`` CPUs each, default 1)."""
-    from evidex.tools.ray_cluster import RayClusterError, ray_error_cause, ray_session, worker_env
+    from evidex.tools.ray_cluster import RayClusterError, dispatch, ray_error_cause, ray_session, worker_env
 
     if not jobs:
         return
@@ -62,43 +61,15 @@ def ray_parse_stream(jobs: list[tuple[str, str]], config: IngestConfig, workers:
             except RayActorError as exc:
                 raise RayClusterError(f"a Ray worker could not start its parser and embedder: {ray_error_cause(exc)}") from None
             info["startup_s"] = round(time.monotonic() - t0, 2)
-            queue = deque(jobs)
-            attempts: dict[str, int] = {}
-            idle = list(pool)
-            running: dict[Any, tuple[Any, tuple[str, str]]] = {}  # object ref -> (worker, job): one file per worker
-
-            def hand_out() -> None:
-                while queue and idle:
-                    w, job = idle.pop(), queue.popleft()
-                    running[w.parse.remote(*job)] = (w, job)
-
-            hand_out()
-            while running:
-                done, _ = ray.wait(list(running), num_returns=1, timeout=1.0)  # short: Ctrl-C stays responsive
-                for ref in done:
-                    w, job = running.pop(ref)
-                    try:
-                        path, ok, payload, vectors, embed_s = ray.get(ref)
-                    except RayActorError as exc:  # the worker died on this file: a fresh worker, the file again
-                        info["worker_deaths"] += 1
-                        ray.kill(w)
-                        pool.remove(w)
-                        fresh = spawn()
-                        pool.append(fresh)
-                        idle.append(fresh)
-                        attempts[job[0]] = attempts.get(job[0], 0) + 1
-                        gave_up = attempts[job[0]] >= MAX_ATTEMPTS
-                        if not gave_up:
-                            info["handed_out_again"].append(Path(job[0]).name)
-                            queue.appendleft(job)
-                        hand_out()
-                        if gave_up:
-                            yield job[0], False, ("parser_crash", f"{job[0]}: {MAX_ATTEMPTS} Ray workers died parsing "
-                                                  f"or embedding this file; last: {ray_error_cause(exc)}"), None, 0.0
-                        continue
-                    idle.append(w)
-                    hand_out()  # the worker starts its next file while the writer commits this one
-                    yield path, ok, payload, vectors, embed_s
+            for done in dispatch(ray, pool, spawn, jobs, lambda w, job: w.parse.remote(*job),
+                                 lambda job: Path(job[0]).name, info, MAX_ATTEMPTS):
+                if done.error is None:
+                    yield done.result
+                    continue
+                path = done.job[0]
+                why = (f"{MAX_ATTEMPTS} Ray workers died parsing or embedding this file" if done.worker_died
+                       else "Ray could not run the parse")
+                yield path, False, ("parser_crash", f"{path}: {why}; last: {ray_error_cause(done.error)}"), None, 0.0
         finally:
             for w in pool:
                 ray.kill(w)
