@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from evidex.graphs.qa.scope import scope_filter, sql_marks
+from evidex.graphs.qa.scope import names_papers, paper_label, scope_filter, sql_marks
 from evidex.tools.qa import CitedPage, PaperQuestion
 
 if TYPE_CHECKING:
@@ -42,9 +42,10 @@ def _in_papers(column: str, ids: list[str]) -> str:
 Block = tuple[str, CitedPage]  # a row as the model reads it, and the source to cite for it
 
 
-def _block(table: str, key: str, pdf_id: str, page: int, text: str) -> Block:
-    """A row tagged with the source the answer cites for it (``table.key``, paper, page)."""
-    return (f"[{table}.{key}, {pdf_id} page {page}] {text}",
+def _block(table: str, key: str, pdf_id: str, page: int, text: str, title: str | None = None) -> Block:
+    """A row tagged with the source the answer cites for it (``table.key``, paper, page, and the paper's title
+    when given)."""
+    return (f"[{table}.{key}, {pdf_id} page {page}{paper_label(title)}] {text}",
             CitedPage(pdf_id=pdf_id, page_number=page, source=f"{table}.{key}"))
 
 
@@ -112,7 +113,8 @@ def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> list[Block]:
             break
         except Exception:  # noqa: BLE001 - the probe is a head start; the agent's own searches report errors
             continue
-    return [_block("chunks", h.primary_key, h.pdf_id, h.page_number, h.text) for h in hits]
+    titles = tools.title_by_id() if names_papers(q) else {}
+    return [_block("chunks", h.primary_key, h.pdf_id, h.page_number, h.text, titles.get(h.pdf_id)) for h in hits]
 
 
 def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 4) -> list[Block]:

@@ -28,3 +28,16 @@ def scope_line(q: PaperQuestion) -> str:
     if q.conferences:
         parts.append(f"conferences: {', '.join(q.conferences)} (SQL: metadata.conference_year)")
     return "; ".join(parts) or "any paper in the database"
+
+
+def names_papers(q: PaperQuestion) -> bool:
+    """Whether passages shown for ``q`` carry their paper's title: yes unless the question is about one known
+    paper. A retrieval or multi-paper question is answered with titles or about several papers, and a passage's
+    pdf_id does not say which paper it is (the local model, shown ids only, answered retrieval questions with
+    titles it made up)."""
+    return len(q.pdf_ids) != 1
+
+
+def paper_label(title: str | None) -> str:
+    """The title part of a passage's source tag, or nothing when the title is unknown."""
+    return f', paper "{title}"' if title else ""

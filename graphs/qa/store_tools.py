@@ -31,7 +31,7 @@ class StoreTools:
     db: str | None
     store_dir: str | None
     _tools: dict[str, Any] = field(default_factory=dict)
-    _titles: list[str] | None = None
+    _titles: dict[str, str] | None = None
 
     def __post_init__(self):
         from evidex.tools.pdf_tools import make_pdf_tools
@@ -50,11 +50,16 @@ class StoreTools:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur.fetchall()]
 
-    def titles(self) -> list[str]:
-        """Every paper title in the store (read once per tools object: a run asks one unchanging store)."""
+    def title_by_id(self) -> dict[str, str]:
+        """pdf_id -> title of every paper in the store (read once per tools object: a run asks one store)."""
         if self._titles is None:
-            self._titles = [r["title"] for r in self.query("SELECT title FROM metadata WHERE title IS NOT NULL")]
+            self._titles = {r["pdf_id"]: r["title"] for r in self.query(
+                "SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title FROM metadata WHERE title IS NOT NULL")}
         return self._titles
+
+    def titles(self) -> list[str]:
+        """Every paper title in the store."""
+        return list(self.title_by_id().values())
 
     def shape_answer(self, text: str | None, answer_format: str) -> str | None:
         """A final answer in the shape its format asks for (``conform``); a paper title written as the store has

@@ -177,6 +177,27 @@ def test_multiview_probe_finds_what_the_question_names(corpus_store, manifest):
     assert not any(c.source.startswith("tables.") for c in probe(tools, other)[1])  # no such table: nothing made up
 
 
+def test_passages_name_their_paper_when_the_question_is_not_about_one(corpus_store, manifest):
+    """A retrieval question (no anchor paper) is answered with a title: the probe's and classic RAG's passages
+    carry their paper's title; a question about one known paper keeps the shorter tag."""
+    from evidex.graphs.qa.baselines import BaselineSettings, retrieved_context
+    from evidex.graphs.qa.neusym import StoreTools
+    from evidex.graphs.qa.probe import probe
+    from evidex.tools.qa import PaperQuestion
+
+    store, _ = corpus_store
+    tools = StoreTools(None, str(store))
+    paper_id = manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]
+    title = tools.title_by_id()[paper_id]
+    anywhere = PaperQuestion(id="r", question="Which paper evaluates NLG outputs with GPT-4 using chain-of-thoughts "
+                                              "and a form-filling paradigm?")
+    settings = BaselineSettings(method="classic_rag")
+    for text in (probe(tools, anywhere)[0], retrieved_context(tools, anywhere, settings)[0]):
+        assert f', paper "{title}"]' in text
+    one = PaperQuestion(id="o", question=anywhere.question, pdf_ids=[paper_id])
+    assert ', paper "' not in probe(tools, one)[0] and ', paper "' not in retrieved_context(tools, one, settings)[0]
+
+
 def test_early_answer_only_when_its_quote_is_in_the_probe(corpus_store, manifest):
     """After the multiview probe the model answers with a quote: found in the probe, that is the answer (one turn,
     citing the row that holds the quote); not found (made up), the agent's turns begin and the evidence answer
