@@ -55,7 +55,7 @@ def dispatch(ray, pool: list, spawn: Callable[[], Any], jobs: Iterable[Any], sub
     from ray.exceptions import RayActorError
 
     queue = deque(jobs)
-    attempts: dict[str, int] = {}
+    attempts: dict[int, int] = {}  # per job (by identity: a job handed out again is the same object)
     idle = list(pool)
     running: dict[Any, tuple[Any, Any]] = {}  # object ref -> (actor, job)
     info.setdefault("worker_deaths", 0)
@@ -71,8 +71,10 @@ def dispatch(ray, pool: list, spawn: Callable[[], Any], jobs: Iterable[Any], sub
         done, _ = ray.wait(list(running), num_returns=1, timeout=1.0)  # short: Ctrl-C stays responsive
         for ref in done:
             actor, job = running.pop(ref)
+            finished: Finished | None
             try:
-                result = ray.get(ref)
+                finished = Finished(job, result=ray.get(ref))
+                idle.append(actor)
             except RayActorError as exc:  # the actor died with the job in flight: a fresh one, the job again
                 info["worker_deaths"] += 1
                 ray.kill(actor)
@@ -80,24 +82,19 @@ def dispatch(ray, pool: list, spawn: Callable[[], Any], jobs: Iterable[Any], sub
                 fresh = spawn()
                 pool.append(fresh)
                 idle.append(fresh)
-                key = label(job)
-                attempts[key] = attempts.get(key, 0) + 1
-                if attempts[key] < max_attempts:
-                    info["handed_out_again"].append(key)
+                attempts[id(job)] = attempts.get(id(job), 0) + 1
+                if attempts[id(job)] < max_attempts:
+                    info["handed_out_again"].append(label(job))
                     queue.appendleft(job)
-                    hand_out()
-                    continue
-                hand_out()
-                yield Finished(job, error=exc, worker_died=True)
-                continue
+                    finished = None
+                else:
+                    finished = Finished(job, error=exc, worker_died=True)
             except Exception as exc:  # Ray failed the call (RayTaskError and kin); the actor lives on
                 idle.append(actor)
-                hand_out()
-                yield Finished(job, error=exc)
-                continue
-            idle.append(actor)
-            hand_out()
-            yield Finished(job, result=result)
+                finished = Finished(job, error=exc)
+            hand_out()  # before the caller sees this job, so the actors work while it writes
+            if finished is not None:
+                yield finished
 
 
 def import_ray():
