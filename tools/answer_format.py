@@ -120,13 +120,18 @@ def snap_title(answer: str, titles: Iterable[str], min_ratio: float = 0.85) -> s
     paper loses it to a dropped colon, a trailing period or "The paper is ..." around the title. A title counts
     as named when the answer contains it (the longest such title wins) or, failing that, when the closest title
     matches at ``min_ratio`` or more, punctuation and case aside. A JSON list answer is snapped item by item."""
+    keyed = [(t, _title_key(t)) for t in dict.fromkeys(t for t in titles if t and t.strip())]  # once, for every item
     value = _literal(answer.strip()) if answer.strip().startswith("[") else None
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return json.dumps([snap_title(v, titles, min_ratio) for v in value], ensure_ascii=False)
+        return json.dumps([_snap_one(v, keyed, min_ratio) for v in value], ensure_ascii=False)
+    return _snap_one(answer, keyed, min_ratio)
+
+
+def _snap_one(answer: str, keyed: list[tuple[str, str]], min_ratio: float) -> str:
+    """``snap_title`` for one answer, over (title, title key) pairs."""
     key = _title_key(answer)
     if not key:
         return answer
-    keyed = [(t, _title_key(t)) for t in dict.fromkeys(t for t in titles if t and t.strip())]
     inside = [t for t, k in keyed if k and len(k) >= 12 and f" {k} " in f" {key} "]
     if inside:
         return max(inside, key=len)
