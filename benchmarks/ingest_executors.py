@@ -76,7 +76,8 @@ def one_run(executor: str, cores: int, pdfs: list[Path], folder: Path, embed_in:
     pages = sum(f["pages"] for f in ingested)
     total = report["seconds"]["total"]
     startup = report["executor"].get("startup_s") or 0.0
-    return {"executor": executor, "embed_in": embed_in, "cores": cores, "embedding": overrides, "files": len(report["files"]), "ingested": len(ingested),
+    return {"executor": executor, "embed_in": embed_in, "cores": cores, "embedding": overrides,
+            "files": len(report["files"]), "ingested": len(ingested),
             "failed": sum(f["status"] == "failed" for f in report["files"]), "pages": pages,
             "wall_s": round(wall, 1), "total_s": round(total, 1), "startup_s": startup,
             "pages_per_s": round(pages / total, 2), "pages_per_s_after_startup": round(pages / max(total - startup, 1e-9), 2),

@@ -42,9 +42,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
                         "processes, parsing the next PDFs overlaps embedding the current one. With --executor ray: Ray "
                         "workers that each parse and embed (default: one per CPU of the cluster)")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
-                   help="local (default): parser processes on this machine (embedding as --embed-in says). ray: PDFs parsed and "
-                        "embedded on Ray workers, this process the single writer to DuckDB/Chroma/BM25 (needs "
-                        "pip install 'evidex[scale]'; docs/scaling-out.md)")
+                   help="local (default): parser processes on this machine (embedding as --embed-in says). ray: "
+                        "PDFs parsed and embedded on Ray workers, this process the single writer to "
+                        "DuckDB/Chroma/BM25 (needs pip install 'evidex[scale]'; docs/scaling-out.md)")
     p.add_argument("--embed-in", choices=("workers", "writer"), default="workers",
                    help="workers (default): parser processes / Ray workers also embed what they parse, each with its "
                         "share of the cores; writer: they only parse and this process embeds (one copy of the embedding "
