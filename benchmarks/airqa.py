@@ -57,8 +57,9 @@ def question_file(corpus: Path, out: Path, split: str = "all") -> tuple[Path, di
     return out, {"sample": len(sample), "written": len(written)}
 
 
-def build_store(corpus: Path, db: str) -> None:
-    """Ingest the corpus with each AirQA paper's conference_year, so store paper ids are the AirQA uuids."""
+def build_store(corpus: Path, db: str, config: Path | None = None) -> None:
+    """Ingest the corpus with each AirQA paper's conference_year, so store paper ids are the AirQA uuids
+    (``config``: an ingestion config file instead of the default, e.g. another embedding backend)."""
     import tempfile
 
     from evidex.tools.ingest import ingest
@@ -69,7 +70,7 @@ def build_store(corpus: Path, db: str) -> None:
             if e["airqa"]:
                 stem = Path(e["file"]).stem
                 (Path(meta) / f"{stem}.json").write_text(json.dumps({"conference_year": e["airqa"][0]["conference_year"]}))
-        report = ingest([corpus / "pdfs"], db=db, metadata_dir=meta, workers=1)
+        report = ingest([corpus / "pdfs"], db=db, metadata_dir=meta, workers=1, config=config)
     print(f"store {db}: {sum(f.status == 'ingested' for f in report.files)} ingested, "
           f"{sum(f.status == 'failed' for f in report.files)} failed")
 
@@ -150,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", default=STORE, help=f"store name (default {STORE})")
     p.add_argument("--corpus", type=Path, default=Path("../shared/corpus"))
     p.add_argument("--build-store", action="store_true", help="ingest the corpus into --db first")
+    p.add_argument("--ingest-config", type=Path, help="with --build-store: ingestion config file (default: the "
+                   "default ingestion config)")
     p.add_argument("--out", type=Path, default=Path("runs"))
     p.add_argument("--json", type=Path, default=Path("benchmarks/results/airqa.json"))
     p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR")
@@ -170,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.corpus / "corpus_manifest.json").is_file():
             p.error(f"{args.corpus} holds no corpus_manifest.json (pass --corpus ../shared/corpus)")
         if args.build_store:
-            build_store(args.corpus, args.db)
+            build_store(args.corpus, args.db, args.ingest_config)
         questions, counts = question_file(args.corpus, args.out / f"airqa_benchmark_{args.split}.jsonl", args.split)
         print(f"questions ({args.split}): {counts['sample']} from the AirQA sample, {counts['written']} written for "
               "the corpus")

@@ -41,8 +41,11 @@ def test_int8_vectors_match_torch(backends):
     assert a.shape == b.shape == (len(SENTENCES), 384)
     assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-4)
     assert (a * b).sum(1).min() > 0.97
-    # the same nearest neighbour for every sentence
-    assert ((a @ a.T - 2 * np.eye(len(a))).argmax(1) == (b @ b.T - 2 * np.eye(len(b))).argmax(1)).all()
+    # every sentence's int8 nearest neighbour is torch's, or one torch finds as near (within 0.02: "A short one."
+    # has two neighbours at cosine 0.150 and 0.148 under torch, a tie that int8 rounding may break either way)
+    sims_torch = a @ a.T - 2 * np.eye(len(a))
+    picked = (b @ b.T - 2 * np.eye(len(b))).argmax(1)
+    assert (sims_torch[np.arange(len(a)), picked] >= sims_torch.max(1) - 0.02).all()
     assert onnx_e.signature == "all-MiniLM-L6-v2#onnx-int8" and torch_e.signature == "all-MiniLM-L6-v2"
     assert onnx_e.encode([]).shape[0] == 0
 
@@ -86,15 +89,20 @@ def synthetic_dir_for_backend(tmp_path_factory):
     return d
 
 
-def test_search_queries_run_on_the_fp32_export_with_torchs_vectors():
-    """A torch fp32 model's query vectors come from its fp32 ONNX export: the same vectors as torch's."""
+def test_fp32_vectors_come_from_the_fp32_export_with_torchs_values():
+    """A torch fp32 model's passages and queries are encoded by its fp32 ONNX export: the vectors
+    sentence-transformers gives, without loading the torch model."""
     from evidex.tools import embeddings as emb_mod
 
     torch_e = emb_mod.LocalEmbeddings(precision="fp32")
-    want = torch_e.encode(SENTENCES)
+    want = np.asarray(torch_e.encoder.encode(SENTENCES, normalize_embeddings=True, show_progress_bar=False))
     got = np.stack([torch_e.query_vector(s) for s in SENTENCES])
+    docs = torch_e.encode(SENTENCES)
     assert emb_mod._onnx_query_encoder(torch_e.model_name) is not None  # the export was built and used
-    assert got.shape == want.shape
+    assert torch_e._fp32_export() is not None
+    assert got.shape == want.shape == docs.shape
     assert float((got * want).sum(axis=1).min()) > 0.99999
+    assert float((docs * want).sum(axis=1).min()) > 0.99999
+    assert torch_e.dimension == 384
     int8 = emb_mod.LocalEmbeddings(backend="onnx-int8")  # other backends keep their own encoder for queries
     assert np.allclose(int8.query_vector(SENTENCES[0]), int8.encode([SENTENCES[0]])[0], atol=1e-6)

@@ -5,20 +5,26 @@ One model object per process: loading costs ~7 s, so it is cached by name.
 
 Backends (``LocalEmbeddings(backend=...)``, ingestion config ``embedding.backend``):
 
-* ``torch``: sentence-transformers on PyTorch, bf16 autocast on CPUs with native bf16 (``precision``);
-* ``onnx-int8``: the same weights exported to ONNX with ``torch.onnx.export`` and quantised to int8 with ONNX
-  Runtime's ``quantize_dynamic``, built once from the local weights at first use (never downloaded) into
-  ``<cache_dir>/models/``; tokenisation, mean pooling and normalisation as sentence-transformers does them.
-  Needs the ``onnx`` package to build; without it (or for a model whose pooling is not mean/CLS) it falls back to
-  torch with a warning. Its vectors differ slightly from torch's (cosine >= 0.99), so its ``signature`` differs
-  and a store embedded with one backend is re-embedded when ingestion switches to the other.
+* ``torch``: sentence-transformers' vectors; fp32 ones computed by the fp32 ONNX export (below), bf16 autocast
+  (``precision``) on PyTorch;
+* ``onnx-int8``: the same weights exported to ONNX with ``torch.onnx.export`` (eager attention), fused by ONNX
+  Runtime's transformer optimizer (one Attention, GELU and skip-LayerNorm op per layer) and quantised to int8
+  with ``quantize_dynamic`` (per-channel weights, MatMul and Attention), built once from the local weights at
+  first use (never downloaded) into ``<cache_dir>/models/``; tokenisation, mean pooling and normalisation as
+  sentence-transformers does them; one passage per run (see ``OnnxEncoder.encode``). About half torch's CPU per
+  passage (one thread: 20.4 vs 38.5 ms per corpus chunk, 13.1 vs 26.3 per QASPER paragraph; cosine to torch
+  >= 0.98, mean 0.993; ``benchmarks/embed_backend.py``). Needs the ``onnx`` package to build; without it (or for
+  a model whose pooling is not mean/CLS) it falls back to torch with a warning. Its vectors differ slightly from
+  torch's, so its ``signature`` differs and a store embedded with one backend is re-embedded when ingestion
+  switches to the other. Unfused (the SDPA export), int8 saved only about 20% of the CPU.
 
-Queries (``LocalEmbeddings.query_vector``): a torch fp32 store's search queries are encoded by the same weights
-exported to ONNX in fp32 (no quantisation) and run by ONNX Runtime on one thread: the vectors equal torch's
-(cosine >= 0.9999999 on 100 QASPER questions) at 7.6 ms per query instead of 17.0 ms (/tmp probe, 2026-11-26), and
-a search pays for one query encoding each time. Built once like the int8 export; torch when it cannot be.
-Passages stay on torch: in batches the fp32 export was slower (66.7 vs 44.5 ms per corpus chunk on one thread,
-39.4 vs 27.2 on two; same probe).
+fp32 vectors without torch: a ``torch`` fp32 embedder computes its vectors with the same weights exported to ONNX
+in fp32 (fused, no quantisation) and run by ONNX Runtime, so the process never loads the torch model. The vectors
+equal torch's (cosine >= 0.9999999 on 100 QASPER questions and on 512 passages), at 5-7% less CPU per passage
+and 7.6 instead of 17.0 ms per search query (one thread, /tmp probe, 2026-11-26), and a process that embeds holds
+about 200 MB less (553 vs 771 MiB peak for 16 passages and a query). Search queries get a one-thread session of
+their own (agents search side by side). Built once like the int8 export; torch when it cannot be built. An int8
+store's queries go through the int8 export, so queries and passages share one vector space.
 """
 from __future__ import annotations
 
@@ -38,7 +44,7 @@ DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 _LOCK = threading.Lock()
 Precision = Literal["auto", "fp32", "bf16"]
 Backend = Literal["torch", "onnx-int8"]
-ONNX_FORMAT = 2  # bump when the export or quantisation recipe changes
+ONNX_FORMAT = 3  # bump when the export or quantisation recipe changes
 log = logging.getLogger(__name__)
 
 
@@ -156,7 +162,9 @@ def build_onnx(name: str = DEFAULT_EMBEDDING_MODEL, variant: OnnxVariant = "int8
         _pooling(src)
         log.warning("Building the %s ONNX export of %s (once, about 20 s) in %s", variant, name, out)
         tok = AutoTokenizer.from_pretrained(str(src))
-        model = AutoModel.from_pretrained(str(src)).eval()
+        # eager attention exports the softmax(QK^T)V pattern ONNX Runtime's optimizer fuses into one Attention op
+        # (the SDPA export is left unfused); fused, the int8 model runs 2x faster than torch fp32 on CPU
+        model = AutoModel.from_pretrained(str(src), attn_implementation="eager").eval()
 
         class _Hidden(torch.nn.Module):
             def __init__(self, m):
@@ -177,18 +185,37 @@ def build_onnx(name: str = DEFAULT_EMBEDDING_MODEL, variant: OnnxVariant = "int8
                                   input_names=names, output_names=["last_hidden_state"],
                                   dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names + ["last_hidden_state"]},
                                   opset_version=17, dynamo=False)
+            fused = _fuse_transformer(tmp / "model.onnx", model.config)
             if variant == "int8":
-                # per-channel weights, MatMuls only: per-tensor int8 over every op gave cosine >= 0.89 to fp32 on
-                # QASPER paragraphs, this >= 0.98 (mean 0.993)
-                quantize_dynamic(str(tmp / "model.onnx"), str(tmp / "model.int8.onnx"), weight_type=QuantType.QInt8,
-                                 per_channel=True, op_types_to_quantize=["MatMul"])
-                (tmp / "model.onnx").unlink()
+                # per-channel weights, MatMuls and fused Attention only: per-tensor int8 over every op gave cosine
+                # >= 0.89 to fp32 on QASPER paragraphs, this >= 0.98 (mean 0.993)
+                import onnx
+
+                quantize_dynamic(str(fused), str(tmp / "model.int8.onnx"), weight_type=QuantType.QInt8,
+                                 per_channel=True, op_types_to_quantize=["MatMul", "Attention"],
+                                 extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+                fused.unlink()
             else:
-                (tmp / "model.onnx").rename(tmp / "model.fp32.onnx")
+                fused.rename(tmp / "model.fp32.onnx")
+            (tmp / "model.onnx").unlink(missing_ok=True)
             shutil.rmtree(out, ignore_errors=True)
             tmp.rename(out)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def _fuse_transformer(path: Path, config) -> Path:
+    """ONNX Runtime's transformer optimizer over an export: embedding + LayerNorm, attention, bias + GELU and
+    skip + LayerNorm each become one fused op (the same numbers, fewer passes over memory). A model it does not
+    recognise is saved unfused, which is still correct."""
+    from onnxruntime.transformers import optimizer
+
+    heads = int(getattr(config, "num_attention_heads", 0) or 0)
+    hidden = int(getattr(config, "hidden_size", 0) or 0)
+    out = path.with_name("model.fused.onnx")
+    opt = optimizer.optimize_model(str(path), model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=1)
+    opt.save_model_to_file(str(out))
     return out
 
 
@@ -213,7 +240,11 @@ class OnnxEncoder:
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.dimension = int(self.session.get_outputs()[0].shape[-1] or 0) or None
 
-    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int = 1) -> np.ndarray:
+        """One passage per run by default: with no padding it is the fastest here (fused int8 MiniLM, one thread,
+        CPU-ms per passage 17.8 at 1, 19.8 at 2, 22.6 at 4; fp32 32.4 / 33.6 / 37.8), and dynamic int8 quantises
+        activations per run, so only then is a passage's vector independent of its batch-mates (min cosine
+        between batch sizes 0.98)."""
         order = np.argsort([-len(t) for t in texts], kind="stable")  # long first: padding per batch stays small
         out: np.ndarray | None = None
         for s in range(0, len(texts), batch_size):
@@ -236,21 +267,28 @@ class OnnxEncoder:
         return out if out is not None else np.zeros((0, self.dimension or 0), dtype=np.float32)
 
 
-@lru_cache(maxsize=2)
-def _load_onnx(name: str) -> OnnxEncoder:
-    return OnnxEncoder(name)
+@lru_cache(maxsize=4)
+def _load_onnx(name: str, threads: int | None = None) -> OnnxEncoder:
+    return OnnxEncoder(name, threads=threads)
 
 
-@lru_cache(maxsize=2)
-def _onnx_query_encoder(name: str) -> OnnxEncoder | None:
-    """The fp32 ONNX query encoder of a model (built once; a file lock serialises builders), None when it cannot be
-    built (the None is kept too, so the warning is given once)."""
+@lru_cache(maxsize=4)
+def _onnx_fp32_encoder(name: str, threads: int | None) -> OnnxEncoder | None:
+    """The fp32 ONNX export of a model, whose vectors equal torch's (built once; a file lock serialises builders),
+    None when it cannot be built (the None is kept too, so the warning is given once per thread count)."""
     try:
-        # one thread: a search encodes one short query, and agents run searches side by side
-        return OnnxEncoder(name, threads=1, variant="fp32")
+        return OnnxEncoder(name, threads=threads, variant="fp32")
     except Exception as exc:  # noqa: BLE001 - no onnx package, odd pooling, export failure: torch it is
-        log.warning("Search queries are encoded with torch (%s: %s).", type(exc).__name__, exc)
+        log.warning("fp32 vectors of %s are computed with torch (%s: %s).", name, type(exc).__name__, exc)
         return None
+
+
+def _onnx_query_encoder(name: str) -> OnnxEncoder | None:
+    """The fp32 query encoder: one thread, as a search encodes one short query and agents search side by side."""
+    return _onnx_fp32_encoder(name, 1)
+
+
+_INT8_UNAVAILABLE: set[str] = set()
 
 
 def resolve_backend(name: str, backend: str) -> str:
@@ -259,10 +297,12 @@ def resolve_backend(name: str, backend: str) -> str:
         return "torch"
     try:
         with _LOCK:
-            _load_onnx(name)
+            build_onnx(name, "int8")
         return "onnx-int8"
     except Exception as exc:  # noqa: BLE001 - any export/runtime problem: the torch path always works
-        log.warning("ONNX int8 backend unavailable for %s (%s); using torch.", name, exc)
+        if name not in _INT8_UNAVAILABLE:  # once per model, not once per ingestion worker call
+            _INT8_UNAVAILABLE.add(name)
+            log.warning("ONNX int8 backend unavailable for %s (%s); using torch.", name, exc)
         return "torch"
 
 
@@ -278,9 +318,12 @@ class LocalEmbeddings(Embeddings):
     """
 
     def __init__(self, model_name: str = DEFAULT_EMBEDDING_MODEL, batch_size: int = 8, precision: Precision = "fp32",
-                 backend: Backend = "torch"):
+                 backend: Backend = "torch", threads: int | None = None):
         self.model_name = model_name
         self.batch_size = batch_size
+        # ONNX Runtime threads of the onnx-int8 backend (None = every core); torch's are process-wide, set by the
+        # caller (ingestion workers take their share of the cores)
+        self.threads = threads
         self.precision = resolve_precision(precision)
         self.backend = resolve_backend(model_name, backend)
 
@@ -304,7 +347,11 @@ class LocalEmbeddings(Embeddings):
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         if self.backend == "onnx-int8":
-            return _load_onnx(self.model_name).encode(list(texts), self.batch_size)
+            with _LOCK:  # the session is made once per (model, threads)
+                enc = _load_onnx(self.model_name, self.threads)
+            return enc.encode(list(texts))  # one passage per run: see OnnxEncoder.encode
+        if (enc := self._fp32_export()) is not None:
+            return enc.encode(list(texts))
         with self._autocast():
             vecs = self.encoder.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
@@ -318,15 +365,30 @@ class LocalEmbeddings(Embeddings):
 
         return torch.autocast("cpu", dtype=torch.bfloat16)
 
+    def _fp32_export(self) -> OnnxEncoder | None:
+        """torch fp32 vectors computed by the fp32 ONNX export instead of sentence-transformers: the same vectors
+        (cosine >= 0.9999999), 5-7% less CPU per passage, and the process never loads the torch model (190 MB less
+        resident memory: 446 vs 636 MiB peak for a process that encodes 16 passages). None: use torch."""
+        if self.backend != "torch" or self.precision != "fp32":
+            return None
+        with _LOCK:
+            return _onnx_fp32_encoder(self.model_name, self.threads)
+
     @property
     def dimension(self) -> int:
-        if self.backend == "onnx-int8":
-            return int(_load_onnx(self.model_name).encode(["x"]).shape[1])
+        if self.backend == "onnx-int8" or self._fp32_export() is not None:
+            return int(self.encode(["x"]).shape[1])
         return int(self.encoder.get_sentence_embedding_dimension())
 
     def query_vector(self, text: str) -> np.ndarray:
-        """One search query's vector. A torch fp32 model's query runs on its fp32 ONNX export (the same vector,
-        2.2x faster for one short text; see the module docstring); other backends and precisions use ``encode``."""
+        """One search query's vector, on a one-thread session (a short text gains nothing from more threads: int8
+        1.85 CPU-ms per QASPER question on one thread, 3.58 on two; agents search side by side): the int8 export
+        for an int8 store, the fp32 export for torch fp32 (the same vector, 2.2x faster than torch; see the module
+        docstring); bf16 uses ``encode``."""
+        if self.backend == "onnx-int8":
+            with _LOCK:
+                enc = _load_onnx(self.model_name, 1)
+            return enc.encode([text])[0]
         if self.backend == "torch" and self.precision == "fp32":
             enc = _onnx_query_encoder(self.model_name)
             if enc is not None:

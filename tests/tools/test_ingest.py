@@ -114,7 +114,10 @@ def test_synthetic_store_has_all_views(synthetic_store):
     for text, n, box in q(store, "SELECT text_content, token_count, bounding_box FROM chunks"):
         assert 0 < n <= 200 and text and len(box) == 4
     manifest = json.loads(store_paths(store_dir=store).index_manifest.read_text())
-    assert {p["table"] for p in manifest["pairs"] if p["dense_entries"]} >= {"chunks", "metadata", "reference"}
+    assert {p["table"] for p in manifest["pairs"] if p["dense_entries"]} >= {"chunks", "metadata"}
+    # bibliography entries are keyword-only (configs/ingest/default.yaml): BM25 entries, no vectors
+    ref = next(p for p in manifest["pairs"] if p["table"] == "reference")
+    assert ref["bm25_entries"] >= 3 and not ref["dense_entries"]
 
 
 def test_bad_pdfs_are_per_file_errors(tmp_path, fake_embeddings):

@@ -67,10 +67,11 @@ class EmbeddingConfig(_Strict):
         "input shape), else fp32; see tools/embeddings.LocalEmbeddings"
     )
     backend: Literal["torch", "onnx-int8"] = Field(
-        "torch",
-        description="torch (sentence-transformers; precision applies) or onnx-int8 (the same weights exported to ONNX "
-        "and quantised to int8 at first use; falls back to torch when it cannot be built); a store embedded with "
-        "the other backend is re-embedded",
+        "onnx-int8",
+        description="onnx-int8 (default: the same weights exported to ONNX, fused and quantised to int8 at first use; "
+        "half torch's CPU per passage with QASPER Evidence-F1 within 0.6, benchmarks/embed_backend.py; falls back to "
+        "torch when it cannot be built) or torch (sentence-transformers fp32; precision applies); a store embedded "
+        "with the other backend is re-embedded",
     )
 
 
@@ -125,6 +126,17 @@ class IngestConfig(_Strict):
                 raise ValueError(f"{item.table}.{item.column} is listed twice")
             seen.add(key)
         return v
+
+    def with_embedder(self, embeddings) -> "IngestConfig":
+        """This config with a caller-supplied embedding model's name and backend (objects without a backend, such as
+        test fakes, count as torch): the name keys the collections, so a store never mixes vectors of two models, and
+        the configured backend does not apply to a model the caller built."""
+        name = getattr(embeddings, "model_name", None) if embeddings is not None else None
+        if not name:
+            return self
+        backend = getattr(embeddings, "backend", "torch")
+        return self.model_copy(update={"embedding": self.embedding.model_copy(update={
+            "model": name, "backend": backend if backend in ("torch", "onnx-int8") else "torch"})})
 
     def parse_fingerprint(self) -> str:
         """Hash of the settings that change parsed rows: a store built with another value must be rebuilt."""

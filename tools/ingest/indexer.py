@@ -70,12 +70,14 @@ def entry_metadata(table: str, column: str, pk: str, pdf_id: str, page: int, bbo
     return meta
 
 
-def make_embeddings(config: IngestConfig):
-    """The ingestion embedder of a config (own object, so batch_size stays local; weights are shared)."""
+def make_embeddings(config: IngestConfig, threads: int | None = None):
+    """The ingestion embedder of a config (own object, so batch_size stays local; weights are shared); ``threads``
+    (else ``embedding.threads``) bounds the ONNX backend's threads, as workers bound torch's."""
     from evidex.tools.embeddings import LocalEmbeddings
 
     e = config.embedding
-    return LocalEmbeddings(e.model, batch_size=e.batch_size, precision=e.precision, backend=e.backend)
+    return LocalEmbeddings(e.model, batch_size=e.batch_size, precision=e.precision, backend=e.backend,
+                           threads=threads or e.threads)
 
 
 class DenseIndexer:

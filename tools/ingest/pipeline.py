@@ -270,9 +270,7 @@ def ingest(
     if embed_in not in ("workers", "writer"):
         raise IngestConfigError(f"embed_in must be 'workers' or 'writer', not {embed_in!r}")
     cfg = config if isinstance(config, IngestConfig) else load_ingest_config(config)
-    if embeddings is not None and getattr(embeddings, "model_name", None):
-        # a caller-supplied model names the collections, so a store never mixes vectors of two models
-        cfg = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(update={"model": embeddings.model_name})})
+    cfg = cfg.with_embedder(embeddings)
     if cfg.summaries.enabled and summariser is None:
         raise IngestConfigError(
             "summaries.enabled is true but no summariser was given: pass summariser=callable to "

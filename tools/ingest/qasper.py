@@ -157,8 +157,7 @@ def ingest_qasper(papers: Iterable[QasperPaper], db: str | None = None, *, store
     ``embeddings``: an embedding model to use instead of the configured one (its ``model_name`` names the
     collections). Raises :class:`IngestError` when another ingestion holds the store or the store holds PDFs."""
     cfg = config if isinstance(config, IngestConfig) else load_ingest_config(config or INGEST_CONFIG)
-    if embeddings is not None and getattr(embeddings, "model_name", None):
-        cfg = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(update={"model": embeddings.model_name})})
+    cfg = cfg.with_embedder(embeddings)
     papers = list(papers)
     paths = store_paths(db, store_dir)
     paths.root.mkdir(parents=True, exist_ok=True)

@@ -60,7 +60,7 @@ class ParseEmbedWorker:
         self.config = IngestConfig.model_validate_json(config_json)
         self.lookup = MetadataLookup(Path(metadata_dir) if metadata_dir else None)
         self.parser = make_parser(self.config.parser, self.config.embedding.model)
-        self.embeddings = make_embeddings(self.config) if embed else None
+        self.embeddings = make_embeddings(self.config, threads) if embed else None
         if self.embeddings is not None:
             import torch
 
