@@ -31,17 +31,22 @@ class StoreTools:
     db: str | None
     store_dir: str | None
     _tools: dict[str, Any] = field(default_factory=dict)
-    _titles: dict[str, str] | None = None
+    _titles: tuple[int, dict[str, str]] | None = None  # (store file's mtime_ns when read, titles)
 
     def __post_init__(self):
         from evidex.tools.pdf_tools import make_pdf_tools
 
         self._tools = {t.name: t for t in make_pdf_tools(self.db, self.store_dir)}
 
-    def _con(self):
-        from evidex.tools.store import connect_readonly, store_paths
+    def _db_path(self) -> Path:
+        from evidex.tools.store import store_paths
 
-        return connect_readonly(store_paths(self.db, Path(self.store_dir) if self.store_dir else None).db).cursor()
+        return store_paths(self.db, Path(self.store_dir) if self.store_dir else None).db
+
+    def _con(self):
+        from evidex.tools.store import connect_readonly
+
+        return connect_readonly(self._db_path()).cursor()
 
     def query(self, sql: str, params: list | None = None) -> list[dict[str, Any]]:
         """Rows of our own (not the model's) read-only query, as dicts."""
@@ -51,11 +56,16 @@ class StoreTools:
         return [dict(zip(names, row)) for row in cur.fetchall()]
 
     def title_by_id(self) -> dict[str, str]:
-        """pdf_id -> title of every paper in the store (read once per tools object: a run asks one store)."""
-        if self._titles is None:
-            self._titles = {r["pdf_id"]: r["title"] for r in self.query(
-                "SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title FROM metadata WHERE title IS NOT NULL")}
-        return self._titles
+        """pdf_id -> title of every paper in the store, read again only when the store file changed (the web page's
+        tools live as long as the server, and an upload adds papers)."""
+        try:
+            version = self._db_path().stat().st_mtime_ns
+        except OSError:
+            version = -1
+        if self._titles is None or self._titles[0] != version:
+            self._titles = (version, {r["pdf_id"]: r["title"] for r in self.query(
+                "SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title FROM metadata WHERE title IS NOT NULL")})
+        return self._titles[1]
 
     def titles(self) -> list[str]:
         """Every paper title in the store."""

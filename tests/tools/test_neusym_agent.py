@@ -272,3 +272,21 @@ def test_a_title_answer_is_written_as_the_store_spells_it(store):
     other = scripted([{"action": "answer", "answer": said}])
     kept = ask(graph_for(other, store_dir), paper_id, answer_format="A short answer.")
     assert kept.answer == said  # only a title format is snapped
+
+
+def test_store_titles_are_read_again_after_the_store_changes(tmp_path, fake_embeddings):
+    """The web page's tools outlive an upload: a paper ingested after the first title lookup is known to the next."""
+    from pdfgen_helpers import make_paper_pdf
+
+    from evidex.graphs.qa.store_tools import StoreTools
+    from evidex.tools.ingest import ingest
+
+    (tmp_path / "in").mkdir()
+    make_paper_pdf(tmp_path / "in" / "first.pdf", "A First Study of Quokkas", seed=3)
+    store = tmp_path / "store"
+    ingest([tmp_path / "in" / "first.pdf"], store_dir=store, embeddings=fake_embeddings, progress=False)
+    tools = StoreTools(None, str(store))
+    assert tools.titles() == ["A First Study of Quokkas"]
+    make_paper_pdf(tmp_path / "in" / "second.pdf", "A Second Study of Wombats", seed=4)
+    ingest([tmp_path / "in" / "second.pdf"], store_dir=store, embeddings=fake_embeddings, progress=False)
+    assert sorted(tools.titles()) == ["A First Study of Quokkas", "A Second Study of Wombats"]
