@@ -106,3 +106,24 @@ def test_fp32_vectors_come_from_the_fp32_export_with_torchs_values():
     assert torch_e.dimension == 384
     int8 = emb_mod.LocalEmbeddings(backend="onnx-int8")  # other backends keep their own encoder for queries
     assert np.allclose(int8.query_vector(SENTENCES[0]), int8.encode([SENTENCES[0]])[0], atol=1e-6)
+
+
+def test_an_existing_store_keeps_its_backend_unless_the_config_names_one(tmp_path, synthetic_dir_for_backend, caplog):
+    """The default backend became onnx-int8: a store embedded with torch keeps torch when the config leaves the
+    backend unset (no unasked re-embedding of a library), and switches when the config names the other one."""
+    from evidex.tools.ingest import ingest, load_ingest_config
+
+    default = load_ingest_config()
+    assert "backend" not in default.embedding.model_fields_set and default.embedding.backend == "onnx-int8"
+    torch_cfg = default.model_copy(update={"embedding": default.embedding.model_copy(update={"backend": "torch"})})
+    store = tmp_path / "store"
+    ingest([synthetic_dir_for_backend], store_dir=store, config=torch_cfg, progress=False)
+    with caplog.at_level("WARNING"):
+        ingest([synthetic_dir_for_backend], store_dir=store, config=default, progress=False)
+    assert "re-embedding" not in caplog.text
+    assert json.loads((store / "indexes.json").read_text())["embedding_backend"] == "torch"
+    int8_cfg = default.model_copy(update={"embedding": default.embedding.model_copy(update={"backend": "onnx-int8"})})
+    with caplog.at_level("WARNING"):
+        ingest([synthetic_dir_for_backend], store_dir=store, config=int8_cfg, progress=False)
+    assert "re-embedding every paper" in caplog.text
+    assert json.loads((store / "indexes.json").read_text())["embedding_backend"] == "onnx-int8"

@@ -364,3 +364,34 @@ def test_plugin_parser_by_import_path(tmp_path, fake_embeddings, synthetic_dir):
     assert q(tmp_path / "s", "SELECT count(*) FROM chunks WHERE text_content = 'stub page text'")[0][0] == 2
     with pytest.raises(IngestConfigError, match="package.module:factory"):
         config_from_dict({"parser": {"name": "mineru"}})
+
+
+def test_dropping_a_dense_column_deletes_its_vectors_without_re_embedding(tmp_path, fake_embeddings, caplog):
+    """A store made when bibliography entries were embedded, ingested again with today's config (keyword-only
+    references): the reference vectors are deleted and nothing else is re-embedded."""
+    from evidex.tools.store import collection_name
+    from evidex.tools.vectorstore import chroma_client
+
+    (tmp_path / "in").mkdir()
+    make_paper_pdf(tmp_path / "in" / "a.pdf", "A Study of Quokkas", seed=5)
+    today = load_ingest_config()
+    before = today.model_copy(update={"index": [c.model_copy(update={"dense": True}) if c.table == "reference" else c
+                                                for c in today.index]})
+    store = tmp_path / "store"
+    ingest([tmp_path / "in"], store_dir=store, config=before, embeddings=fake_embeddings, progress=False)
+    names = lambda: {c.name if hasattr(c, "name") else c for c in chroma_client(store).list_collections()}  # noqa: E731
+    refs = collection_name("reference", "reference_content", fake_embeddings.model_name)
+    chunks = collection_name("chunks", "text_content", fake_embeddings.model_name)
+    assert refs in names()
+    n_chunks = chroma_client(store).get_collection(chunks).count()
+    make_paper_pdf(tmp_path / "in" / "b.pdf", "A Study of Wombats", seed=6)
+    with caplog.at_level("WARNING"):
+        report = ingest([tmp_path / "in"], store_dir=store, config=today, embeddings=fake_embeddings, progress=False)
+    assert "Dense columns dropped (reference.reference_content)" in caplog.text
+    assert "re-embedding every paper" not in caplog.text
+    assert [f.status for f in report.files if Path(f.path).name == "a.pdf"] == ["skipped"]
+    assert refs not in names()
+    assert chroma_client(store).get_collection(chunks).count() > n_chunks  # a's vectors kept, b's added
+    manifest = json.loads((store / "indexes.json").read_text())
+    ref = next(p for p in manifest["pairs"] if p["table"] == "reference")
+    assert not ref["dense_entries"] and ref["bm25_entries"] > 0

@@ -166,7 +166,8 @@ def _parse_stream(jobs: list[tuple[str, str]], config: IngestConfig, workers: in
 # ------------------------------------------------------------------------------------------------ store checks
 
 
-def _check_store_config(con, config: IngestConfig, paths: StorePaths) -> None:
+def _check_store_config(con, config: IngestConfig, paths: StorePaths) -> IngestConfig:
+    """The config to ingest with (see ``record_signatures``); raises when the store was parsed differently."""
     info = dict(con.execute("SELECT key, value FROM evidex.info").fetchall())
     n_files = con.execute("SELECT count(*) FROM evidex.files").fetchone()[0]
     fp = config.parse_fingerprint()
@@ -176,19 +177,67 @@ def _check_store_config(con, config: IngestConfig, paths: StorePaths) -> None:
             f"(fingerprint {info.get('parse_fingerprint')} vs {fp}). Rebuild it with --from-scratch, "
             f"or use the config it was built with."
         )
-    record_signatures(con, config, paths, info, fp)
+    return record_signatures(con, config, paths, info, fp)
 
 
-def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, fingerprint: str) -> None:
-    """Once a store's parse fingerprint is accepted: re-embed every paper when the embedding model or the dense
-    columns changed, then record the fingerprint and the dense signature (every ingestion path shares this)."""
+def stored_embedding(info: dict) -> str | None:
+    """The embedding signature a store was embedded with (``model`` or ``model#backend``), None for a new store."""
+    sig = info.get("dense_signature")
+    try:
+        return json.loads(sig)[0] if sig else None
+    except (ValueError, IndexError, TypeError):
+        return None
+
+
+def keep_store_backend(config: IngestConfig, info: dict) -> IngestConfig:
+    """An existing store keeps the embedding backend it was embedded with when the config does not name one (the
+    default changed to onnx-int8; a library of thousands of papers is not re-embedded for it unasked)."""
+    stored = stored_embedding(info)
+    if not stored or "backend" in config.embedding.model_fields_set:
+        return config
+    name, _, backend = stored.partition("#")
+    if name != config.embedding.model:
+        return config  # another model: re-embedded anyway, with the default backend
+    return config.model_copy(update={"embedding": config.embedding.model_copy(update={"backend": backend or "torch"})})
+
+
+def _drop_dense_columns(paths: StorePaths, model: str, columns: set[tuple[str, str]]) -> None:
+    """Delete the vectors of columns a config made keyword-only (their Chroma collections)."""
+    from evidex.tools.store import collection_name
+    from evidex.tools.vectorstore import chroma_client
+
+    client = chroma_client(paths.root)
+    for table, column in sorted(columns):
+        try:
+            client.delete_collection(collection_name(table, column, model))
+        except Exception as exc:  # noqa: BLE001 - Chroma raises its own errors for a collection that is not there
+            log.debug("no collection to delete for %s.%s: %s", table, column, exc)
+    _clear_chroma_cache()
+
+
+def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, fingerprint: str) -> IngestConfig:
+    """Once a store's parse fingerprint is accepted: keep the store's embedding backend unless the config names
+    one; when dense columns were only dropped, delete their vectors; when the embedding model, its backend or the
+    dense columns otherwise changed, re-embed every paper. Records the fingerprint and the dense signature (every
+    ingestion path shares this) and returns the config to ingest with."""
     from evidex.tools.vectorstore import VectorStoreError, store_database, write_vector_config
 
+    config = keep_store_backend(config, info)
     sig = [embedding_signature(config), sorted([c.table, c.column] for c in config.index if c.dense)]
     if config.vector.mode != "embedded":  # embedded stores keep the signature they had before servers
         sig.append(f"{config.vector.where()}/{store_database(paths.root, config.vector)}")
     dense_sig = json.dumps(sig)
-    if info.get("dense_signature") not in (None, dense_sig):
+    try:
+        old = json.loads(info["dense_signature"]) if info.get("dense_signature") else None
+    except ValueError:
+        old = None
+    old_cols = {tuple(c) for c in old[1]} if old else set()
+    new_cols = {tuple(c) for c in sig[1]}
+    if old and old[0] == sig[0] and old[2:] == sig[2:] and new_cols < old_cols:
+        log.warning("Dense columns dropped (%s): deleting their vectors; the other vectors are kept.",
+                    ", ".join(".".join(c) for c in sorted(old_cols - new_cols)))
+        _drop_dense_columns(paths, config.embedding.model, old_cols - new_cols)
+    elif info.get("dense_signature") not in (None, dense_sig):
         log.warning("Embedding model, dense columns or vector store changed: re-embedding every paper.")
         try:
             wipe_dense(paths)  # the vectors where they were until now
@@ -199,6 +248,7 @@ def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, 
     write_vector_config(paths.root, config.vector)  # search, removal and checks open the same Chroma
     for key, value in (("parse_fingerprint", fingerprint), ("dense_signature", dense_sig)):
         con.execute("INSERT OR REPLACE INTO evidex.info VALUES (?, ?)", [key, value])
+    return config
 
 
 def embedding_signature(config: IngestConfig) -> str:
@@ -296,7 +346,7 @@ def ingest(
             _clear_chroma_cache()
         con = connect_writable(paths.db)
         try:
-            _check_store_config(con, cfg, paths)
+            cfg = _check_store_config(con, cfg, paths)
             finish_pending_removals(con, paths)  # a removal or replacement interrupted by a kill
             report = _run(con, inputs, cfg, paths, metadata_dir, workers, skip_dense, summariser, embeddings, progress,
                           seconds, executor, ray_address, embed_in)

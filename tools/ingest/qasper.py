@@ -125,7 +125,7 @@ def paper_records(paper: QasperPaper, counter=None) -> ParsedPaper:
 
 
 # ------------------------------------------------------------------------------------------------ store checks
-def _check_store(con, cfg: IngestConfig, paths: StorePaths) -> None:
+def _check_store(con, cfg: IngestConfig, paths: StorePaths) -> IngestConfig:
     from evidex.tools.ingest.pipeline import record_signatures
 
     info = dict(con.execute("SELECT key, value FROM evidex.info").fetchall())
@@ -134,7 +134,7 @@ def _check_store(con, cfg: IngestConfig, paths: StorePaths) -> None:
         raise StoreConfigMismatch(
             f"The store at {paths.root} holds PDFs ingested with python -m tools.ingest; QASPER papers go into a "
             "store of their own. Pick another name (--db qasper, or store.db=NAME).")
-    record_signatures(con, cfg, paths, info, FINGERPRINT)
+    return record_signatures(con, cfg, paths, info, FINGERPRINT)
 
 
 def stored_papers(db: str | None = None, store_dir: str | Path | None = None) -> set[str]:
@@ -172,7 +172,7 @@ def ingest_qasper(papers: Iterable[QasperPaper], db: str | None = None, *, store
         close_readonly(paths.db)
         con = connect_writable(paths.db)
         try:
-            _check_store(con, cfg, paths)
+            cfg = _check_store(con, cfg, paths)
             from evidex.tools.ingest.removal import finish_pending_removals
 
             finish_pending_removals(con, paths)

@@ -98,7 +98,9 @@ def _store_config(con, config: IngestConfig | str | Path | None, paths: StorePat
         if info.get("parse_fingerprint") == FINGERPRINT:
             config = INGEST_CONFIG
         cfg = load_ingest_config(config)
-        model = _stored_model(info)
+        from evidex.tools.ingest.pipeline import stored_embedding
+
+        model = stored_embedding(info)
         if model:  # keep the store's embedding model (its collections' names) and backend
             name, _, backend = model.partition("#")
             cfg = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(
@@ -111,16 +113,6 @@ def _with_vector(cfg: IngestConfig, paths: StorePaths | None) -> IngestConfig:
     from evidex.tools.vectorstore import with_store_vector
 
     return cfg if paths is None else with_store_vector(cfg, paths.root)
-
-
-def _stored_model(info: dict) -> str | None:
-    import json
-
-    sig = info.get("dense_signature")
-    try:
-        return json.loads(sig)[0] if sig else None
-    except (ValueError, IndexError, TypeError):
-        return None
 
 
 # ------------------------------------------------------------------------------------------------ removal

@@ -6,7 +6,7 @@
   const $ = (id) => document.getElementById(id);
   const state = {
     papers: [], selected: new Set(), configs: [], run: null, source: null, answerText: "",
-    timings: {},  // read by the browser tests: ask -> first step, citation click -> page shown (ms)
+    timings: {},  // read by the browser tests and benchmarks/web_page.py: ask -> first step / answer, click -> page shown (ms)
   };
   window.evidexTimings = state.timings;
 
@@ -205,6 +205,9 @@
     } else if (event.type === "status") {
       steps.append(el("li", {cls: "status", text: event.message}));
     } else if (event.type === "answer" || event.type === "error" || event.type === "stopped") {
+      if (state.timings.answerMs === undefined && state.askedAt !== undefined) {
+        state.timings.answerMs = performance.now() - state.askedAt;
+      }
       for (const waiting of steps.querySelectorAll(".obs.waiting")) waiting.textContent = "(not run)";
       renderAnswer(event);
       if (event.type === "error") message(event.error || "The question failed.");
@@ -281,6 +284,7 @@
     if (!question) { message("Type a question first.", "info"); return; }
     state.askedAt = performance.now();
     delete state.timings.firstStepMs;
+    delete state.timings.answerMs;
     setRunning(true);
     openRun(visible(question));
     try {
