@@ -127,3 +127,25 @@ def test_an_existing_store_keeps_its_backend_unless_the_config_names_one(tmp_pat
         ingest([synthetic_dir_for_backend], store_dir=store, config=int8_cfg, progress=False)
     assert "re-embedding every paper" in caplog.text
     assert json.loads((store / "indexes.json").read_text())["embedding_backend"] == "onnx-int8"
+
+
+def test_threads_encoding_at_once_in_a_fresh_process_all_get_the_onnx_export():
+    """Two items in flight encode their first query and passages at the same moment: the export's sessions are
+    built one at a time, so none of them fails on transformers' lazy import and falls back to torch."""
+    import subprocess
+    import sys
+
+    code = """
+import threading
+from evidex.tools import embeddings as E
+e = E.LocalEmbeddings()
+ts = [threading.Thread(target=f) for f in (lambda: e.query_vector("what is this"), lambda: e.encode(["a passage"] * 3))
+      for _ in range(2)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("torch model loaded:", E._load.cache_info().currsize)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "torch model loaded: 0" in out.stdout
+    assert "computed with torch" not in out.stderr

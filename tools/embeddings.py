@@ -390,7 +390,11 @@ class LocalEmbeddings(Embeddings):
                 enc = _load_onnx(self.model_name, 1)
             return enc.encode([text])[0]
         if self.backend == "torch" and self.precision == "fp32":
-            enc = _onnx_query_encoder(self.model_name)
+            # under the lock, like every session build: two threads building at once both import transformers,
+            # whose lazy module then fails one of them ("cannot import name 'AutoTokenizer'", seen on the main
+            # command with 2 items in flight), and the failure would be kept for the whole process
+            with _LOCK:
+                enc = _onnx_query_encoder(self.model_name)
             if enc is not None:
                 return enc.encode([text])[0]
         return self.encode([text])[0]
