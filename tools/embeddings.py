@@ -12,7 +12,7 @@ Backends (``LocalEmbeddings(backend=...)``, ingestion config ``embedding.backend
   with ``quantize_dynamic`` (per-channel weights, MatMul and Attention), built once from the local weights at
   first use (never downloaded) into ``<cache_dir>/models/``; tokenisation, mean pooling and normalisation as
   sentence-transformers does them; one passage per run (see ``OnnxEncoder.encode``). About half torch's CPU per
-  passage (one thread: 20.4 vs 38.5 ms per corpus chunk, 13.1 vs 26.3 per QASPER paragraph; cosine to torch
+  passage (one thread: 20.8 vs 39.6 ms per corpus chunk, 13.6 vs 26.3 per QASPER paragraph; cosine to torch
   >= 0.98, mean 0.993; ``benchmarks/embed_backend.py``). Needs the ``onnx`` package to build; without it (or for
   a model whose pooling is not mean/CLS) it falls back to torch with a warning. Its vectors differ slightly from
   torch's, so its ``signature`` differs and a store embedded with one backend is re-embedded when ingestion
