@@ -98,8 +98,8 @@ def test_fp32_vectors_come_from_the_fp32_export_with_torchs_values():
     want = np.asarray(torch_e.encoder.encode(SENTENCES, normalize_embeddings=True, show_progress_bar=False))
     got = np.stack([torch_e.query_vector(s) for s in SENTENCES])
     docs = torch_e.encode(SENTENCES)
-    assert emb_mod._onnx_query_encoder(torch_e.model_name) is not None  # the export was built and used
-    assert torch_e._fp32_export() is not None
+    assert emb_mod._onnx_fp32_encoder(torch_e.model_name, 1) is not None  # the query session was built and used
+    assert torch_e._onnx_session(torch_e.threads) is not None
     assert got.shape == want.shape == docs.shape
     assert float((got * want).sum(axis=1).min()) > 0.99999
     assert float((docs * want).sum(axis=1).min()) > 0.99999

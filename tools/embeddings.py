@@ -283,11 +283,6 @@ def _onnx_fp32_encoder(name: str, threads: int | None) -> OnnxEncoder | None:
         return None
 
 
-def _onnx_query_encoder(name: str) -> OnnxEncoder | None:
-    """The fp32 query encoder: one thread, as a search encodes one short query and agents search side by side."""
-    return _onnx_fp32_encoder(name, 1)
-
-
 _INT8_UNAVAILABLE: set[str] = set()
 
 
@@ -346,12 +341,8 @@ class LocalEmbeddings(Embeddings):
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        if self.backend == "onnx-int8":
-            with _LOCK:  # the session is made once per (model, threads)
-                enc = _load_onnx(self.model_name, self.threads)
+        if (enc := self._onnx_session(self.threads)) is not None:
             return enc.encode(list(texts))  # one passage per run: see OnnxEncoder.encode
-        if (enc := self._fp32_export()) is not None:
-            return enc.encode(list(texts))
         with self._autocast():
             vecs = self.encoder.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
@@ -365,19 +356,27 @@ class LocalEmbeddings(Embeddings):
 
         return torch.autocast("cpu", dtype=torch.bfloat16)
 
-    def _fp32_export(self) -> OnnxEncoder | None:
-        """torch fp32 vectors computed by the fp32 ONNX export instead of sentence-transformers: the same vectors
-        (cosine >= 0.9999999), 5-7% less CPU per passage, and the process never loads the torch model (190 MB less
-        resident memory: 446 vs 636 MiB peak for a process that encodes 16 passages). None: use torch."""
-        if self.backend != "torch" or self.precision != "fp32":
-            return None
+    def _onnx_session(self, threads: int | None) -> OnnxEncoder | None:
+        """The ONNX Runtime session this embedder's vectors come from: the int8 export for ``onnx-int8``; the fp32
+        export for torch fp32 (the same vectors as sentence-transformers, and the torch model is never loaded: see
+        the module docstring); None for bf16, or when the fp32 export cannot be built (torch then).
+
+        Built under the lock: two threads building at once both import transformers, whose lazy module then fails
+        one of them ("cannot import name 'AutoTokenizer'", seen on the main command with 2 items in flight), and
+        the fp32 failure would be kept for the whole process."""
         with _LOCK:
-            return _onnx_fp32_encoder(self.model_name, self.threads)
+            if self.backend == "onnx-int8":
+                return _load_onnx(self.model_name, threads)
+            if self.precision == "fp32":
+                return _onnx_fp32_encoder(self.model_name, threads)
+        return None
 
     @property
     def dimension(self) -> int:
-        if self.backend == "onnx-int8" or self._fp32_export() is not None:
-            return int(self.encode(["x"]).shape[1])
+        if (enc := self._onnx_session(self.threads)) is not None and enc.dimension:
+            return enc.dimension
+        if enc is not None:
+            return int(enc.encode(["x"]).shape[1])
         return int(self.encoder.get_sentence_embedding_dimension())
 
     def query_vector(self, text: str) -> np.ndarray:
@@ -385,18 +384,8 @@ class LocalEmbeddings(Embeddings):
         1.85 CPU-ms per QASPER question on one thread, 3.58 on two; agents search side by side): the int8 export
         for an int8 store, the fp32 export for torch fp32 (the same vector, 2.2x faster than torch; see the module
         docstring); bf16 uses ``encode``."""
-        if self.backend == "onnx-int8":
-            with _LOCK:
-                enc = _load_onnx(self.model_name, 1)
+        if (enc := self._onnx_session(1)) is not None:
             return enc.encode([text])[0]
-        if self.backend == "torch" and self.precision == "fp32":
-            # under the lock, like every session build: two threads building at once both import transformers,
-            # whose lazy module then fails one of them ("cannot import name 'AutoTokenizer'", seen on the main
-            # command with 2 items in flight), and the failure would be kept for the whole process
-            with _LOCK:
-                enc = _onnx_query_encoder(self.model_name)
-            if enc is not None:
-                return enc.encode([text])[0]
         return self.encode([text])[0]
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
