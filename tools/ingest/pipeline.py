@@ -180,13 +180,20 @@ def _check_store_config(con, config: IngestConfig, paths: StorePaths) -> IngestC
     return record_signatures(con, config, paths, info, fp)
 
 
+def stored_signature(info: dict) -> list | None:
+    """A store's recorded dense signature, ``[embedding, dense columns, (vector store)]``; None for a new store
+    (or one whose record cannot be read)."""
+    try:
+        sig = json.loads(info["dense_signature"]) if info.get("dense_signature") else None
+    except ValueError:
+        return None
+    return sig if isinstance(sig, list) and len(sig) >= 2 else None
+
+
 def stored_embedding(info: dict) -> str | None:
     """The embedding signature a store was embedded with (``model`` or ``model#backend``), None for a new store."""
-    sig = info.get("dense_signature")
-    try:
-        return json.loads(sig)[0] if sig else None
-    except (ValueError, IndexError, TypeError):
-        return None
+    sig = stored_signature(info)
+    return sig[0] if sig else None
 
 
 def keep_store_backend(config: IngestConfig, info: dict) -> IngestConfig:
@@ -227,10 +234,7 @@ def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, 
     if config.vector.mode != "embedded":  # embedded stores keep the signature they had before servers
         sig.append(f"{config.vector.where()}/{store_database(paths.root, config.vector)}")
     dense_sig = json.dumps(sig)
-    try:
-        old = json.loads(info["dense_signature"]) if info.get("dense_signature") else None
-    except ValueError:
-        old = None
+    old = stored_signature(info)
     old_cols = {tuple(c) for c in old[1]} if old else set()
     new_cols = {tuple(c) for c in sig[1]}
     if old and old[0] == sig[0] and old[2:] == sig[2:] and new_cols < old_cols:
