@@ -21,9 +21,6 @@ import json
 import os
 import shutil
 import statistics
-import threading
-import time
-import urllib.request
 from pathlib import Path
 
 from rich.console import Console
@@ -47,40 +44,6 @@ def chromium() -> str | None:
 def pick_questions(n: int) -> list[dict]:
     rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [r for r in rows if "text" in r["tags"] and len(r["anchor_pdf"]) == 1][:n]
-
-
-class Server:
-    """The app on a free loopback port, served by uvicorn in a thread; ready once the store's indexes are open."""
-
-    def __init__(self, app):
-        import socket
-
-        import uvicorn
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    access_log=False))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/api/store", timeout=2) as r:
-                    if json.loads(r.read())["ready"]:
-                        return self
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise SystemExit("the web server did not become ready within 120 s")
-
-    def __exit__(self, *exc):
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
 
 
 def ask_one(page, q: dict, timeout_s: float) -> dict:
@@ -123,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     from evidex.graphs.web.app import WebOptions, create_app
+    from evidex.graphs.web.background import BackgroundServer
     from evidex.tools.store import StoreError
 
     try:
@@ -132,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     questions = pick_questions(args.questions)
     rows = []
     load_start = [round(x, 2) for x in os.getloadavg()]
-    with Server(app) as server, sync_playwright() as pw:
+    with BackgroundServer(app, ready_timeout_s=120) as server, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=browser_path, args=CHROMIUM_ARGS)
         page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
         page.goto(server.url + "/")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from evidex.graphs.web.background import BackgroundServer
 
 CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).is_file()), None)
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -78,42 +78,13 @@ class ScriptedAgent:
                           {"pdf_id": s.paper_id, "page_number": 1}]}})
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LiveServer:
-    """The app served by uvicorn on loopback in a background thread."""
+class LiveServer(BackgroundServer):
+    """The app served on loopback in a background thread; leaving it also wakes a scripted call still sleeping."""
 
     def __init__(self, app, agent: ScriptedAgent, key: str | None = None):
-        import uvicorn
-
-        self.app, self.agent, self.key = app, agent, key
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    access_log=False))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self):
-        import urllib.request
-
-        self.thread.start()
-        deadline = time.time() + 30
-        while time.time() < deadline:  # up, and warm (the store's indexes open): the page is ready to ask
-            try:
-                request = urllib.request.Request(f"{self.url}/api/store", headers={"X-Evidex-Key": self.key or ""})
-                with urllib.request.urlopen(request, timeout=2) as r:
-                    if json.loads(r.read())["ready"]:
-                        return self
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("the web server did not start")
+        super().__init__(app, key=key)
+        self.agent = agent
 
     def __exit__(self, *exc):
         self.agent.release.set()
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
+        super().__exit__(*exc)
