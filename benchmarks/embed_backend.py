@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -74,17 +73,9 @@ def encode_probe(samples: dict[str, list[str]]) -> list[dict]:
 
 
 def corpus_ingestion(backends: list[str], pdfs: int | None) -> list[dict]:
-    from benchmarks.ingest_executors import corpus_pdfs, one_run
+    from benchmarks.ingest_executors import corpus_pdfs, ingest_each
 
-    files = corpus_pdfs(pdfs)
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="evidex-embed-backend-") as tmp:
-        for backend in backends:
-            print(f"ingesting {len(files)} corpus PDFs with {backend} ...", flush=True)
-            row = one_run("local", 2, files, Path(tmp), "workers", embedding={"backend": backend})
-            rows.append(row)
-            print(f"  {row['pages']} pages in {row['total_s']} s ({row['pages_per_s']} pages/s)", flush=True)
-    return rows
+    return ingest_each(corpus_pdfs(pdfs), [{"backend": b} for b in backends], "evidex-embed-backend-")
 
 
 def qasper_quality(backends: list[str], ks: list[int]) -> tuple[list[dict], list[dict]]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -97,16 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     Console().print(table)
     ingest = []
     if not args.probe_only:
-        from benchmarks.ingest_executors import corpus_pdfs, one_run
+        from benchmarks.ingest_executors import corpus_pdfs, ingest_each
 
         pdfs = corpus_pdfs(args.pdfs)
         sizes = [int(b) for b in args.ingest_batches.split(",") if b.strip()]
-        with tempfile.TemporaryDirectory(prefix="evidex-embed-batch-") as tmp:
-            for bs in sizes:
-                print(f"ingesting {len(pdfs)} PDFs, embedding batch {bs} ...", flush=True)
-                row = one_run("local", 2, pdfs, Path(tmp), "workers", embedding={"batch_size": bs})
-                ingest.append(row)
-                print(f"  {row['pages']} pages in {row['total_s']} s ({row['pages_per_s']} pages/s)", flush=True)
+        ingest = ingest_each(pdfs, [{"batch_size": bs} for bs in sizes], "evidex-embed-batch-")
         first = ingest[0]["pages_per_s"]
         table = Table(title=f"Ingestion of {len(pdfs)} corpus PDFs, local executor, 2 cores")
         for col in ("batch", "pages", "dense entries", "seconds", "pages/s", "vs first", "peak MB"):

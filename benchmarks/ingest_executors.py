@@ -45,6 +45,20 @@ def corpus_pdfs(limit: int | None) -> list[Path]:
     return pdfs[:limit] if limit else pdfs
 
 
+def ingest_each(pdfs: list[Path], variants: list[dict], prefix: str = "evidex-ingest-") -> list[dict]:
+    """``one_run`` of the PDFs once per embedding override in ``variants`` (local executor, 2 parser processes that
+    also embed), each into a fresh store under one temporary folder; the rows in the same order."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        for overrides in variants:
+            label = ", ".join(f"{k} {v}" for k, v in overrides.items())
+            print(f"ingesting {len(pdfs)} PDFs, {label} ...", flush=True)
+            row = one_run("local", 2, pdfs, Path(tmp), "workers", embedding=overrides)
+            rows.append(row)
+            print(f"  {row['pages']} pages in {row['total_s']} s ({row['pages_per_s']} pages/s)", flush=True)
+    return rows
+
+
 def one_run(executor: str, cores: int, pdfs: list[Path], folder: Path, embed_in: str = "workers",
             embedding: dict | None = None) -> dict:
     """One ``tools.ingest --json`` process into a fresh store; ``embedding`` overrides the default config's
