@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evidex.tools.qasper_answer import (evidence_from_pages, is_boolean_question, non_answer, overlap_order,
-                                        shape_answer)
+                                        shape_answer, strip_format_echo)
 
 
 @pytest.mark.parametrize(("answer", "question", "shaped"), [
@@ -60,3 +60,17 @@ FORMAT = ("The shortest answer the paper supports, copied word for word from the
 def test_non_answers(answer, question, why):
     got = non_answer(answer, question, FORMAT)
     assert (got is None) if why is None else (why in got)
+
+
+ECHOED = "The words of the context that answer the question, copied exactly: a phrase, or several items joined."
+
+
+@pytest.mark.parametrize(("answer", "stripped"), [
+    ("The words of the context that answer the question, copied exactly: pre-ordering with a parser",
+     "pre-ordering with a parser"),
+    ("The words of: BLEU", "The words of: BLEU"),  # three words: not an echo
+    ("The words of the context that answer", "The words of the context that answer"),  # nothing after it
+    ("Europarl, MultiUN", "Europarl, MultiUN"),
+])
+def test_strip_format_echo(answer, stripped):
+    assert strip_format_echo(answer, ECHOED) == stripped

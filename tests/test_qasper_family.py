@@ -179,7 +179,7 @@ def test_neusym_config_cites_pages_that_become_evidence(data, tmp_path):
                                     "citations": [{"pdf_id": paper.store_id, "page_number": 5}]}})
 
     cfg = load_config("qasper/neusym", [f"dataset.file={data}", f"store.store_dir={tmp_path / 'store'}", *BM25,
-                                        "dataset.limit=2", "qa.warm_start=false"])
+                                        "dataset.limit=2", "qa.warm_start=false", "qasper.boolean_evidence=true"])
     run_dir = run_task(cfg, out_dir=tmp_path / "runs", llm=ScriptedChatModel(responses=reply),
                        embedder=HashEmbeddings(), progress=False)
     rows = {r["id"]: r for r in read_results(run_dir / "results.jsonl")}
@@ -228,21 +228,97 @@ def test_offset_and_limit_choose_a_window_of_the_file(data, tmp_path):
     assert config_for_task("mixed", ["dataset.offset=3"]).dataset.window(list(range(6))) == [3, 4, 5]
 
 
-@pytest.mark.parametrize(("setting", "expected"), [("unanswerable", "Unanswerable"), ("keep", "Yes")])
+@pytest.mark.parametrize(("setting", "expected"), [("unanswerable", "Unanswerable"), ("keep", "Yes"),
+                                                    ("retry", "Unanswerable")])
 def test_a_non_answer_becomes_unanswerable(data, tmp_path, setting, expected):
     """A bare "Yes" to "What dataset do they use?" answers nothing; it becomes Unanswerable (no evidence), the raw
-    answer is kept, and qasper.non_answers=keep leaves it as given."""
+    answer is kept, and qasper.non_answers=keep leaves it as given. With retry the model is asked once more (the
+    sentence format) and, answering "Yes" again, gets Unanswerable too."""
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs.runner import run_task
     from evidex.tools.runfolder import read_results
 
     cfg = config(data, tmp_path / "store", "dataset.limit=1", f"qasper.non_answers={setting}")
-    run_dir = run_task(cfg, out_dir=tmp_path / "runs", embedder=HashEmbeddings(), progress=False,
-                       llm=ScriptedChatModel(responses=lambda prompt: json.dumps({"answer": "Yes"})))
+    model = ScriptedChatModel(responses=lambda prompt: json.dumps({"answer": "Yes"}))
+    run_dir = run_task(cfg, out_dir=tmp_path / "runs", embedder=HashEmbeddings(), progress=False, llm=model)
     (row,) = read_results(run_dir / "results.jsonl")
     assert row["id"] == "q-data" and row["prediction"]["answer"] == expected
-    assert (row["prediction"]["evidence"] == []) == (expected == "Unanswerable")
+    assert row["prediction"]["evidence"] == []  # Unanswerable has none, nor has a bare Yes (qasper.boolean_evidence)
     assert row["prediction"]["raw_answer"] == ("Yes" if expected == "Unanswerable" else None)
+    assert len(model.prompts) == (2 if setting == "retry" else 1)
+    assert row["prediction"]["first_answer"] == ("Yes" if setting == "retry" else None)
+
+
+def test_a_non_answer_is_asked_again_for_the_sentence_that_answers(data, tmp_path):
+    """An echo of the answer format on the first try; the second try (the retry format) copies the sentence, which
+    is the answer, with its paragraph as evidence. A real answer on the first try is never asked again."""
+    from evidex.agents.prompts import load_prompt
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.runner import run_task
+    from evidex.tools.runfolder import read_results
+
+    retry_format = load_prompt("qasper_retry_format")
+    sentence = "We collect the PangoSet dataset with 1,200 camera trap images from three national parks"
+
+    def answers(prompt: str) -> str:
+        if "[Question]: What dataset do they use?" not in prompt:
+            return json.dumps({"answer": True})  # "Do they use a ResNet backbone?", asked with the boolean format
+        if f"[Answer format]: {retry_format}" in prompt:
+            return json.dumps({"answer": sentence + "."})
+        return json.dumps({"answer": "The words of the context that answer the question"})
+
+    model = ScriptedChatModel(responses=answers)
+    run_dir = run_task(config(data, tmp_path / "store", "dataset.limit=2"), out_dir=tmp_path / "runs",
+                       embedder=HashEmbeddings(), progress=False, llm=model)
+    rows = {r["id"]: r for r in read_results(run_dir / "results.jsonl")}
+    pred = rows["q-data"]["prediction"]
+    assert pred["answer"] == sentence and pred["first_answer"].startswith("The words of the context")
+    assert DATA in pred["evidence"]
+    assert rows["q-resnet"]["prediction"]["first_answer"] is None
+    assert len(model.prompts) == 3
+
+
+@pytest.mark.parametrize(("answer", "expected"), [("1,200 camera trap images", "1,200 camera trap images"),
+                                                  ("ImageNet and COCO", "Unanswerable")])
+def test_an_answer_the_cited_paragraphs_do_not_hold_becomes_unanswerable(data, tmp_path, answer, expected):
+    """qasper.min_answer_support: "ImageNet and COCO" is in none of the paragraphs the model read (a guess), so it
+    becomes Unanswerable with no evidence, the model's words kept as raw_answer; a copied span stays."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.runner import run_task
+    from evidex.tools.runfolder import read_results
+
+    model = ScriptedChatModel(responses=lambda prompt: json.dumps({"answer": answer}))
+    run_dir = run_task(config(data, tmp_path / "store", "dataset.limit=1"), out_dir=tmp_path / "runs",
+                       embedder=HashEmbeddings(), progress=False, llm=model)
+    (row,) = read_results(run_dir / "results.jsonl")
+    pred = row["prediction"]
+    assert pred["answer"] == expected and (pred["evidence"] == []) == (expected == "Unanswerable")
+    assert pred["raw_answer"] == (answer if expected == "Unanswerable" else None)
+    off = run_task(config(data, tmp_path / "store", "dataset.limit=1", "qasper.min_answer_support=0"),
+                   out_dir=tmp_path / "runs-off", embedder=HashEmbeddings(), progress=False, llm=model)
+    assert read_results(off / "results.jsonl")[0]["prediction"]["answer"] == answer
+
+
+def test_a_reply_cut_off_at_the_token_limit_is_asked_again(data, tmp_path):
+    """A first reply that is no JSON at all, even after the repair call, is not an item error: the second try's
+    sentence is the answer."""
+    from evidex.agents.prompts import load_prompt
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.runner import run_task
+    from evidex.tools.runfolder import read_results
+
+    retry_format = load_prompt("qasper_retry_format")
+
+    def answers(prompt: str) -> str:
+        if f"[Answer format]: {retry_format}" in prompt:
+            return json.dumps({"answer": DATA})
+        return '{"answer": "We collect the PangoSet dataset with 1,200 camera trap images from three national'
+
+    run_dir = run_task(config(data, tmp_path / "store", "dataset.limit=1"), out_dir=tmp_path / "runs",
+                       embedder=HashEmbeddings(), progress=False, llm=ScriptedChatModel(responses=answers))
+    (row,) = read_results(run_dir / "results.jsonl")
+    assert row["error"] is None and row["prediction"]["answer"] == DATA.rstrip(".")
+    assert row["prediction"]["first_answer"].startswith("(no answer: ")
 
 
 def test_a_question_that_asks_whether_gets_a_yes_no_answer_under_the_grammar(data, tmp_path):

@@ -28,7 +28,7 @@ _NONE_PATTERNS = [re.compile(p) for p in (
     r"^(unanswerable|not answerable|cannot be answered|can ?not answer)\b",
     r"^(unknown|n/?a|none|none given|no answer|not applicable)$",
     r"\b(is|are|was|were) not (explicitly )?(mentioned|stated|specified|provided|reported|given|discussed|described)"
-    r"( in the (paper|context|text))?$",
+    r"( in the (given |provided )?(paper|context|text|passages?))?$",
     r"\b(paper|context|text|passage|article|authors|it|they) (does|do|did) not (explicitly )?(mention|state|specify|"
     r"provide|report|say|discuss|describe|contain|include|give)\b",
     r"\bno (information|mention|details?|answer) (is |are )?(given|provided|available|about|on|of)\b",
@@ -142,6 +142,23 @@ def overlap_scores(answer: str, texts: list[str]) -> list[float] | None:
     if not words or answer in ("Yes", "No", UNANSWERABLE):
         return None
     return [len(words & set(_WORD.findall(t.lower()))) / len(words) for t in texts]
+
+
+def strip_format_echo(answer: str, answer_format: str) -> str:
+    """``answer`` without a leading copy of the answer-format instructions ("The words of the context that answer
+    the question, copied exactly: pre-ordering ..."): a small model sometimes writes the format out before its
+    answer. The echo must run at least four words from the format's start and end at a colon or a full stop."""
+    words = answer.split()
+    fmt = answer_format.split()
+    same = 0
+    while same < min(len(words), len(fmt)) and words[same].lower().strip(".,:;") == fmt[same].lower().strip(".,:;"):
+        same += 1
+    if same < 4:
+        return answer
+    for i in range(same - 1, len(words) - 1):  # the echo ends where its sentence or clause does
+        if words[i].endswith((":", ".")):
+            return " ".join(words[i + 1:])
+    return answer
 
 
 def non_answer(answer: str, question: str, answer_format: str = "") -> str | None:
