@@ -190,10 +190,14 @@ def stored_signature(info: dict) -> list | None:
     return sig if isinstance(sig, list) and len(sig) >= 2 else None
 
 
-def stored_embedding(info: dict) -> str | None:
-    """The embedding signature a store was embedded with (``model`` or ``model#backend``), None for a new store."""
+def stored_embedding(info: dict) -> tuple[str, str] | None:
+    """(model, backend) a store was embedded with, read back from its ``embedding_signature`` (``model`` for
+    torch, ``model#backend`` otherwise); None for a new store."""
     sig = stored_signature(info)
-    return sig[0] if sig else None
+    if not sig:
+        return None
+    name, _, backend = str(sig[0]).partition("#")
+    return name, backend or "torch"
 
 
 def keep_store_backend(config: IngestConfig, info: dict) -> IngestConfig:
@@ -202,10 +206,10 @@ def keep_store_backend(config: IngestConfig, info: dict) -> IngestConfig:
     stored = stored_embedding(info)
     if not stored or "backend" in config.embedding.model_fields_set:
         return config
-    name, _, backend = stored.partition("#")
+    name, backend = stored
     if name != config.embedding.model:
         return config  # another model: re-embedded anyway, with the default backend
-    return config.model_copy(update={"embedding": config.embedding.model_copy(update={"backend": backend or "torch"})})
+    return config.model_copy(update={"embedding": config.embedding.model_copy(update={"backend": backend})})
 
 
 def _drop_dense_columns(paths: StorePaths, model: str, columns: set[tuple[str, str]]) -> None:

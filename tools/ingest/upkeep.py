@@ -100,11 +100,11 @@ def _store_config(con, config: IngestConfig | str | Path | None, paths: StorePat
         cfg = load_ingest_config(config)
         from evidex.tools.ingest.pipeline import stored_embedding
 
-        model = stored_embedding(info)
-        if model:  # keep the store's embedding model (its collections' names) and backend
-            name, _, backend = model.partition("#")
+        stored = stored_embedding(info)
+        if stored:  # keep the store's embedding model (its collections' names) and backend
+            name, backend = stored
             cfg = cfg.model_copy(update={"embedding": cfg.embedding.model_copy(
-                update={"model": name, "backend": backend or "torch"})})
+                update={"model": name, "backend": backend})})
         return _with_vector(cfg, paths)
     return _with_vector(load_ingest_config(config), paths)
 
