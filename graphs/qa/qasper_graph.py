@@ -9,11 +9,11 @@ the question's paper, then its answer put into the QASPER contract and its citat
     evidence  the answer shaped (a leading echo of the format cut, short spans, exactly Yes/No/Unanswerable;
               ``tools.qasper_answer``; a non-answer left after the retry becomes Unanswerable unless
               ``qasper.non_answers`` is ``keep``; so does an answer whose content words the cited paragraphs
-              mostly lack, ``qasper.min_answer_support``), and the cited pages of the paper mapped back to their verbatim
-              paragraphs (``FLOAT SELECTED: <caption>`` for a figure/table, nothing for the abstract), ordered by
-              ``qasper.evidence_order`` and cut to ``qasper.evidence_k``; "Unanswerable" has no evidence; an answer
-              citing nothing of the paper falls back to a search for the question and answer (``qasper.evidence_fallback``);
-              a Yes/No answer has evidence only with ``qasper.boolean_evidence``
+              mostly lack, ``qasper.min_answer_support``), and the cited pages of the paper mapped back to their
+              verbatim paragraphs (``FLOAT SELECTED: <caption>`` for a figure/table, nothing for the abstract),
+              ordered by ``qasper.evidence_order`` and cut to ``qasper.evidence_k``; "Unanswerable" has no evidence;
+              an answer citing nothing of the paper falls back to a search for the question and answer
+              (``qasper.evidence_fallback``); a Yes/No answer has evidence only with ``qasper.boolean_evidence``
 """
 from __future__ import annotations
 
@@ -33,8 +33,7 @@ from evidex.graphs.qa.qasper_config import QasperTaskConfig
 from evidex.tools.qa import QAPrediction
 from evidex.tools.text import quote_in
 from evidex.tools.qasper_answer import (UNANSWERABLE, evidence_from_pages, non_answer, overlap_order,
-                                        overlap_scores, page_evidence, shape_answer,
-                                        strip_format_echo)
+                                        overlap_scores, page_evidence, shape_answer, strip_format_echo)
 
 
 class QasperPrediction(QAPrediction):
@@ -63,6 +62,7 @@ def build_qasper_graph(cfg: QasperTaskConfig, inner, tools: StoreTools | None = 
     settings = cfg.qasper
     answer_format = load_prompt(settings.answer_prompt)
     retry_format = load_prompt(settings.retry_prompt)
+    both_formats = f"{answer_format} {retry_format}"  # an echo of either is a non-answer
     cache: dict[str, dict[int, str | None]] = {}
     lock = threading.Lock()
 
@@ -98,13 +98,14 @@ def build_qasper_graph(cfg: QasperTaskConfig, inner, tools: StoreTools | None = 
             text = strip_format_echo(text, fmt) if text else text
         return shape_answer(text, question)
 
-    def answers_nothing(qa: QAPrediction, question: str) -> bool:
-        return non_answer(shaped_answer(qa, question), question, f"{answer_format} {retry_format}") is not None
+    def answers_nothing(shaped: str, question: str) -> bool:
+        return non_answer(shaped, question, both_formats) is not None
 
     def after_answer(state: QasperState) -> str:
         if state.qa is None:
             return "retry"
-        needs = settings.non_answers == "retry" and answers_nothing(state.qa, state.input.question)
+        question = state.input.question
+        needs = settings.non_answers == "retry" and answers_nothing(shaped_answer(state.qa, question), question)
         return "retry" if needs else "evidence"
 
     def retry(state: QasperState, config: RunnableConfig) -> dict:
@@ -115,13 +116,14 @@ def build_qasper_graph(cfg: QasperTaskConfig, inner, tools: StoreTools | None = 
     def evidence(state: QasperState) -> dict:
         q, qa = state.input, state.qa
         shaped = shaped_answer(qa, q.question)
-        if settings.non_answers != "keep" and answers_nothing(qa, q.question):
+        if settings.non_answers != "keep" and answers_nothing(shaped, q.question):
             shaped = UNANSWERABLE
         store_id = q.pdf_ids[0] if q.pdf_ids else None
         by_page = paragraphs(store_id) if store_id else {}
         cited = list(dict.fromkeys(c.page_number for c in qa.citations
                                    if c.pdf_id == store_id and by_page.get(c.page_number)))
-        support = overlap_scores(shaped, [by_page[p] or "" for p in cited]) if cited else None
+        cited_texts = [by_page[p] or "" for p in cited]
+        support = overlap_scores(shaped, cited_texts) if cited else None
         if support is not None and max(support) < settings.min_answer_support:
             shaped = UNANSWERABLE  # the paragraphs the model read do not hold the answer's words: a guess
         raw = qa.raw_answer if qa.raw_answer is not None else (qa.answer if qa.answer != shaped else None)
@@ -135,7 +137,7 @@ def build_qasper_graph(cfg: QasperTaskConfig, inner, tools: StoreTools | None = 
                 cited = quoted[:1]
             elif settings.evidence_order == "answer_overlap" and support is not None:
                 if max(support) >= settings.single_paragraph_overlap:
-                    cited = [cited[overlap_order(shaped, [by_page[p] or "" for p in cited])[0]]]  # where it came from
+                    cited = [cited[overlap_order(shaped, cited_texts)[0]]]  # the paragraph the answer came from
             source = ("quote" if quoted else "citations") if cited else "none"
             found = (search(f"{q.question} {shaped}", store_id, by_page)
                      if settings.evidence_order == "answer_search" and shaped not in ("Yes", "No") else [])
