@@ -131,3 +131,38 @@ def test_real_minilm_store_answers_dense_and_hybrid_search(embedder, tmp_path):
                                  column="text_content", filter=f"pdf_id == '{papers[0].store_id}'", mode=mode,
                                  limit=2), store_dir=tmp_path / "store").hits
         assert hits[0].text == DATA, mode
+
+
+def test_section_headings_in_the_index_keep_the_text_verbatim(tmp_path):
+    """``heading: true`` on chunks: a chunk is indexed as '<deepest section title>: <text>', so a keyword search for a
+    section's name finds its paragraph, while the stored chunk and the search hit stay the verbatim paragraph;
+    turning it on re-embeds and rebuilds the keyword index of an existing store."""
+    from evidex.tools.ingest.config import IndexedColumn, load_ingest_config
+    from evidex.tools.ingest.indexer import cell_query
+    from evidex.tools.ingest.qasper import ingest_qasper
+    from evidex.tools.search import SearchArgs, get_engine
+
+    papers = load_qasper(write_official(tmp_path))
+    store_dir = tmp_path / "store"
+    plain = load_ingest_config("qasper")
+    ingest_qasper(papers, store_dir=store_dir, config=plain, embeddings=HashEmbeddings(), progress=False)
+    flt = f"pdf_id == '{papers[0].store_id}'"
+
+    def bm25_texts(query):
+        engine = get_engine(store_dir=store_dir, embeddings=HashEmbeddings())
+        return [h.text for h in engine.search(SearchArgs(query=query, table="chunks", column="text_content",
+                                                         filter=flt, mode="bm25", limit=3)).hits]
+
+    assert MODEL not in bm25_texts("model")  # the word is only in the section title
+    headed = plain.model_copy(update={"index": [c.model_copy(update={"heading": c.table == "chunks"})
+                                                for c in plain.index]})
+    again = ingest_qasper(papers, store_dir=store_dir, config=headed, embeddings=HashEmbeddings(), progress=False)
+    assert again.dense_entries["chunks.text_content"] == 10  # re-embedded, nothing doubled
+    assert bm25_texts("model")[0] == MODEL  # found by its section, returned verbatim
+    indexed = dict((r[1].split(": ", 1)[1], r[1].split(": ", 1)[0])
+                   for r in rows(store_dir, cell_query("chunks", "text_content", False, heading=True)) if ": " in r[1])
+    assert indexed[DATA] == "Data" and indexed[MODEL] == "Model" and indexed[INTRO] == "Introduction"
+    stored = {r[0] for r in rows(store_dir, "SELECT text_content FROM chunks")}
+    assert DATA in stored and not any(t.startswith("Data: ") for t in stored)
+    with pytest.raises(ValueError, match="chunks only"):
+        IndexedColumn(table="sections", column="section_title", heading=True)

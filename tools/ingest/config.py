@@ -88,6 +88,15 @@ class IndexedColumn(_Strict):
     column: str
     dense: bool = True
     bm25: bool = True
+    heading: bool = Field(
+        False, description="chunks only: index each chunk as '<section title>: <text>' (the deepest section whose "
+        "pages hold the chunk's page), so a question naming a section ('the baselines') finds its paragraphs; the "
+        "stored text, and the text a search returns, stay verbatim. Exact where a page lies in one section (QASPER: "
+        "one page per paragraph); on a PDF page it names the last deepest section on that page")
+
+    def signature(self) -> list[str]:
+        """What keys this column's index: table, column, and 'heading' when the indexed text carries it."""
+        return [self.table, self.column] + (["heading"] if self.heading else [])
 
     @field_validator("table")
     @classmethod
@@ -105,6 +114,9 @@ class IndexedColumn(_Strict):
             )
         if not (self.dense or self.bm25):
             raise ValueError(f"{self.table}.{self.column}: enable at least one of dense, bm25")
+        if self.heading and self.table != "chunks":
+            raise ValueError(f"{self.table}.{self.column}: heading applies to chunks only (a chunk's page names its "
+                             "section)")
         return self
 
 

@@ -32,8 +32,10 @@ from evidex.tools.store import (
 log = logging.getLogger(__name__)
 
 
-def cell_query(table: str, column: str, one_paper: bool) -> str:
-    """SELECT pk, text, pdf_id, page_number, bbox for the non-empty cells of one (table, column)."""
+def cell_query(table: str, column: str, one_paper: bool, heading: bool = False) -> str:
+    """SELECT pk, text, pdf_id, page_number, bbox for the non-empty cells of one (table, column); with ``heading``
+    (chunks only) the text is '<section title>: <text>', the title of the deepest section whose pages hold the
+    chunk's page (``IndexedColumn.heading``): the text to index, not the text to store."""
     spec = TABLES[table]
     pk = spec.primary_key
     join = ""
@@ -50,8 +52,16 @@ def cell_query(table: str, column: str, one_paper: bool) -> str:
     where = f"t.{column} IS NOT NULL AND length(trim(t.{column})) > 0 AND t.{column} <> 'None'"
     if one_paper:
         where += f" AND {pdf} = ?"
+    text = f"t.{column}"
+    if heading:
+        if table != "chunks":
+            raise ValueError(f"heading applies to chunks only, not {table}.{column}")
+        title = ("(SELECT s.section_title FROM sections s WHERE s.ref_paper_id = t.ref_paper_id "
+                 "AND list_contains(s.page_numbers, p.page_number) AND length(trim(s.section_title)) > 0 "
+                 "ORDER BY s.level DESC, s.ordinal DESC LIMIT 1)")
+        text = f"coalesce(trim({title}) || ': ', '') || t.{column}"
     return (
-        f"SELECT CAST(t.{pk} AS VARCHAR), t.{column}, CAST({pdf} AS VARCHAR), {page}, {bbox} "
+        f"SELECT CAST(t.{pk} AS VARCHAR), {text}, CAST({pdf} AS VARCHAR), {page}, {bbox} "
         f"FROM {table} t {join} WHERE {where} ORDER BY 1"
     )
 
@@ -88,6 +98,7 @@ class DenseIndexer:
         self.config = config
         self.embeddings = embeddings
         self.pairs = [(c.table, c.column) for c in config.index if c.dense]
+        self.headed = {(c.table, c.column) for c in config.index if c.dense and c.heading}
         self.client = chroma_client(paths.root, config.vector)  # embedded <store>/chroma, or the Chroma server
         self._collections: dict[tuple[str, str], object] = {}
         self.dimension: int | None = None
@@ -117,7 +128,8 @@ class DenseIndexer:
         batches: list[tuple[tuple[str, str], list]] = []
         texts: list[str] = []
         for table, column in self.pairs:
-            rows = [r for pid in paper_ids for r in con.execute(cell_query(table, column, one_paper=True), [pid]).fetchall()]
+            query = cell_query(table, column, one_paper=True, heading=(table, column) in self.headed)
+            rows = [r for pid in paper_ids for r in con.execute(query, [pid]).fetchall()]
             if rows:
                 batches.append(((table, column), rows))
                 texts.extend(str(r[1]) for r in rows)
@@ -143,7 +155,7 @@ class DenseIndexer:
 
 def bm25_state(con: duckdb.DuckDBPyConnection, config: IngestConfig) -> str:
     shas = [r[0] for r in con.execute("SELECT pdf_sha256 FROM evidex.files ORDER BY 1").fetchall()]
-    pairs = sorted((c.table, c.column) for c in config.index if c.bm25)
+    pairs = sorted(c.signature() for c in config.index if c.bm25)
     return hashlib.sha256(json.dumps([shas, pairs, BM25_STOPWORDS, BM25_TOKEN_PATTERN]).encode()).hexdigest()[:16]
 
 
@@ -164,7 +176,7 @@ def rebuild_bm25(con: duckdb.DuckDBPyConnection, paths: StorePaths, config: Inge
     for item in config.index:
         if not item.bm25:
             continue
-        rows = con.execute(cell_query(item.table, item.column, one_paper=False)).fetchall()
+        rows = con.execute(cell_query(item.table, item.column, one_paper=False, heading=item.heading)).fetchall()
         key = f"{item.table}.{item.column}"
         counts[key] = len(rows)
         if not rows:

@@ -212,13 +212,13 @@ def keep_store_backend(config: IngestConfig, info: dict) -> IngestConfig:
     return config.model_copy(update={"embedding": config.embedding.model_copy(update={"backend": backend})})
 
 
-def _drop_dense_columns(paths: StorePaths, model: str, columns: set[tuple[str, str]]) -> None:
+def _drop_dense_columns(paths: StorePaths, model: str, columns: set[tuple[str, ...]]) -> None:
     """Delete the vectors of columns a config made keyword-only (their Chroma collections)."""
     from evidex.tools.store import collection_name
     from evidex.tools.vectorstore import chroma_client
 
     client = chroma_client(paths.root)
-    for table, column in sorted(columns):
+    for table, column, *_ in sorted(columns):  # (table, column[, "heading"]) as IndexedColumn.signature
         try:
             client.delete_collection(collection_name(table, column, model))
         except Exception as exc:  # noqa: BLE001 - Chroma raises its own errors for a collection that is not there
@@ -234,7 +234,7 @@ def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, 
     from evidex.tools.vectorstore import VectorStoreError, store_database, write_vector_config
 
     config = keep_store_backend(config, info)
-    sig = [embedding_signature(config), sorted([c.table, c.column] for c in config.index if c.dense)]
+    sig = [embedding_signature(config), sorted(c.signature() for c in config.index if c.dense)]
     if config.vector.mode != "embedded":  # embedded stores keep the signature they had before servers
         sig.append(f"{config.vector.where()}/{store_database(paths.root, config.vector)}")
     dense_sig = json.dumps(sig)

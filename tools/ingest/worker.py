@@ -31,7 +31,9 @@ def text_key(text: str) -> str:
 def dense_texts(paper, config: IngestConfig, lookup=None) -> list[str]:
     """The distinct non-empty cells of the config's dense columns, as the writer will store them (the filter is
     ``indexer.cell_query``'s: not null, not blank, not the string 'None'), with the metadata JSON that ``lookup``
-    (a MetadataLookup) finds for the paper applied, as the writer applies it."""
+    (a MetadataLookup) finds for the paper applied, as the writer applies it. A chunk column indexed with its section
+    heading (``IndexedColumn.heading``) is indexed as another text than this: ``WorkerVectors`` encodes those cells
+    itself (right, just not in parallel)."""
     from evidex.tools.ingest.metadata import apply_metadata_json
     from evidex.tools.ingest.writer import paper_rows
 
