@@ -144,7 +144,9 @@ def test_section_headings_in_the_index_keep_the_text_verbatim(tmp_path):
 
     papers = load_qasper(write_official(tmp_path))
     store_dir = tmp_path / "store"
-    plain = load_ingest_config("qasper")
+    qasper = load_ingest_config("qasper")
+    assert any(c.heading for c in qasper.index if c.table == "chunks")  # the QASPER default
+    plain = qasper.model_copy(update={"index": [c.model_copy(update={"heading": False}) for c in qasper.index]})
     ingest_qasper(papers, store_dir=store_dir, config=plain, embeddings=HashEmbeddings(), progress=False)
     flt = f"pdf_id == '{papers[0].store_id}'"
 
