@@ -97,8 +97,8 @@ class DenseIndexer:
         self.paths = paths
         self.config = config
         self.embeddings = embeddings
-        self.pairs = [(c.table, c.column) for c in config.index if c.dense]
-        self.headed = {(c.table, c.column) for c in config.index if c.dense and c.heading}
+        self.columns = [c for c in config.index if c.dense]
+        self.pairs = [(c.table, c.column) for c in self.columns]
         self.client = chroma_client(paths.root, config.vector)  # embedded <store>/chroma, or the Chroma server
         self._collections: dict[tuple[str, str], object] = {}
         self.dimension: int | None = None
@@ -127,11 +127,11 @@ class DenseIndexer:
         papers pad less than one call per paper); returns the number of vectors written."""
         batches: list[tuple[tuple[str, str], list]] = []
         texts: list[str] = []
-        for table, column in self.pairs:
-            query = cell_query(table, column, one_paper=True, heading=(table, column) in self.headed)
+        for c in self.columns:
+            query = cell_query(c.table, c.column, one_paper=True, heading=c.heading)
             rows = [r for pid in paper_ids for r in con.execute(query, [pid]).fetchall()]
             if rows:
-                batches.append(((table, column), rows))
+                batches.append(((c.table, c.column), rows))
                 texts.extend(str(r[1]) for r in rows)
         if not texts:
             return 0
