@@ -12,14 +12,17 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
+from evidex.agents.answer_logprobs import start_probability, true_probability, value_confidence
 from evidex.agents.prompts import load_prompt, render
-from evidex.agents.structured import call_structured
+from evidex.agents.structured import StructuredOutputError, call_structured_reply
+from evidex.tools.qa import AnswerConfidence
 from evidex.tools.answer_format import answer_kind, answer_text, answer_type
 
 QUOTE_CHARS = 400
+TOP_LOGPROBS = 10  # alternatives read per token (the abstain word's mass is a lower bound)
 
 
 @lru_cache(maxsize=64)
@@ -39,18 +42,50 @@ def answer_schema(answer_format: str, typed: bool = True, quote: bool = False) -
 class ContextAnswer(NamedTuple):
     answer: str  # as the text an evaluator reads
     quote: str  # what the model copied as its evidence ("" without ``quote``)
+    confidence: AnswerConfidence | None = None  # with ``abstain_word`` or ``check``: how sure the model was
 
 
 def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, scope: str, context: str, *,
                         typed: bool = True, quote: bool = False, max_tokens: int = 700,
-                        name: str = "answer") -> ContextAnswer:
-    """The model's answer to ``question`` from ``context`` (and, with ``quote``, the evidence it copied)."""
-    body = render("qa_answer_quote" if quote else "qa_answer", question=question, answer_format=answer_format,
+                        name: str = "answer", abstain_word: str | None = None,
+                        check: bool = False, question_last: bool = False) -> ContextAnswer:
+    """The model's answer to ``question`` from ``context`` (and, with ``quote``, the evidence it copied).
+
+    With ``abstain_word`` (e.g. "Unanswerable") and a model that reports log-probabilities, also how sure it was of
+    a string answer: its first token's probability, its mean log-probability and how likely it was to begin with
+    that word instead. With ``check``, one more short call in the same conversation (the server reuses the cached
+    prompt) asks whether the context answers the question, read as P(true). ``question_last`` asks the question
+    again after the context (the quote prompt always does)."""
+    template = "qa_answer_quote" if quote else "qa_answer_question_last" if question_last else "qa_answer"
+    body = render(template, question=question, answer_format=answer_format,
                   scope=scope, context=context or "(none)")
     messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-    out = call_structured(llm, answer_schema(answer_format, typed, quote), messages, name=name,
-                          max_tokens=max_tokens)
-    return ContextAnswer(answer_text(out.answer), getattr(out, "quote", ""))
+    out, reply = call_structured_reply(llm, answer_schema(answer_format, typed, quote), messages, name=name,
+                                       max_tokens=max_tokens, top_logprobs=TOP_LOGPROBS if abstain_word else 0)
+    confidence = None
+    if abstain_word or check:
+        sure = value_confidence(reply, "answer") if abstain_word else None
+        confidence = AnswerConfidence(
+            first_token_p=sure.first_token_p if sure else None, mean_logprob=sure.mean_logprob if sure else None,
+            abstain_p=start_probability(reply, "answer", abstain_word) if abstain_word else None,
+            check_p=answer_check(llm, messages, reply, name=f"{name}_check") if check else None)
+    return ContextAnswer(answer_text(out.answer), getattr(out, "quote", ""), confidence)
 
 
-__all__ = ["ContextAnswer", "answer_from_context", "answer_kind", "answer_schema"]
+class _Answered(BaseModel):
+    answered: bool
+
+
+def answer_check(llm: BaseChatModel, messages: list, reply: AIMessage, *, name: str) -> float | None:
+    """P(true) that the context answers the question, asked after ``reply`` in the same conversation; None when
+    the model reports no log-probabilities or its reply is unreadable (a check is advice, never an item error)."""
+    asked = messages + [AIMessage(content=str(reply.content)), HumanMessage(content=render("qa_answer_check"))]
+    try:
+        _, checked = call_structured_reply(llm, _Answered, asked, name=name, max_tokens=16, repair=False,
+                                           top_logprobs=TOP_LOGPROBS)
+    except StructuredOutputError:
+        return None
+    return true_probability(checked, "answered")
+
+
+__all__ = ["ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema"]

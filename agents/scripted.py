@@ -33,6 +33,7 @@ class ScriptedChatModel(BaseChatModel):
     tool_calls: bool = False  # replies {"tool": name, "args": {...}} become native tool calls (bind_tools)
     repeat: bool = False  # replay the list from the start when it runs out (every process replays its own copy)
     delay_s: float = 0.0  # seconds per call: a slow model (tests that must catch an item in flight)
+    logprobs: Callable[[str], list[dict]] | None = None  # reply -> OpenAI-style token logprobs ("content" list)
     _calls: list[str] = PrivateAttr(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -64,7 +65,8 @@ class ScriptedChatModel(BaseChatModel):
         prompt_tokens = len(text.split())
         usage = {"input_tokens": prompt_tokens, "output_tokens": len(reply.split()),
                  "total_tokens": prompt_tokens + len(reply.split())}
-        msg = AIMessage(content=reply, usage_metadata=usage)
+        meta = {"logprobs": {"content": self.logprobs(reply)}} if self.logprobs else {}
+        msg = AIMessage(content=reply, usage_metadata=usage, response_metadata=meta)
         if self.tool_calls:
             call = json.loads(reply)
             msg = AIMessage(content="", usage_metadata=usage,

@@ -47,9 +47,9 @@ class _CutOff(ValueError):
     """The reply hit the token limit before the JSON closed."""
 
 
-def _invoke(llm: BaseChatModel, messages: list[BaseMessage], name: str, kwargs: dict) -> str:
+def _invoke(llm: BaseChatModel, messages: list[BaseMessage], name: str, kwargs: dict) -> AIMessage:
     try:
-        return str(llm.invoke(messages, config={"run_name": name}, **kwargs).content)
+        return llm.invoke(messages, config={"run_name": name}, **kwargs)
     except Exception as exc:  # openai raises LengthFinishReasonError instead of returning a truncated reply
         if type(exc).__name__ == "LengthFinishReasonError":
             raise _CutOff("the reply was cut off at the token limit; answer more briefly") from exc
@@ -60,13 +60,24 @@ def call_structured(llm: BaseChatModel, schema: type[T], messages: list[BaseMess
                     max_tokens: int | None = None, repair: bool = True) -> T:
     """The model's reply to ``messages`` as ``schema``; one repair round when it does not parse (``repair=False``:
     none, for a caller that has a fallback and would rather not pay for a second call)."""
+    return call_structured_reply(llm, schema, messages, name=name, max_tokens=max_tokens, repair=repair)[0]
+
+
+def call_structured_reply(llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], *, name: str,
+                          max_tokens: int | None = None, repair: bool = True,
+                          top_logprobs: int = 0) -> tuple[T, AIMessage]:
+    """:func:`call_structured`, plus the reply message that parsed (its ``response_metadata`` holds the token
+    log-probabilities when ``top_logprobs`` > 0 and the model is served OpenAI-style; others ignore it)."""
     kwargs = _call_kwargs(llm, schema)
     if max_tokens and is_openai_compatible(llm):
         kwargs["max_tokens"] = max_tokens
+    if top_logprobs and is_openai_compatible(llm):
+        kwargs.update(logprobs=True, top_logprobs=top_logprobs)
     raw = ""
     try:
-        raw = _invoke(llm, messages, name, kwargs)
-        return parse_json_reply(raw, schema)
+        reply = _invoke(llm, messages, name, kwargs)
+        raw = str(reply.content)
+        return parse_json_reply(raw, schema), reply
     except (ValueError, ValidationError) as first:
         if not repair:
             raise StructuredOutputError(f"{name}: the model's reply did not match {schema.__name__}: {_short(first)}",
@@ -75,8 +86,9 @@ def call_structured(llm: BaseChatModel, schema: type[T], messages: list[BaseMess
             HumanMessage(content=render("repair_json", error=_short(first)))]
         second_raw = ""
         try:
-            second_raw = _invoke(llm, repair, f"{name}:repair", kwargs)
-            return parse_json_reply(second_raw, schema)
+            second = _invoke(llm, repair, f"{name}:repair", kwargs)
+            second_raw = str(second.content)
+            return parse_json_reply(second_raw, schema), second
         except (ValueError, ValidationError) as second:
             raise StructuredOutputError(
                 f"{name}: the model's reply did not match {schema.__name__} after one repair: {_short(second)}",

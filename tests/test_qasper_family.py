@@ -14,6 +14,7 @@ ANSWERS = {"What dataset do they use?": "PangoSet.", "Do they use a ResNet backb
            "How much did they pay the annotators?": "The paper does not mention it.",
            "What F1 does the detector reach?": "91.2 F1", "Which tokenizer is better?": "unigram"}
 BM25 = ["qa.retrieval_mode=bm25", "qasper.fallback_mode=bm25"]  # the hash embedder is no real model
+NO_CHECK = ["qa.answer_check=false"]  # one model call per answer, so the tests can count them; checked apart
 
 
 class Oracle:
@@ -41,7 +42,7 @@ def data(tmp_path):
 def config(data, store, *more):
     from evidex.graphs.tasks import config_for_task
 
-    return config_for_task("qasper", [f"dataset.file={data}", f"store.store_dir={store}", *BM25, *more])
+    return config_for_task("qasper", [f"dataset.file={data}", f"store.store_dir={store}", *BM25, *NO_CHECK, *more])
 
 
 def test_run_interrupt_resume_scores_and_reports(data, tmp_path):
@@ -119,7 +120,7 @@ def test_cli_skip_ingest_and_resume(data, tmp_path, capsys):
     replies.write_text(json.dumps([{"answer": "PangoSet"}, {"answer": "No"}]))
     args = ["--task", "qasper", "--data", str(data), "--limit", "2", "--skip-ingest", "--llm", f"scripted:{replies}",
             "--out", str(tmp_path / "runs"), "--no-progress", "--set", f"store.store_dir={store}"]
-    args += [x for s in BM25 for x in ("--set", s)]
+    args += [x for s in BM25 + NO_CHECK for x in ("--set", s)]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "items: 2/2 ok" in out and "QASPER: Answer-F1 by answer type" in out and "LED-base" in out
@@ -359,3 +360,60 @@ def test_the_quoted_paragraph_is_the_evidence(data, tmp_path):
     pred = row["prediction"]
     assert pred["answer"] == "PangoSet" and pred["quote"].startswith("We collect")
     assert pred["evidence_source"] == "quote" and pred["evidence"] == [DATA_PARAGRAPH]
+
+
+@pytest.mark.parametrize(("threshold", "expected"), [(None, "PangoSet"), (0.5, "Unanswerable"), (0.7, "PangoSet")])
+def test_an_answer_the_model_nearly_abstained_from_becomes_unanswerable(data, tmp_path, threshold, expected):
+    """qa.abstain_word + qasper.abstain_above: the model wrote "PangoSet" but was 0.6 likely to begin with
+    "Unanswerable" (its reply's logprobs); at or above the threshold the answer is Unanswerable with no evidence,
+    below it (or off) the span stays. abstain_p is kept in the prediction either way."""
+    import math
+
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.runner import run_task
+    from evidex.tools.runfolder import read_results
+
+    def logprobs(reply: str) -> list[dict]:
+        head, value = '{"answer": "', json.loads(reply)["answer"]
+        return [{"token": head, "logprob": 0.0, "top_logprobs": []},
+                {"token": value, "logprob": math.log(0.4),
+                 "top_logprobs": [{"token": value, "logprob": math.log(0.4)},
+                                  {"token": "Unanswerable", "logprob": math.log(0.6)}]},
+                {"token": '"}', "logprob": 0.0, "top_logprobs": []}]
+
+    model = ScriptedChatModel(responses=lambda prompt: json.dumps({"answer": "PangoSet"}), logprobs=logprobs)
+    more = [] if threshold is None else [f"qasper.abstain_above={threshold}"]
+    run_dir = run_task(config(data, tmp_path / "store", "dataset.limit=1", *more), out_dir=tmp_path / "runs",
+                       embedder=HashEmbeddings(), progress=False, llm=model)
+    (row,) = read_results(run_dir / "results.jsonl")
+    pred = row["prediction"]
+    assert pred["answer"] == expected and pred["confidence"]["abstain_p"] == pytest.approx(0.6)
+    assert (pred["evidence"] == []) == (expected == "Unanswerable")
+
+
+def test_context_order_and_the_question_asked_again_after_the_context(data, tmp_path):
+    """qa.context_order=best_last puts the best-ranked paragraph next to the answer (citations keep the retrieval
+    order); qa.question_last asks the question again after the context."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.runner import run_task
+    from evidex.tools.runfolder import read_results
+
+    def run(name: str, *more: str):
+        model = ScriptedChatModel(responses=lambda prompt: json.dumps({"answer": "PangoSet"}))
+        run_dir = run_task(config(data, tmp_path / "store", "dataset.offset=3", "dataset.limit=1",
+                                         "qa.retrieval_limit=3", *more),
+                           out_dir=tmp_path / name, llm=model, embedder=HashEmbeddings(), progress=False)
+        (row,) = read_results(run_dir / "results.jsonl")
+        assert row["error"] is None, row["error"]
+        (prompt,) = model.prompts
+        context = prompt.split("[Context]:")[1]
+        shown = row["prediction"]["citations"]  # "What F1 does the detector reach?": three paragraphs say detector
+        order = sorted(shown, key=lambda c: context.index(f"page {c['page_number']}]"))
+        return prompt, [c["page_number"] for c in shown], [c["page_number"] for c in order]
+
+    prompt, cited, shown = run("first")
+    assert shown == cited and prompt.count("[Question]: What F1 does the detector reach?") == 1
+    prompt, cited_last, shown = run("last", "qa.context_order=best_last", "qa.question_last=true")
+    assert cited_last == cited and shown == cited[::-1] and len(cited) == 3
+    assert prompt.count("[Question]: What F1 does the detector reach?") == 2
+    assert prompt.rindex("[Question]") > prompt.index("[Context]:")

@@ -70,7 +70,9 @@ def retrieved_context(tools: StoreTools, q: PaperQuestion, s: BaselineSettings) 
     hits = tools.search_hits(q.question, s.retrieval_table, s.retrieval_column, scope_filter(q.pdf_ids),
                              s.retrieval_limit, s.retrieval_mode)
     titles = tools.title_by_id() if names_papers(q) else {}
-    text = "\n\n".join(f"[{h.pdf_id} page {h.page_number}{paper_label(titles.get(h.pdf_id))}] {h.text}" for h in hits)
+    shown = hits[::-1] if s.context_order == "best_last" else hits
+    text = "\n\n".join(f"[{h.pdf_id} page {h.page_number}{paper_label(titles.get(h.pdf_id))}] {h.text}"
+                       for h in shown)
     return text, [CitedPage(pdf_id=h.pdf_id, page_number=h.page_number, source=f"{h.table_name}.{h.primary_key}")
                   for h in hits]
 
@@ -95,7 +97,9 @@ def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str
         q = state.input
         reply = answer_from_context(llm, q.question, q.answer_format, scope_line(q), state.context,
                                     typed=settings.typed_answer, quote=settings.quote_first,
-                                    max_tokens=settings.max_tokens, name=f"{settings.method}_answer")
+                                    max_tokens=settings.max_tokens, name=f"{settings.method}_answer",
+                                    abstain_word=settings.abstain_word, check=settings.answer_check,
+                                    question_last=settings.question_last)
         text = reply.answer
         cites = list({(c.pdf_id, c.page_number): c for c in state.sources}.values())
         exists = tools.pages_exist([(c.pdf_id, c.page_number) for c in cites]) if cites else {}
@@ -103,7 +107,7 @@ def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str
         shaped = tools.shape_answer(text, q.answer_format)
         return {"prediction": QAPrediction(id=q.id, answer=shaped, citations=cited, turns=1, actions=[settings.method],
                                            raw_answer=text if shaped != text else None,
-                                           quote=reply.quote or None)}
+                                           quote=reply.quote or None, confidence=reply.confidence)}
 
     g = StateGraph(BaselineState, input_schema=NeuSymInput, output_schema=NeuSymOutput)
     g.add_node("context", context)

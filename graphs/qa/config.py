@@ -35,6 +35,17 @@ class AnswerSettings(BaseModel):
                                                  "format gets an integer under the grammar)")
     quote_first: bool = Field(False, description="answer calls copy the sentence the answer rests on before "
                                                  "answering")
+    abstain_word: str | None = Field(None, description="the answer format's word for 'no answer' (QASPER: "
+                                                      "Unanswerable): the single-call answers (classic RAG and the "
+                                                      "other baselines) then read from the reply's logprobs how sure "
+                                                      "the model was (prediction.confidence: first_token_p, "
+                                                      "mean_logprob, abstain_p = P(beginning with the word); "
+                                                      "OpenAI-style servers such as the local one)")
+    question_last: bool = Field(False, description="single-call answers: the question is asked again after the "
+                                                   "context, next to where the answer is written")
+    answer_check: bool = Field(False, description="single-call answers: one more short call after the answer asks "
+                                                  "whether the context answers the question "
+                                                  "(prediction.confidence.check_p; the prompt is cached)")
 
 
 class RetrievalSettings(BaseModel):
@@ -45,6 +56,9 @@ class RetrievalSettings(BaseModel):
     retrieval_table: str = "chunks"
     retrieval_column: str = "text_content"
     retrieval_mode: Literal["dense", "bm25", "hybrid"] = "hybrid"
+    context_order: Literal["best_first", "best_last"] = Field(
+        "best_first", description="classic_rag: the retrieved chunks in the context, best first or best last "
+                                  "(next to the answer; citations keep the retrieval order either way)")
 
 
 class AgentSettings(AnswerSettings):

@@ -33,6 +33,10 @@ class QasperSettings(Strict):
         description="an answer (not Yes/No) whose best cited paragraph holds less than this share of its content "
                     "words becomes 'Unanswerable': the model guessed past its context (tuned on dev questions 0-99: "
                     "16% of answers, 55% of them about questions an annotator called unanswerable). 0 = off")
+    abstain_above: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="an answer the model was at least this likely to begin with 'Unanswerable' (abstain_p, read "
+                    "with qa.abstain_word: Unanswerable) becomes 'Unanswerable', whatever it wrote. null = off")
     boolean_evidence: bool = Field(
         False, description="give a Yes/No answer the cited paragraphs as evidence. Off: a bare Yes/No names no "
                            "words to find its paragraph by, and the first cited paragraphs were the annotators' "
