@@ -393,7 +393,7 @@ def test_an_answer_the_model_nearly_abstained_from_becomes_unanswerable(data, tm
 
 def test_context_order_and_the_question_asked_again_after_the_context(data, tmp_path):
     """qa.context_order=best_last puts the best-ranked paragraph next to the answer (citations keep the retrieval
-    order); qa.question_last asks the question again after the context."""
+    order); qa.question_last (the qasper default) asks the question again after the context."""
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs.runner import run_task
     from evidex.tools.runfolder import read_results
@@ -411,7 +411,7 @@ def test_context_order_and_the_question_asked_again_after_the_context(data, tmp_
         order = sorted(shown, key=lambda c: context.index(f"page {c['page_number']}]"))
         return prompt, [c["page_number"] for c in shown], [c["page_number"] for c in order]
 
-    prompt, cited, shown = run("first")
+    prompt, cited, shown = run("first", "qa.question_last=false")
     assert shown == cited and prompt.count("[Question]: What F1 does the detector reach?") == 1
     prompt, cited_last, shown = run("last", "qa.context_order=best_last", "qa.question_last=true")
     assert cited_last == cited and shown == cited[::-1] and len(cited) == 3

@@ -41,8 +41,10 @@ class AnswerSettings(BaseModel):
                                                       "the model was (prediction.confidence: first_token_p, "
                                                       "mean_logprob, abstain_p = P(beginning with the word); "
                                                       "OpenAI-style servers such as the local one)")
-    question_last: bool = Field(False, description="single-call answers: the question is asked again after the "
-                                                   "context, next to where the answer is written")
+    question_last: bool = Field(False, description="answers from a context (the single-call baselines, NeuSym's "
+                                                   "early and evidence answers): the question is asked again after "
+                                                   "the context, next to where the answer is written (QASPER dev "
+                                                   "100-159 with classic RAG: Answer-F1 25.06 -> 35.50)")
     answer_check: bool = Field(False, description="single-call answers: one more short call after the answer asks "
                                                   "whether the context answers the question "
                                                   "(prediction.confidence.check_p; the prompt is cached)")

@@ -118,7 +118,8 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         try:
             out = answer_from_context(llm, q.question, q.answer_format, scope_line(q),
                                       context[: settings.evidence_chars], typed=settings.typed_answer,
-                                      quote=settings.quote_first, max_tokens=settings.max_tokens, name="neusym_answer")
+                                      quote=settings.quote_first, max_tokens=settings.max_tokens, name="neusym_answer",
+                                      question_last=settings.question_last)
         except StructuredOutputError:
             return None
         return decided.model_copy(update={"answer": out.answer,
@@ -134,7 +135,8 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         try:
             out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context,
                                       typed=settings.typed_answer, quote=settings.quote_first,
-                                      max_tokens=settings.max_tokens, name="neusym_early_answer")
+                                      max_tokens=settings.max_tokens, name="neusym_early_answer",
+                                      question_last=settings.question_last)
         except StructuredOutputError:  # an unreadable early answer is no answer yet: the turns begin
             return {}
         if not (quote_in(out.quote, context) if settings.quote_first else value_in(out.answer, context)):

@@ -36,7 +36,9 @@ class QasperSettings(Strict):
     abstain_above: float | None = Field(
         None, ge=0.0, le=1.0,
         description="an answer the model was at least this likely to begin with 'Unanswerable' (abstain_p, read "
-                    "with qa.abstain_word: Unanswerable) becomes 'Unanswerable', whatever it wrote. null = off")
+                    "with qa.abstain_word: Unanswerable) becomes 'Unanswerable', whatever it wrote. null = off: with "
+                    "the local 1.5B model no confidence signal tells unanswerable questions apart (dev 100-199, "
+                    "AUC 0.47-0.58), so it is left for stronger models")
     boolean_evidence: bool = Field(
         False, description="give a Yes/No answer the cited paragraphs as evidence. Off: a bare Yes/No names no "
                            "words to find its paragraph by, and the first cited paragraphs were the annotators' "
