@@ -86,9 +86,9 @@ def call_structured_reply(llm: BaseChatModel, schema: type[T], messages: list[Ba
             HumanMessage(content=render("repair_json", error=_short(first)))]
         second_raw = ""
         try:
-            second = _invoke(llm, repair, f"{name}:repair", kwargs)
-            second_raw = str(second.content)
-            return parse_json_reply(second_raw, schema), second
+            repaired = _invoke(llm, repair, f"{name}:repair", kwargs)
+            second_raw = str(repaired.content)
+            return parse_json_reply(second_raw, schema), repaired
         except (ValueError, ValidationError) as second:
             raise StructuredOutputError(
                 f"{name}: the model's reply did not match {schema.__name__} after one repair: {_short(second)}",

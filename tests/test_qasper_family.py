@@ -14,7 +14,6 @@ ANSWERS = {"What dataset do they use?": "PangoSet.", "Do they use a ResNet backb
            "How much did they pay the annotators?": "The paper does not mention it.",
            "What F1 does the detector reach?": "91.2 F1", "Which tokenizer is better?": "unigram"}
 BM25 = ["qa.retrieval_mode=bm25", "qasper.fallback_mode=bm25"]  # the hash embedder is no real model
-NO_CHECK = ["qa.answer_check=false"]  # one model call per answer, so the tests can count them; checked apart
 
 
 class Oracle:
@@ -42,7 +41,7 @@ def data(tmp_path):
 def config(data, store, *more):
     from evidex.graphs.tasks import config_for_task
 
-    return config_for_task("qasper", [f"dataset.file={data}", f"store.store_dir={store}", *BM25, *NO_CHECK, *more])
+    return config_for_task("qasper", [f"dataset.file={data}", f"store.store_dir={store}", *BM25, *more])
 
 
 def test_run_interrupt_resume_scores_and_reports(data, tmp_path):
@@ -120,7 +119,7 @@ def test_cli_skip_ingest_and_resume(data, tmp_path, capsys):
     replies.write_text(json.dumps([{"answer": "PangoSet"}, {"answer": "No"}]))
     args = ["--task", "qasper", "--data", str(data), "--limit", "2", "--skip-ingest", "--llm", f"scripted:{replies}",
             "--out", str(tmp_path / "runs"), "--no-progress", "--set", f"store.store_dir={store}"]
-    args += [x for s in BM25 + NO_CHECK for x in ("--set", s)]
+    args += [x for s in BM25 for x in ("--set", s)]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "items: 2/2 ok" in out and "QASPER: Answer-F1 by answer type" in out and "LED-base" in out
@@ -417,3 +416,16 @@ def test_context_order_and_the_question_asked_again_after_the_context(data, tmp_
     assert cited_last == cited and shown == cited[::-1] and len(cited) == 3
     assert prompt.count("[Question]: What F1 does the detector reach?") == 2
     assert prompt.rindex("[Question]") > prompt.index("[Context]:")
+
+
+def test_abstain_above_leaves_answers_alone_when_the_model_reports_no_logprobs(data, tmp_path):
+    """qasper.abstain_above=0 with a model that gives no logprobs (abstain_p None): nothing is known, nothing flips."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.runner import run_task
+    from evidex.tools.runfolder import read_results
+
+    model = ScriptedChatModel(responses=lambda prompt: json.dumps({"answer": "PangoSet"}))
+    run_dir = run_task(config(data, tmp_path / "store", "dataset.limit=1", "qasper.abstain_above=0"),
+                       out_dir=tmp_path / "runs", embedder=HashEmbeddings(), progress=False, llm=model)
+    (row,) = read_results(run_dir / "results.jsonl")
+    assert row["prediction"]["answer"] == "PangoSet" and row["prediction"]["confidence"]["abstain_p"] is None
