@@ -154,6 +154,10 @@ def print_table(title: str, rows: list[dict]) -> None:
 
 
 def pipeline_row(run_dir: Path) -> dict:
+    missing = [f for f in ("qasper_metrics.json", "metrics.json") if not (run_dir / f).is_file()]
+    if missing:  # an interrupted run has results but no scores yet
+        raise FileNotFoundError(f"{run_dir}: no {' or '.join(missing)}; finish the run first "
+                                f"(python -m graphs.run --resume {run_dir})")
     metrics = json.loads((run_dir / "qasper_metrics.json").read_text())
     summary = json.loads((run_dir / "metrics.json").read_text())
     base = metrics["baseline_unanswerable"]
@@ -197,7 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     from evidex.tools.qasper_data import QasperDataError, load_qasper
 
     if args.pipeline and args.from_runs:
-        rows = [pipeline_row(d) for d in args.from_runs]
+        try:
+            rows = [pipeline_row(d) for d in args.from_runs]
+        except FileNotFoundError as exc:
+            p.error(str(exc))
         print_table("QASPER pipeline (official metric, 0-100)", rows)
         write_results(args.json or Path("benchmarks/results/qasper_pipeline.json"), {"rows": rows})
         return 0

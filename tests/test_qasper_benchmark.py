@@ -38,3 +38,17 @@ def test_retrieval_only_rows(cache, capsys):
     assert 0 < rows[("bm25", 1)]["evidence_f1"] <= 100
     assert rows[('"Unanswerable" (no evidence)', 0)]["evidence_f1"] == pytest.approx(20.0)
     assert "Evidence-F1" in capsys.readouterr().out
+
+
+def test_tabulating_an_unfinished_run_says_how_to_finish_it(tmp_path, capsys):
+    from benchmarks.qasper import main
+
+    run = tmp_path / "20261126-181938-qasper"
+    run.mkdir()
+    (run / "results.jsonl").write_text("")  # interrupted: rows but no scores
+    with pytest.raises(SystemExit) as exc:
+        main(["--pipeline", "--from-runs", str(run), "--json", str(tmp_path / "r.json")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "no qasper_metrics.json or metrics.json" in err and f"--resume {run}" in err
+    assert not (tmp_path / "r.json").exists()
