@@ -48,6 +48,9 @@ class SearchError(ValueError):
     """The search request cannot run as given (unknown column, mode not indexed, ...)."""
 
 
+MAX_HITS = 50  # most hits one search returns
+
+
 class SearchArgs(BaseModel):
     query: str = Field(..., min_length=1, max_length=2000, description="what to look for (natural language or keywords)")
     table: str = Field(..., description="table of the searchable column, e.g. chunks")
@@ -59,7 +62,7 @@ class SearchArgs(BaseModel):
         "bbox, e.g. \"pdf_id == '<uuid>' and page_number <= 3\"",
     )
     mode: SearchMode = Field("hybrid", description="dense (embeddings), bm25 (keywords) or hybrid (both, RRF-fused)")
-    limit: int = Field(5, ge=1, le=50, description="number of hits")
+    limit: int = Field(5, ge=1, le=MAX_HITS, description="number of hits")
 
 
 class SearchHit(BaseModel):

@@ -20,7 +20,7 @@ from pydantic import Field
 from evidex.agents.paper_answer import answer_from_context
 from evidex.graphs.qa.config import AnswerSettings, RetrievalSettings
 from evidex.graphs.qa.neusym import NeuSymInput, NeuSymOutput
-from evidex.graphs.qa.scope import names_papers, paper_label, scope_filter, scope_line, sql_marks
+from evidex.graphs.qa.scope import names_papers, paper_label, scope_line, sql_marks
 from evidex.graphs.qa.store_tools import StoreTools
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 
@@ -67,8 +67,8 @@ def full_text_context(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[
 
 
 def retrieved_context(tools: StoreTools, q: PaperQuestion, s: BaselineSettings) -> tuple[str, list[CitedPage]]:
-    hits = tools.search_hits(q.question, s.retrieval_table, s.retrieval_column, scope_filter(q.pdf_ids),
-                             s.retrieval_limit, s.retrieval_mode)
+    hits = tools.question_hits(q, q.question, s.retrieval_table, s.retrieval_column, s.retrieval_limit,
+                               s.retrieval_mode)
     titles = tools.title_by_id() if names_papers(q) else {}
     shown = hits[::-1] if s.context_order == "best_last" else hits
     text = "\n\n".join(f"[{h.pdf_id} page {h.page_number}{paper_label(titles.get(h.pdf_id))}] {h.text}"

@@ -173,7 +173,7 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         else:
             action = {"thought": "start from the passages that match the question", "action": "search",
                       "query": q.question[:500], "table": "chunks", "column": "text_content",
-                      "filter": scope_filter(q.pdf_ids), "limit": 4, "mode": "hybrid"}
+                      "filter": tools.question_filter(q), "limit": 4, "mode": "hybrid"}
             try:
                 result = tools.search_result(action["query"], action["table"], action["column"], action["filter"],
                                              action["limit"], action["mode"])
@@ -192,7 +192,7 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         else:
             if action.get("action") == "search" and settings.search_target:
                 action = {**action, "table": settings.search_target[0], "column": settings.search_target[1],
-                          "filter": scope_filter(state.input.pdf_ids)}
+                          "filter": tools.question_filter(state.input)}
             observation = truncate(tools.run(action), settings.observation_chars)
         shown = json.dumps({k: v for k, v in action.items() if k != "error"}, ensure_ascii=False)
         repeat = _earlier_turn(state.steps, action)

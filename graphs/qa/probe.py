@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from evidex.graphs.qa.scope import names_papers, paper_label, scope_filter, sql_marks
+from evidex.graphs.qa.scope import names_papers, paper_label, sql_marks
 from evidex.tools.qa import CitedPage, PaperQuestion
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> list[Block]:
     hits = []
     for mode in ("hybrid", "bm25"):  # keywords alone when the store's embedder cannot encode a query here
         try:
-            hits = tools.search_hits(q.question[:500], "chunks", "text_content", scope_filter(q.pdf_ids), limit, mode)
+            hits = tools.question_hits(q, q.question[:500], "chunks", "text_content", limit, mode)
             break
         except Exception:  # noqa: BLE001 - the probe is a head start; the agent's own searches report errors
             continue

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evidex.graphs.qa.scope import sql_marks
+from evidex.graphs.qa.scope import scope_filter, sql_marks
 from evidex.tools.answer_format import asks_for_title, conform, snap_title
+from evidex.tools.filters import MAX_FILTER_CHARS
+from evidex.tools.qa import PaperQuestion
 
 REPEAT_WARNING = "[Warning]: you already took this exact action"
 
@@ -102,6 +104,38 @@ class StoreTools:
 
     def search_hits(self, query: str, table: str, column: str, filter: str | None, limit: int, mode: str):
         return self.search_result(query, table, column, filter, limit, mode).hits
+
+    def conference_papers(self, conferences: list[str]) -> list[str]:
+        """The store's papers from these venues (``metadata.conference_year``, e.g. acl2023; case aside)."""
+        wanted = [c.strip().lower() for c in conferences if c.strip()]
+        if not wanted:
+            return []
+        return [r["pdf_id"] for r in self.query(
+            "SELECT CAST(paper_id AS VARCHAR) AS pdf_id FROM metadata "
+            f"WHERE lower(conference_year) IN ({sql_marks(wanted)}) ORDER BY 1", wanted)]
+
+    def question_filter(self, q: PaperQuestion) -> str | None:
+        """The search filter of a question's search space: its papers when it names them, else the papers of its
+        conferences (AirQA's ``conference`` field: a retrieval question's answer is one of them) when a filter can
+        name them all, else None (the whole store). A venue none of the store's papers is from restricts nothing
+        (a user's own PDFs carry none)."""
+        if q.pdf_ids or not q.conferences:
+            return scope_filter(q.pdf_ids)
+        flt = scope_filter(self.conference_papers(q.conferences))
+        return flt if flt and len(flt) <= MAX_FILTER_CHARS else None
+
+    def question_hits(self, q: PaperQuestion, query: str, table: str, column: str, limit: int, mode: str):
+        """Our own search for a question, kept on its search space (``question_filter``)."""
+        flt = self.question_filter(q)
+        pool = set(self.conference_papers(q.conferences)) if flt is None and q.conferences else set()
+        if not pool:
+            return self.search_hits(query, table, column, flt, limit, mode)
+        # a venue with too many papers to name in a filter: read further down the whole store's ranking and keep
+        # the venue's papers
+        from evidex.tools.search import MAX_HITS
+
+        hits = self.search_hits(query, table, column, None, MAX_HITS, mode)
+        return [h for h in hits if h.pdf_id in pool][:limit]
 
     def next_hits(self, action: dict[str, Any], skip: int) -> str:
         """A search asked again: the hits after the first ``skip``, or a note that there are no more."""

@@ -198,6 +198,36 @@ def test_passages_name_their_paper_when_the_question_is_not_about_one(corpus_sto
     assert ', paper "' not in probe(tools, one)[0] and ', paper "' not in retrieved_context(tools, one, settings)[0]
 
 
+def test_a_question_with_a_conference_searches_that_venue_s_papers(corpus_store, manifest, monkeypatch):
+    """AirQA's ``conference`` field is a retrieval question's search space: our own searches (probe, classic RAG)
+    keep to the store's papers of that venue, by filter, or by reading further down the ranking when the venue has
+    too many papers to name in one; a venue no paper of the store is from restricts nothing."""
+    import evidex.graphs.qa.store_tools as store_tools
+    from evidex.graphs.qa.baselines import BaselineSettings, retrieved_context
+    from evidex.graphs.qa.neusym import StoreTools
+    from evidex.graphs.qa.probe import probe
+    from evidex.tools.qa import PaperQuestion
+
+    store, _ = corpus_store
+    tools = StoreTools(None, str(store))
+    geval = manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]  # the small corpus's only arxiv2023 paper
+    text = "Which paper builds a literature graph of papers, authors and entities for semantic search?"
+    venue = PaperQuestion(id="c", question=text, conferences=["ArXiv2023"])
+    assert tools.conference_papers(venue.conferences) == [geval] and geval in tools.question_filter(venue)
+    anywhere = PaperQuestion(id="a", question=text)
+    everywhere = tools.question_hits(anywhere, text, "chunks", "text_content", 4, "hybrid")
+    assert {h.pdf_id for h in everywhere} - {geval}
+    for hits in (tools.question_hits(venue, text, "chunks", "text_content", 4, "hybrid"),
+                 retrieved_context(tools, venue, BaselineSettings(method="classic_rag"))[1], probe(tools, venue)[1]):
+        assert hits and {h.pdf_id for h in hits} == {geval}
+    monkeypatch.setattr(store_tools, "MAX_FILTER_CHARS", 10)  # as if the venue had hundreds of papers
+    assert tools.question_filter(venue) is None
+    assert {h.pdf_id for h in tools.question_hits(venue, text, "chunks", "text_content", 4, "hybrid")} == {geval}
+    nowhere = PaperQuestion(id="n", question=text, conferences=["acl1999"])
+    assert tools.question_filter(nowhere) is None
+    assert tools.question_hits(nowhere, text, "chunks", "text_content", 4, "hybrid") == everywhere
+
+
 def test_early_answer_only_when_its_quote_is_in_the_probe(corpus_store, manifest):
     """After the multiview probe the model answers with a quote: found in the probe, that is the answer (one turn,
     citing the row that holds the quote); not found (made up), the agent's turns begin and the evidence answer
