@@ -98,7 +98,7 @@ def row_on_questions(run_dir: Path, ids: list[str]) -> dict:
 
     from evidex.tools.runfolder import read_results
 
-    config = json.loads((run_dir / "metrics.json").read_text())["config"]
+    config = json.loads((run_dir / "run.json").read_text())["config"]
     rows = [r for r in read_results(run_dir / "results.jsonl") if r["id"] in set(ids)]
     ok = [r for r in rows if not r.get("error")]
     row = {"method": config, "run": run_dir.name, "n": len(rows), "errors": len(rows) - len(ok)}
@@ -114,6 +114,22 @@ def row_on_questions(run_dir: Path, ids: list[str]) -> dict:
     row["prompt tok/q"] = round(mean(r["tokens"].get("prompt", 0) for r in rows), 1) if rows else None
     row["completion tok/q"] = round(mean(r["tokens"].get("completion", 0) for r in rows), 1) if rows else None
     return row
+
+
+def run_row(run_dir: Path) -> dict:
+    """A run's row: from its summary when it finished, else from the questions it answered so far (an interrupted
+    run; the row says how many of how many, and how to finish it)."""
+    from evidex.tools.runfolder import read_results
+
+    if (run_dir / "metrics.json").is_file():
+        return row_from_summary(json.loads((run_dir / "metrics.json").read_text()))
+    if not (run_dir / "run.json").is_file():
+        raise FileNotFoundError(f"{run_dir}: not a run folder (no run.json)")
+    planned = json.loads((run_dir / "run.json").read_text()).get("n_items")
+    answered = [r["id"] for r in read_results(run_dir / "results.jsonl")] if (run_dir / "results.jsonl").is_file() else []
+    print(f"{run_dir.name}: unfinished, {len(answered)} of {planned} questions answered; its row covers those "
+          f"(finish it with python -m graphs.run --resume {run_dir})")
+    return {**row_on_questions(run_dir, answered), "unfinished": f"{len(answered)}/{planned}"}
 
 
 def common_questions(run_dirs: list[Path]) -> list[str]:
@@ -162,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     rows, common = [], []
     if args.from_runs:
-        rows = [row_from_summary(json.loads((d / "metrics.json").read_text())) for d in args.from_runs]
+        rows = [run_row(d) for d in args.from_runs]
         if args.common:
             ids = common_questions(args.from_runs)
             common = [row_on_questions(d, ids) for d in args.from_runs]

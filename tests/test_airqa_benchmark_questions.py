@@ -51,7 +51,7 @@ def test_side_by_side_on_the_questions_every_method_answered(tmp_path):
     def run(name, scores):
         d = tmp_path / name
         d.mkdir()
-        (d / "metrics.json").write_text(json.dumps({"config": name}))
+        (d / "run.json").write_text(json.dumps({"config": name, "n_items": 3, "status": "running"}))
         (d / "results.jsonl").write_text("".join(json.dumps({
             "id": qid, "tags": ["table"], "error": None, "latency_s": 10.0, "tokens": {"prompt": 100, "completion": 5},
             "metrics": {"score": s, "turns": 1.0}}) + "\n" for qid, s in scores.items()))
@@ -62,3 +62,23 @@ def test_side_by_side_on_the_questions_every_method_answered(tmp_path):
     assert common_questions([a, b]) == ["q1", "q2"]
     row = row_on_questions(a, ["q1", "q2"])
     assert row["n"] == 2 and row["score"] == 0.5 and row["score[table]"] == 0.5 and row["prompt tok/q"] == 100
+
+
+def test_an_unfinished_run_is_tabulated_over_what_it_answered(tmp_path, capsys):
+    """An interrupted run (no metrics.json yet) gets a row over the questions it answered, saying how many of how
+    many and how to finish it; a folder that is no run is named."""
+    from benchmarks.airqa import main
+
+    d = tmp_path / "20261126-000000-airqa"
+    d.mkdir()
+    (d / "run.json").write_text(json.dumps({"config": "airqa", "n_items": 3, "status": "running"}))
+    (d / "results.jsonl").write_text("".join(json.dumps({
+        "id": qid, "tags": ["text"], "error": None, "latency_s": 10.0, "tokens": {"prompt": 100, "completion": 5},
+        "metrics": {"score": s}}) + "\n" for qid, s in (("q1", 1.0), ("q2", 0.0))))
+    out = tmp_path / "rows.json"
+    assert main(["--from-runs", str(d), "--json", str(out)]) == 0
+    row = json.loads(out.read_text())["rows"][0]
+    assert row["method"] == "airqa" and row["n"] == 2 and row["score"] == 0.5 and row["unfinished"] == "2/3"
+    assert f"graphs.run --resume {d}" in capsys.readouterr().out
+    with pytest.raises(FileNotFoundError, match="not a run folder"):
+        main(["--from-runs", str(tmp_path), "--json", str(out)])
