@@ -131,11 +131,11 @@ class StoreTools:
         if not pool:
             return self.search_hits(query, table, column, flt, limit, mode)
         # a venue with too many papers to name in a filter: read further down the whole store's ranking and keep
-        # the venue's papers
+        # the venue's papers (or, when none ranks that high, the best of the store rather than nothing)
         from evidex.tools.search import MAX_HITS
 
         hits = self.search_hits(query, table, column, None, MAX_HITS, mode)
-        return [h for h in hits if h.pdf_id in pool][:limit]
+        return [h for h in hits if h.pdf_id in pool][:limit] or hits[:limit]
 
     def next_hits(self, action: dict[str, Any], skip: int) -> str:
         """A search asked again: the hits after the first ``skip``, or a note that there are no more."""
