@@ -126,7 +126,7 @@ def run_row(run_dir: Path) -> dict:
     if not (run_dir / "run.json").is_file():
         raise FileNotFoundError(f"{run_dir}: not a run folder (no run.json)")
     planned = json.loads((run_dir / "run.json").read_text()).get("n_items")
-    answered = [r["id"] for r in read_results(run_dir / "results.jsonl")] if (run_dir / "results.jsonl").is_file() else []
+    answered = [r["id"] for r in read_results(run_dir / "results.jsonl")]  # none yet: no file, no rows
     print(f"{run_dir.name}: unfinished, {len(answered)} of {planned} questions answered; its row covers those "
           f"(finish it with python -m graphs.run --resume {run_dir})")
     return {**row_on_questions(run_dir, answered), "unfinished": f"{len(answered)}/{planned}"}

@@ -114,20 +114,26 @@ class StoreTools:
             "SELECT CAST(paper_id AS VARCHAR) AS pdf_id FROM metadata "
             f"WHERE lower(conference_year) IN ({sql_marks(wanted)}) ORDER BY 1", wanted)]
 
-    def question_filter(self, q: PaperQuestion) -> str | None:
-        """The search filter of a question's search space: its papers when it names them, else the papers of its
-        conferences (AirQA's ``conference`` field: a retrieval question's answer is one of them) when a filter can
-        name them all, else None (the whole store). A venue none of the store's papers is from restricts nothing
-        (a user's own PDFs carry none)."""
+    def _search_space(self, q: PaperQuestion) -> tuple[str | None, set[str]]:
+        """A question's search space as (filter, papers to keep): its papers when it names them, else the papers of
+        its conferences (AirQA's ``conference`` field: a retrieval question's answer is one of them), by filter when
+        one can name them all, else as the set to keep from the whole store's ranking. A venue none of the store's
+        papers is from restricts nothing (a user's own PDFs carry none)."""
         if q.pdf_ids or not q.conferences:
-            return scope_filter(q.pdf_ids)
-        flt = scope_filter(self.conference_papers(q.conferences))
-        return flt if flt and len(flt) <= MAX_FILTER_CHARS else None
+            return scope_filter(q.pdf_ids), set()
+        pool = self.conference_papers(q.conferences)
+        flt = scope_filter(pool)
+        if flt is None or len(flt) <= MAX_FILTER_CHARS:
+            return flt, set()
+        return None, set(pool)
+
+    def question_filter(self, q: PaperQuestion) -> str | None:
+        """The search filter of a question's search space (None: the whole store, or a venue too large for one)."""
+        return self._search_space(q)[0]
 
     def question_hits(self, q: PaperQuestion, query: str, table: str, column: str, limit: int, mode: str):
-        """Our own search for a question, kept on its search space (``question_filter``)."""
-        flt = self.question_filter(q)
-        pool = set(self.conference_papers(q.conferences)) if flt is None and q.conferences else set()
+        """Our own search for a question, kept on its search space."""
+        flt, pool = self._search_space(q)
         if not pool:
             return self.search_hits(query, table, column, flt, limit, mode)
         # a venue with too many papers to name in a filter: read further down the whole store's ranking and keep
