@@ -117,11 +117,10 @@ class StoreTools:
     def _search_space(self, q: PaperQuestion) -> tuple[str | None, set[str]]:
         """A question's search space as (filter, papers to keep): its papers when it names them, else the papers of
         its conferences (AirQA's ``conference`` field: a retrieval question's answer is one of them), by filter when
-        one can name them all, else as the set to keep from the whole store's ranking. A venue none of the store's
-        papers is from restricts nothing (a user's own PDFs carry none)."""
-        if q.pdf_ids or not q.conferences:
-            return scope_filter(q.pdf_ids), set()
-        pool = self.conference_papers(q.conferences)
+        one can name them all, else as the set to keep from the whole store's ranking (a question naming dozens of
+        papers, a venue of hundreds). A venue none of the store's papers is from restricts nothing (a user's own
+        PDFs carry none)."""
+        pool = list(q.pdf_ids) or (self.conference_papers(q.conferences) if q.conferences else [])
         flt = scope_filter(pool)
         if flt is None or len(flt) <= MAX_FILTER_CHARS:
             return flt, set()
@@ -136,8 +135,8 @@ class StoreTools:
         flt, pool = self._search_space(q)
         if not pool:
             return self.search_hits(query, table, column, flt, limit, mode)
-        # a venue with too many papers to name in a filter: read further down the whole store's ranking and keep
-        # the venue's papers (or, when none ranks that high, the best of the store rather than nothing)
+        # too many papers to name in a filter: read further down the whole store's ranking and keep theirs (or,
+        # when none ranks that high, the best of the store rather than nothing)
         from evidex.tools.search import MAX_HITS
 
         hits = self.search_hits(query, table, column, None, MAX_HITS, mode)

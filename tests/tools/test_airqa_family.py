@@ -223,6 +223,9 @@ def test_a_question_with_a_conference_searches_that_venue_s_papers(corpus_store,
     monkeypatch.setattr(store_tools, "MAX_FILTER_CHARS", 10)  # as if the venue had hundreds of papers
     assert tools.question_filter(venue) is None
     assert {h.pdf_id for h in tools.question_hits(venue, text, "chunks", "text_content", 4, "hybrid")} == {geval}
+    named = PaperQuestion(id="m", question=text, pdf_ids=[geval])  # as if it named dozens of papers
+    assert tools.question_filter(named) is None
+    assert {h.pdf_id for h in tools.question_hits(named, text, "chunks", "text_content", 4, "hybrid")} == {geval}
     nowhere = PaperQuestion(id="n", question=text, conferences=["acl1999"])
     assert tools.question_filter(nowhere) is None
     assert tools.question_hits(nowhere, text, "chunks", "text_content", 4, "hybrid") == everywhere

@@ -29,6 +29,40 @@ def q(store: Path, sql: str, params=None):
 # ------------------------------------------------------------------------------------------------ config + ids
 
 
+@pytest.mark.parametrize("rows, expected", [
+    # sub-columns read as one cell: header words name them; "Abs. Avg Nor. Avg" is two names of two words
+    ([["Model", "WinoGrande AGIEval GSM8k", "Abs. Avg Nor. Avg"],
+      ["LM", "69.30 37.55 47.54", "38.56 0.776"],
+      ["Task Arithmetic", "67.88 41.41 63.38", "45.01 0.932"]],
+     [["Model", "WinoGrande", "AGIEval", "GSM8k", "Abs. Avg", "Nor. Avg"],
+      ["LM", "69.30", "37.55", "47.54", "38.56", "0.776"],
+      ["Task Arithmetic", "67.88", "41.41", "63.38", "45.01", "0.932"]]),
+    # a two-row header (the group name stays over the first sub-column), a section label row, marks and dashes
+    ([["", "SST2", "HATEXPLAIN"], ["", "ACC", "ACC↓ AOPC↑"], ["GlobEnc", "67.14", "47.65† -"],
+      ["", "", "Large"], ["+ FFN", "64.90", "46.89 0.406*"]],
+     [["", "SST2", "HATEXPLAIN", ""], ["", "ACC", "ACC↓", "AOPC↑"], ["GlobEnc", "67.14", "47.65†", "-"],
+      ["", "", "Large", ""], ["+ FFN", "64.90", "46.89", "0.406*"]]),
+])
+def test_packed_table_columns_are_split(rows, expected):
+    from evidex.tools.ingest.elements import split_packed_columns
+
+    assert split_packed_columns(rows) == expected
+
+
+@pytest.mark.parametrize("rows", [
+    [["Method", "Name"], ["A", "Task Arithmetic"], ["B", "Ties Merging"]],  # words, not values
+    [["Dataset", "# Clar. Q Link"], ["ClariT", "260K github.com/x"], ["Qulac", "3K github.com/y"]],  # value + text
+    [["Model", "Years"], ["A", "2019"], ["B", "2020 2021"]],  # cells differ in how many values they hold
+    [["Model", "Acc"], ["A", "1.2 ± 0.3"], ["B", "1.4 ± 0.1"]],  # a spread is one value
+    [["Model", "Acc"], ["A", "1.2 3.4"], ["B", "n/a text"]],  # a text cell below the values
+])
+def test_table_columns_that_are_not_packed_stay_whole(rows):
+    from evidex.tools.ingest.elements import split_packed_columns
+
+    assert split_packed_columns(rows) == rows
+
+
+
 def test_default_config_is_valid():
     cfg = load_ingest_config()
     pairs = {(c.table, c.column) for c in cfg.index}

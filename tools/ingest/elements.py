@@ -127,6 +127,77 @@ def _rows_to_markdown(rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+# One value of a numeric cell: a number with its marks (sign, thousands commas, %, a K/M/B scale, daggers, stars,
+# a bracketed spread such as "(0.3)"), or a placeholder dash.
+_VALUE_TOKEN = re.compile(r"^(?:[-+−±~<>≈]?\(?\d[\d,]*(?:\.\d+)?\)?[%KMBkmb]?[*†‡§¶′]*|[-–—]|n/?a|N/?A)$")
+
+
+def _values(cell: str) -> list[str] | None:
+    """The cell's whitespace-separated tokens when every one is a value, else None."""
+    tokens = cell.split()
+    return tokens if tokens and all(_VALUE_TOKEN.match(t) for t in tokens) else None
+
+
+def _packed_width(rows: list[list[str]], j: int) -> tuple[int, int] | None:
+    """(k, first value row) when column ``j`` packs k >= 2 columns: below its header every non-empty cell holds
+    exactly k values (a row whose only text is in this column is a section label and does not count)."""
+    first, widths = None, set()
+    for i, row in enumerate(rows):
+        cell = row[j].strip() if j < len(row) else ""
+        if not cell:
+            continue
+        vals = _values(cell)
+        if vals is None:
+            if first is None or sum(bool(c.strip()) for c in row) == 1:
+                continue  # header text above the values, or a section label
+            return None
+        first = i if first is None else first
+        widths.add(len(vals))
+    if first is None or len(widths) != 1 or (k := widths.pop()) < 2 or sum(
+            _values(r[j]) is not None for r in rows if j < len(r)) < 2:
+        return None
+    return k, first
+
+
+def _split_header(cell: str, k: int) -> list[str]:
+    """A header cell over k packed columns: one name per word when it has k words, k even runs of words when
+    its word count is a multiple of k ("Abs. Avg Nor. Avg" over 2), else the whole text over the first."""
+    words = cell.split()
+    if words and len(words) % k == 0:
+        n = len(words) // k
+        return [" ".join(words[i * n:(i + 1) * n]) for i in range(k)]
+    return [cell.strip()] + [""] * (k - 1)
+
+
+def split_packed_columns(rows: list[list[str]]) -> list[list[str]]:
+    """Rows with each packed column split into its columns.
+
+    Text extraction from PDF tables set in small type often reads sub-columns that sit closer than a word gap
+    as one cell ("98.5 70.3" under "ACC F1"); a small model then reads the wrong number. A column is split
+    only when every value cell below its header holds the same number (k >= 2) of numeric tokens, so a cell of
+    words ("Task Arithmetic") or a row-label column is never cut.
+    """
+    if not rows:
+        return rows
+    width = max(len(r) for r in rows)
+    grid = [[(c or "") for c in r] + [""] * (width - len(r)) for r in rows]
+    for j in reversed(range(width)):  # right to left, so the indices still to visit stay put
+        found = _packed_width(grid, j)
+        if found is None:
+            continue
+        k, first = found
+        for i, row in enumerate(grid):
+            cell = row[j]
+            if i >= first and (vals := _values(cell)) is not None:
+                parts = vals
+            elif i < first:
+                parts = _split_header(cell, k)
+            else:  # a section label or an empty cell
+                parts = [cell.strip()] + [""] * (k - 1)
+            row[j:j + 1] = parts
+    return grid
+
+
 def rows_to_html(rows: list[list[str]], caption: str = "") -> str:
     out = ["<table>"]
     if caption:
@@ -181,6 +252,7 @@ def detect_tables(page: pymupdf.Page, layout: PageLayout, captions: list[Caption
         found.append(FoundTable(region, rows, caption=cap))
     found.sort(key=lambda t: (t.bbox[1], t.bbox[0]))
     for t in found:
+        t.rows = split_packed_columns(t.rows)
         for ln in layout.lines:
             if ln.kind == "text" and _inside(ln.bbox, t.bbox):
                 ln.kind = "table"
