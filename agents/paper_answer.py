@@ -8,6 +8,7 @@ words.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -22,16 +23,29 @@ from evidex.tools.qa import AnswerConfidence
 from evidex.tools.answer_format import answer_kind, answer_text, answer_type
 
 QUOTE_CHARS = 400
+EXPRESSION_CHARS = 200
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 TOP_LOGPROBS = 10  # alternatives read per token (the abstain word's mass is a lower bound)
 
 
+def computes(answer_format: str, computed: bool) -> bool:
+    """Whether an answer to this format is written as arithmetic first: numbers only (a list or text is not)."""
+    return computed and answer_kind(answer_format) in ("int", "float")
+
+
 @lru_cache(maxsize=64)
-def answer_schema(answer_format: str, typed: bool = True, quote: bool = False) -> type[BaseModel]:
-    """``{"quote"?: str, "answer": <type the format asks for>}``; untyped, the answer is a string."""
+def answer_schema(answer_format: str, typed: bool = True, quote: bool = False,
+                  computed: bool = False) -> type[BaseModel]:
+    """``{"quote"?: str, "expression"?: str, "answer": <type the format asks for>}``; untyped, the answer is a
+    string. ``expression`` (numeric formats, with ``computed``) comes before the answer, so the grammar has the
+    model write the arithmetic before the number."""
     fields: dict[str, Any] = {}
     if quote:
         fields["quote"] = (str, Field(max_length=QUOTE_CHARS, description="The sentence or table row from the "
                                                                           "context that gives the answer, copied."))
+    if computes(answer_format, computed):
+        fields["expression"] = (str, Field(max_length=EXPRESSION_CHARS, description="The arithmetic over numbers "
+                                                                                   "of the context, or the number."))
     kind = answer_type(answer_format) if typed else str
     spec = Field(max_length=2000, description="Exactly in the requested answer format.") if kind is str else Field(
         description="Exactly in the requested answer format.")
@@ -43,25 +57,32 @@ class ContextAnswer(NamedTuple):
     answer: str  # as the text an evaluator reads
     quote: str  # what the model copied as its evidence ("" without ``quote``)
     confidence: AnswerConfidence | None = None  # with ``abstain_word`` or ``check``: how sure the model was
+    expression: str = ""  # with ``computed``: the arithmetic the answer is the result of ("" when none was used)
 
 
 def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, scope: str, context: str, *,
                         typed: bool = True, quote: bool = False, max_tokens: int = 700,
                         name: str = "answer", abstain_word: str | None = None,
-                        check: bool = False, question_last: bool = False) -> ContextAnswer:
+                        check: bool = False, question_last: bool = False,
+                        computed: bool = False) -> ContextAnswer:
     """The model's answer to ``question`` from ``context`` (and, with ``quote``, the evidence it copied).
 
     With ``abstain_word`` (e.g. "Unanswerable") and a model that reports log-probabilities, also how sure it was of
     a string answer: its first token's probability, its mean log-probability and how likely it was to begin with
     that word instead. With ``check``, one more short call in the same conversation (the server reuses the cached
     prompt) asks whether the context answers the question, read as P(true). ``question_last`` asks the question
-    again after the context (the quote prompt always does)."""
+    again after the context (the quote prompt always does). With ``computed``, a numeric answer is written as
+    arithmetic first and the calculator's result is the answer (:func:`computed_value`)."""
     template = "qa_answer_quote" if quote else "qa_answer_question_last" if question_last else "qa_answer"
     body = render(template, question=question, answer_format=answer_format,
                   scope=scope, context=context or "(none)")
+    computing = computes(answer_format, computed)
+    if computing:
+        body += "\n" + load_prompt("qa_answer_computed")
     messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-    out, reply = call_structured_reply(llm, answer_schema(answer_format, typed, quote), messages, name=name,
-                                       max_tokens=max_tokens, top_logprobs=TOP_LOGPROBS if abstain_word else 0)
+    out, reply = call_structured_reply(llm, answer_schema(answer_format, typed, quote, computing), messages,
+                                       name=name, max_tokens=max_tokens,
+                                       top_logprobs=TOP_LOGPROBS if abstain_word else 0)
     confidence = None
     if abstain_word or check:
         sure = value_confidence(reply, "answer") if abstain_word else None
@@ -69,7 +90,29 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
             first_token_p=sure.first_token_p if sure else None, mean_logprob=sure.mean_logprob if sure else None,
             abstain_p=start_probability(reply, "answer", abstain_word) if abstain_word else None,
             check_p=answer_check(llm, messages, reply, name=f"{name}_check") if check else None)
-    return ContextAnswer(answer_text(out.answer), getattr(out, "quote", ""), confidence)
+    expression = getattr(out, "expression", "").strip()
+    value = computed_value(expression, answer_format) if expression else None
+    if value is None:
+        return ContextAnswer(answer_text(out.answer), getattr(out, "quote", ""), confidence)
+    return ContextAnswer(value, getattr(out, "quote", ""), confidence, expression)
+
+
+def computed_value(expression: str, answer_format: str) -> str | None:
+    """The answer an arithmetic ``expression`` comes to, as the format's number (an integer format gets a whole
+    number), by the calculator (never ``eval``); None when it is not arithmetic or its result is not a number
+    of that kind."""
+    from evidex.tools.calc import CalcError, calculate, format_result
+
+    try:
+        # "157,212": thousands separators as papers print them (a function's commas, "max(1, 2)", stay)
+        value = calculate(_THOUSANDS.sub("", expression))
+    except (CalcError, ArithmeticError, ValueError, TypeError):
+        return None
+    if answer_kind(answer_format) == "int":
+        if float(value) != round(float(value)):
+            return None  # a fraction where a whole number is asked: the model's own answer stands
+        return str(int(round(float(value))))
+    return format_result(value)
 
 
 class _Answered(BaseModel):
@@ -88,4 +131,5 @@ def answer_check(llm: BaseChatModel, messages: list, reply: AIMessage, *, name: 
     return true_probability(checked, "answered")
 
 
-__all__ = ["ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema"]
+__all__ = ["ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema", "computed_value",
+           "computes"]

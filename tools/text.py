@@ -50,3 +50,17 @@ def value_in(answer: str, context: str) -> bool:
         if not words or f" {' '.join(words)} " not in text:
             return False
     return True
+
+
+_OPERAND = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_THOUSANDS_COMMA = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SCALE_CONSTANTS = {"1", "2", "10", "100", "1000"}  # a percentage's "* 100", a mean's "/ 2": not read from a paper
+
+
+def operands_in(expression: str, context: str) -> bool:
+    """Whether the numbers an arithmetic ``expression`` uses were read from ``context`` (thousands separators
+    aside: "157212" is found in "157,212"); at least one must be, and small scale constants need not be."""
+    plain = _THOUSANDS_COMMA.sub("", context or "")
+    numbers = [n.rstrip(",") for n in _OPERAND.findall(_THOUSANDS_COMMA.sub("", expression or ""))]
+    read = [n for n in numbers if n not in _SCALE_CONSTANTS]
+    return bool(read) and all(value_in(n, plain) for n in read)

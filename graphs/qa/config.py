@@ -45,6 +45,11 @@ class AnswerSettings(BaseModel):
                                                    "early and evidence answers): the question is asked again after "
                                                    "the context, next to where the answer is written (QASPER dev "
                                                    "100-159 with classic RAG: Answer-F1 25.06 -> 35.50)")
+    computed_answers: bool = Field(False, description="answers from a context to a number format (integer/float) "
+                                                      "write the arithmetic over the context's numbers first "
+                                                      "(\"225 - 175\"); the calculator's result is the answer and, "
+                                                      "for NeuSym's early answer, every number it used must be in "
+                                                      "the probe")
     answer_check: bool = Field(False, description="single-call answers: one more short call after the answer asks "
                                                   "whether the context answers the question "
                                                   "(prediction.confidence.check_p; the prompt is cached)")

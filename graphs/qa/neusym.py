@@ -26,7 +26,7 @@ from evidex.graphs.qa.scope import scope_filter, scope_line, sql_marks
 from evidex.graphs.qa.store_tools import REPEAT_WARNING, MissingPapersError, StoreTools, truncate
 from evidex.tools.answer_format import answer_text, answer_type
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
-from evidex.tools.text import quote_in, value_in
+from evidex.tools.text import operands_in, quote_in, value_in
 
 
 class NeuSymSettings(AgentSettings):
@@ -119,15 +119,16 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             out = answer_from_context(llm, q.question, q.answer_format, scope_line(q),
                                       context[: settings.evidence_chars], typed=settings.typed_answer,
                                       quote=settings.quote_first, max_tokens=settings.max_tokens, name="neusym_answer",
-                                      question_last=settings.question_last)
+                                      question_last=settings.question_last, computed=settings.computed_answers)
         except StructuredOutputError:
             return None
         return decided.model_copy(update={"answer": out.answer,
-                                          "citations": decided.citations or quoted_sources(state, support(out))})
+                                          "citations": decided.citations or quoted_sources(state, out)})
 
     def early(state: NeuSymState) -> dict:
-        """Answer from the warm start alone when the answer is found in it (its value, or its quote): a grounded
-        answer needs no turns; an unsupported one (made up, or to be computed) is dropped and the turns begin."""
+        """Answer from the warm start alone when the answer is found in it (its value, its quote, or the numbers its
+        arithmetic used): a grounded answer needs no turns; an unsupported one (made up, or to be computed from what
+        the probe lacks) is dropped and the turns begin."""
         q = state.input
         # the whole probe (to probe_chars), not the cut the turns see: the early answer has the prompt to itself
         context = (truncate("\n\n".join(text for text, _ in state.warm_rows), settings.probe_chars)
@@ -136,22 +137,32 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context,
                                       typed=settings.typed_answer, quote=settings.quote_first,
                                       max_tokens=settings.max_tokens, name="neusym_early_answer",
-                                      question_last=settings.question_last)
+                                      question_last=settings.question_last, computed=settings.computed_answers)
         except StructuredOutputError:  # an unreadable early answer is no answer yet: the turns begin
             return {}
-        if not (quote_in(out.quote, context) if settings.quote_first else value_in(out.answer, context)):
+        if not grounded(out, context):
             return {}
         answer = GenerateAnswer(action="answer", thought="the warm start holds the answer", answer=out.answer,
-                                citations=quoted_sources(state, support(out)))
+                                citations=quoted_sources(state, out))
         return {"answer": answer, "actions": ["answer"]}
 
-    def support(out) -> str:
-        """What an answer rests on, to find in the rows: its quote, or (without quotes) its value."""
-        return out.quote if settings.quote_first else out.answer
+    def grounded(out, context: str) -> bool:
+        """Whether the early answer rests on the probe: its quote (quote_first), the numbers its arithmetic used
+        (a computed answer: the result itself is rarely printed), or its value."""
+        if settings.quote_first:
+            return quote_in(out.quote, context)
+        if out.expression:
+            return operands_in(out.expression, context)
+        return value_in(out.answer, context)
 
-    def quoted_sources(state: NeuSymState, found: str) -> list[Citation]:
-        """The warm start's sources whose rows hold the quote or answer (or its first three, when none does)."""
-        held = [c for text, c in state.warm_rows if quote_in(found, text, min_words=1) or value_in(found, text)]
+    def quoted_sources(state: NeuSymState, out) -> list[Citation]:
+        """The warm start's sources whose rows hold what the answer rests on: its quote (quote_first), the numbers
+        its arithmetic used, or its value; the first three when none does."""
+        if settings.quote_first or not out.expression:
+            found = out.quote if settings.quote_first else out.answer
+            held = [c for text, c in state.warm_rows if quote_in(found, text, min_words=1) or value_in(found, text)]
+        else:
+            held = [c for text, c in state.warm_rows if operands_in(out.expression, text)]
         return [Citation(pdf_id=c.pdf_id, page_number=c.page_number, source=c.source or "")
                 for c in (held or [c for _, c in state.warm_rows[:3]])]
 

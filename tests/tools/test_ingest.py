@@ -42,6 +42,9 @@ def q(store: Path, sql: str, params=None):
       ["", "", "Large"], ["+ FFN", "64.90", "46.89 0.406*"]],
      [["", "SST2", "HATEXPLAIN", ""], ["", "ACC", "ACC↓", "AOPC↑"], ["GlobEnc", "67.14", "47.65†", "-"],
       ["", "", "Large", ""], ["+ FFN", "64.90", "46.89", "0.406*"]]),
+    # values with their spreads, two to a cell
+    ([["Model", "Top-20 Top-100"], ["BM25", "62.9 (0.1) 78.3 ±0.2"], ["COS", "68.0 (0.3) 81.8 ±0.1"]],
+     [["Model", "Top-20", "Top-100"], ["BM25", "62.9 (0.1)", "78.3 ±0.2"], ["COS", "68.0 (0.3)", "81.8 ±0.1"]]),
 ])
 def test_packed_table_columns_are_split(rows, expected):
     from evidex.tools.ingest.elements import split_packed_columns
@@ -54,6 +57,7 @@ def test_packed_table_columns_are_split(rows, expected):
     [["Dataset", "# Clar. Q Link"], ["ClariT", "260K github.com/x"], ["Qulac", "3K github.com/y"]],  # value + text
     [["Model", "Years"], ["A", "2019"], ["B", "2020 2021"]],  # cells differ in how many values they hold
     [["Model", "Acc"], ["A", "1.2 ± 0.3"], ["B", "1.4 ± 0.1"]],  # a spread is one value
+    [["Model", "F1"], ["A", "37.17 (0.97)"], ["B", "41.45 (1.19)"]],  # so is a value with its bracketed spread
     [["Model", "Acc"], ["A", "1.2 3.4"], ["B", "n/a text"]],  # a text cell below the values
 ])
 def test_table_columns_that_are_not_packed_stay_whole(rows):

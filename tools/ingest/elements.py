@@ -133,9 +133,18 @@ _VALUE_TOKEN = re.compile(r"^(?:[-+−±~<>≈]?\(?\d[\d,]*(?:\.\d+)?\)?[%KMBkmb
 
 
 def _values(cell: str) -> list[str] | None:
-    """The cell's whitespace-separated tokens when every one is a value, else None."""
+    """The cell's values when every whitespace-separated token is one, else None. A bracketed or ± token is the
+    spread of the value before it ("37.17 (0.97)", "81.2 ±0.4" are one value each)."""
     tokens = cell.split()
-    return tokens if tokens and all(_VALUE_TOKEN.match(t) for t in tokens) else None
+    if not tokens or not all(_VALUE_TOKEN.match(t) for t in tokens):
+        return None
+    values: list[str] = []
+    for t in tokens:
+        if values and t[0] in "(±":
+            values[-1] = f"{values[-1]} {t}"
+        else:
+            values.append(t)
+    return values
 
 
 def _packed_width(rows: list[list[str]], j: int) -> tuple[int, int] | None:
