@@ -8,7 +8,6 @@ words.
 """
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -21,10 +20,10 @@ from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError, call_structured_reply
 from evidex.tools.qa import AnswerConfidence
 from evidex.tools.answer_format import answer_kind, answer_text, answer_type
+from evidex.tools.text import drop_thousands_commas
 
 QUOTE_CHARS = 400
 EXPRESSION_CHARS = 200
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 TOP_LOGPROBS = 10  # alternatives read per token (the abstain word's mass is a lower bound)
 
 
@@ -104,8 +103,7 @@ def computed_value(expression: str, answer_format: str) -> str | None:
     from evidex.tools.calc import CalcError, calculate, format_result
 
     try:
-        # "157,212": thousands separators as papers print them (a function's commas, "max(1, 2)", stay)
-        value = calculate(_THOUSANDS.sub("", expression))
+        value = calculate(drop_thousands_commas(expression))  # "157,212" as papers print it
     except (CalcError, ArithmeticError, ValueError, TypeError):
         return None
     if answer_kind(answer_format) == "int":

@@ -57,10 +57,18 @@ _THOUSANDS_COMMA = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SCALE_CONSTANTS = {"1", "2", "10", "100", "1000"}  # a percentage's "* 100", a mean's "/ 2": not read from a paper
 
 
+def drop_thousands_commas(text: str) -> str:
+    """``text`` with the thousands separators papers print ("157,212" -> "157212"); other commas, such as a
+    function's ("max(1, 2)"), stay."""
+    return _THOUSANDS_COMMA.sub("", text or "")
+
+
 def operands_in(expression: str, context: str) -> bool:
     """Whether the numbers an arithmetic ``expression`` uses were read from ``context`` (thousands separators
     aside: "157212" is found in "157,212"); at least one must be, and small scale constants need not be."""
-    plain = _THOUSANDS_COMMA.sub("", context or "")
-    numbers = [n.rstrip(",") for n in _OPERAND.findall(_THOUSANDS_COMMA.sub("", expression or ""))]
+    import json
+
+    numbers = [n.rstrip(",") for n in _OPERAND.findall(drop_thousands_commas(expression))]
     read = [n for n in numbers if n not in _SCALE_CONSTANTS]
-    return bool(read) and all(value_in(n, plain) for n in read)
+    # as a list answer, value_in finds every item in one pass over the context's words
+    return bool(read) and value_in(json.dumps(read), drop_thousands_commas(context))

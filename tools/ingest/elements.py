@@ -148,11 +148,12 @@ def _values(cell: str) -> list[str] | None:
 
 
 def _packed_width(rows: list[list[str]], j: int) -> tuple[int, int] | None:
-    """(k, first value row) when column ``j`` packs k >= 2 columns: below its header every non-empty cell holds
-    exactly k values (a row whose only text is in this column is a section label and does not count)."""
-    first, widths = None, set()
+    """(k, first value row) when column ``j`` of the (padded) rows packs k >= 2 columns: below its header every
+    non-empty cell, two at least, holds exactly k values (a row whose only text is in this column is a section
+    label and does not count)."""
+    first, widths, cells = None, set(), 0
     for i, row in enumerate(rows):
-        cell = row[j].strip() if j < len(row) else ""
+        cell = row[j].strip()
         if not cell:
             continue
         vals = _values(cell)
@@ -162,8 +163,8 @@ def _packed_width(rows: list[list[str]], j: int) -> tuple[int, int] | None:
             return None
         first = i if first is None else first
         widths.add(len(vals))
-    if first is None or len(widths) != 1 or (k := widths.pop()) < 2 or sum(
-            _values(r[j]) is not None for r in rows if j < len(r)) < 2:
+        cells += 1
+    if cells < 2 or len(widths) != 1 or (k := widths.pop()) < 2:
         return None
     return k, first
 
