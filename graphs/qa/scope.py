@@ -2,6 +2,7 @@
 placeholders that pass their ids as parameters, and the line the prompts show."""
 from __future__ import annotations
 
+from evidex.tools.filters import MAX_FILTER_CHARS
 from evidex.tools.qa import PaperQuestion
 
 
@@ -22,8 +23,13 @@ def scope_filter(pdf_ids: list[str]) -> str | None:
 def scope_line(q: PaperQuestion) -> str:
     """Which papers the question is about, and the filter that keeps search on them."""
     parts = []
-    if q.pdf_ids:
-        flt = scope_filter(q.pdf_ids)
+    flt = scope_filter(q.pdf_ids)
+    if flt and len(flt) > MAX_FILTER_CHARS:
+        # a filter the search would refuse, and a prompt line of thousands of characters: our own searches keep to
+        # these papers by ranking (StoreTools._search_space), so the line only says how many there are
+        parts.append(f"{len(q.pdf_ids)} papers named by the question, too many for one search filter (search "
+                     "without a filter; SQL: paper_id / ref_paper_id)")
+    elif flt:
         parts.append(f"{flt} (search filter: {flt}; SQL: paper_id / ref_paper_id)")
     if q.conferences:
         parts.append(f"conferences: {', '.join(q.conferences)} (SQL: metadata.conference_year)")

@@ -231,6 +231,22 @@ def test_a_question_with_a_conference_searches_that_venue_s_papers(corpus_store,
     assert tools.question_hits(nowhere, text, "chunks", "text_content", 4, "hybrid") == everywhere
 
 
+def test_the_scope_line_names_few_papers_and_counts_many():
+    """The prompts' scope line: a question's papers by filter while the filter fits; a question naming more papers
+    than one filter holds gets a short count, not a line of thousands of characters the search would refuse."""
+    from evidex.graphs.qa.scope import scope_line
+    from evidex.tools.filters import MAX_FILTER_CHARS
+    from evidex.tools.qa import PaperQuestion
+
+    few = PaperQuestion(id="f", question="q", pdf_ids=["a1", "b2"])
+    assert "pdf_id in ['a1', 'b2']" in scope_line(few)
+    many = [f"{i:08d}-0000-0000-0000-000000000000" for i in range(80)]
+    line = scope_line(PaperQuestion(id="m", question="q", pdf_ids=many, conferences=["acl2023"]))
+    assert line.startswith("80 papers named by the question") and "acl2023" in line
+    assert many[0] not in line and len(line) < MAX_FILTER_CHARS // 4
+    assert scope_line(PaperQuestion(id="n", question="q")) == "any paper in the database"
+
+
 def test_early_answer_only_when_its_quote_is_in_the_probe(corpus_store, manifest):
     """After the multiview probe the model answers with a quote: found in the probe, that is the answer (one turn,
     citing the row that holds the quote); not found (made up), the agent's turns begin and the evidence answer
