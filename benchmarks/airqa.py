@@ -140,6 +140,15 @@ def common_questions(run_dirs: list[Path]) -> list[str]:
     return sorted(set.intersection(*sets)) if sets else []
 
 
+def question_scores(run_dir: Path) -> dict[str, float | None]:
+    """Each question's score in a run (None: an item error), kept in the results JSON so a later look at which
+    questions a change won or lost does not need the run folder."""
+    from evidex.tools.runfolder import read_results
+
+    return {r["id"]: (None if r.get("error") else r["metrics"].get("score"))
+            for r in read_results(run_dir / "results.jsonl")}
+
+
 def print_rows(rows: list[dict]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -176,9 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--common", action="store_true",
                    help="with --from-runs: also tabulate every run over only the questions all of them answered")
     args = p.parse_args(argv)
-    rows, common = [], []
+    rows, common, run_dirs = [], [], []
     if args.from_runs:
-        rows = [run_row(d) for d in args.from_runs]
+        run_dirs = list(args.from_runs)
+        rows = [run_row(d) for d in run_dirs]
         if args.common:
             ids = common_questions(args.from_runs)
             common = [row_on_questions(d, ids) for d in args.from_runs]
@@ -200,10 +210,12 @@ def main(argv: list[str] | None = None) -> int:
         configs = [load_config(f"airqa/{m.strip()}", sets) for m in args.methods.split(",") if m.strip()]
         for cfg in configs:
             run_dir = run_task(cfg, out_dir=args.out)
+            run_dirs.append(run_dir)
             rows.append(row_from_summary(json.loads((run_dir / "metrics.json").read_text())))
             print_rows(rows)
     print_rows(rows)
-    result = {"split": args.split, "rows": rows, **({"note": args.note} if args.note else {})}
+    result = {"split": args.split, "rows": rows, **({"note": args.note} if args.note else {}),
+              "per_question": {d.name: question_scores(d) for d in run_dirs}}
     if common:
         print_rows(common)
         result["common_questions"] = {"n": common[0]["n"], "rows": common}

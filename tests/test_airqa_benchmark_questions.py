@@ -77,8 +77,10 @@ def test_an_unfinished_run_is_tabulated_over_what_it_answered(tmp_path, capsys):
         "metrics": {"score": s}}) + "\n" for qid, s in (("q1", 1.0), ("q2", 0.0))))
     out = tmp_path / "rows.json"
     assert main(["--from-runs", str(d), "--json", str(out)]) == 0
-    row = json.loads(out.read_text())["rows"][0]
+    result = json.loads(out.read_text())
+    row = result["rows"][0]
     assert row["method"] == "airqa" and row["n"] == 2 and row["score"] == 0.5 and row["unfinished"] == "2/3"
+    assert result["per_question"] == {d.name: {"q1": 1.0, "q2": 0.0}}  # which questions won or lost, kept
     assert f"graphs.run --resume {d}" in capsys.readouterr().out
     with pytest.raises(FileNotFoundError, match="not a run folder"):
         main(["--from-runs", str(tmp_path), "--json", str(out)])
