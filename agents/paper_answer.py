@@ -8,8 +8,9 @@ words.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -27,17 +28,36 @@ EXPRESSION_CHARS = 200
 TOP_LOGPROBS = 10  # alternatives read per token (the abstain word's mass is a lower bound)
 
 
+MAX_CANDIDATES = 40
+# "which method has the highest P@R90": a question that picks one item by its extreme value
+_SUPERLATIVE = re.compile(r"\b(highest|lowest|largest|smallest|greatest|fewest|maximum|minimum)\b",
+                          re.IGNORECASE)
+_NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?")  # after drop_thousands_commas; U+2212 is a minus sign
+
+
 def computes(answer_format: str, computed: bool) -> bool:
     """Whether an answer to this format is written as arithmetic first: numbers only (a list or text is not)."""
     return computed and answer_kind(answer_format) in ("int", "float")
 
 
+def ranks(question: str, answer_format: str, ranked: bool) -> bool:
+    """Whether the answer is picked by code from candidates the model lists: one name, chosen by the highest or
+    lowest value, which a small model reads off a table badly (it names a row near the top, not the maximum)."""
+    return ranked and answer_kind(answer_format) == "str" and bool(_SUPERLATIVE.search(question))
+
+
+class Candidate(BaseModel):
+    name: str = Field(max_length=200, description="The item's name exactly as printed in the context.")
+    value: str = Field(max_length=40, description="Its value in the measure the question names, copied.")
+
+
 @lru_cache(maxsize=64)
 def answer_schema(answer_format: str, typed: bool = True, quote: bool = False,
-                  computed: bool = False) -> type[BaseModel]:
-    """``{"quote"?: str, "expression"?: str, "answer": <type the format asks for>}``; untyped, the answer is a
-    string. ``expression`` (numeric formats, with ``computed``) comes before the answer, so the grammar has the
-    model write the arithmetic before the number."""
+                  computed: bool = False, ranked: bool = False) -> type[BaseModel]:
+    """``{"quote"?: str, "expression"?: str, "direction"?, "candidates"?, "answer": <type the format asks
+    for>}``; untyped, the answer is a string. ``expression`` (numeric formats, with ``computed``) comes before the
+    answer, so the grammar has the model write the arithmetic before the number; ``direction`` and ``candidates``
+    (with ``ranked``) likewise come before the name they decide."""
     fields: dict[str, Any] = {}
     if quote:
         fields["quote"] = (str, Field(max_length=QUOTE_CHARS, description="The sentence or table row from the "
@@ -45,6 +65,10 @@ def answer_schema(answer_format: str, typed: bool = True, quote: bool = False,
     if computes(answer_format, computed):
         fields["expression"] = (str, Field(max_length=EXPRESSION_CHARS, description="The arithmetic over numbers "
                                                                                    "of the context, or the number."))
+    if ranked:
+        fields["direction"] = (Literal["highest", "lowest"], Field(description="Which extreme the question asks."))
+        fields["candidates"] = (list[Candidate], Field(max_length=MAX_CANDIDATES,
+                                                       description="Every item the question compares."))
     kind = answer_type(answer_format) if typed else str
     spec = Field(max_length=2000, description="Exactly in the requested answer format.") if kind is str else Field(
         description="Exactly in the requested answer format.")
@@ -56,14 +80,15 @@ class ContextAnswer(NamedTuple):
     answer: str  # as the text an evaluator reads
     quote: str  # what the model copied as its evidence ("" without ``quote``)
     confidence: AnswerConfidence | None = None  # with ``abstain_word`` or ``check``: how sure the model was
-    expression: str = ""  # with ``computed``: the arithmetic the answer is the result of ("" when none was used)
+    expression: str = ""  # the arithmetic the answer is the result of (``computed``), or the max/min it was picked
+    # by (``ranked``); "" when none was used
 
 
 def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, scope: str, context: str, *,
                         typed: bool = True, quote: bool = False, max_tokens: int = 700,
                         name: str = "answer", abstain_word: str | None = None,
                         check: bool = False, question_last: bool = False,
-                        computed: bool = False) -> ContextAnswer:
+                        computed: bool = False, ranked: bool = False) -> ContextAnswer:
     """The model's answer to ``question`` from ``context`` (and, with ``quote``, the evidence it copied).
 
     With ``abstain_word`` (e.g. "Unanswerable") and a model that reports log-probabilities, also how sure it was of
@@ -71,15 +96,20 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
     that word instead. With ``check``, one more short call in the same conversation (the server reuses the cached
     prompt) asks whether the context answers the question, read as P(true). ``question_last`` asks the question
     again after the context (the quote prompt always does). With ``computed``, a numeric answer is written as
-    arithmetic first and the calculator's result is the answer (:func:`computed_value`)."""
+    arithmetic first and the calculator's result is the answer (:func:`computed_value`). With ``ranked``, a
+    question that picks one item by its highest or lowest value has the model list the items with their values,
+    and the answer is the one code finds at that extreme (:func:`ranked_pick`)."""
     template = "qa_answer_quote" if quote else "qa_answer_question_last" if question_last else "qa_answer"
     body = render(template, question=question, answer_format=answer_format,
                   scope=scope, context=context or "(none)")
     computing = computes(answer_format, computed)
+    ranking = ranks(question, answer_format, ranked)
     if computing:
         body += "\n" + load_prompt("qa_answer_computed")
+    if ranking:
+        body += "\n" + load_prompt("qa_answer_ranked")
     messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-    out, reply = call_structured_reply(llm, answer_schema(answer_format, typed, quote, computing), messages,
+    out, reply = call_structured_reply(llm, answer_schema(answer_format, typed, quote, computing, ranking), messages,
                                        name=name, max_tokens=max_tokens,
                                        top_logprobs=TOP_LOGPROBS if abstain_word else 0)
     confidence = None
@@ -89,6 +119,9 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
             first_token_p=sure.first_token_p if sure else None, mean_logprob=sure.mean_logprob if sure else None,
             abstain_p=start_probability(reply, "answer", abstain_word) if abstain_word else None,
             check_p=answer_check(llm, messages, reply, name=f"{name}_check") if check else None)
+    picked = ranked_pick(out.direction, out.candidates) if ranking else None
+    if picked is not None:
+        return ContextAnswer(picked[0], getattr(out, "quote", ""), confidence, picked[1])
     expression = getattr(out, "expression", "").strip()
     value = computed_value(expression, answer_format) if expression else None
     if value is None:
@@ -113,6 +146,22 @@ def computed_value(expression: str, answer_format: str) -> str | None:
     return format_result(value)
 
 
+def ranked_pick(direction: str, candidates: list[Candidate]) -> tuple[str, str] | None:
+    """The name of the candidate with the highest (or lowest) value, and the ``max(...)``/``min(...)`` over the
+    values it was picked from (the numbers an early answer is grounded on and cites the rows of); None when
+    fewer than two candidates carry a number (the model's own answer then stands)."""
+    valued = []
+    for c in candidates:
+        found = _NUMBER.search(drop_thousands_commas(c.value))
+        if c.name.strip() and found:
+            valued.append((c.name.strip(), found.group().replace("\u2212", "-")))
+    if len(valued) < 2:
+        return None
+    pick = max if direction == "highest" else min
+    name, number = pick(valued, key=lambda v: float(v[1]))  # the first listed wins a tie
+    return name, f"{pick.__name__}({', '.join(n for _, n in valued)})"
+
+
 class _Answered(BaseModel):
     answered: bool
 
@@ -129,5 +178,5 @@ def answer_check(llm: BaseChatModel, messages: list, reply: AIMessage, *, name: 
     return true_probability(checked, "answered")
 
 
-__all__ = ["ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema", "computed_value",
-           "computes"]
+__all__ = ["Candidate", "ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema",
+           "computed_value", "computes", "ranked_pick", "ranks"]

@@ -99,7 +99,8 @@ def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str
                                     typed=settings.typed_answer, quote=settings.quote_first,
                                     max_tokens=settings.max_tokens, name=f"{settings.method}_answer",
                                     abstain_word=settings.abstain_word, check=settings.answer_check,
-                                    question_last=settings.question_last, computed=settings.computed_answers)
+                                    question_last=settings.question_last, computed=settings.computed_answers,
+                                    ranked=settings.ranked_answers)
         text = reply.answer
         cites = list({(c.pdf_id, c.page_number): c for c in state.sources}.values())
         exists = tools.pages_exist([(c.pdf_id, c.page_number) for c in cites]) if cites else {}

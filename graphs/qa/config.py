@@ -50,6 +50,10 @@ class AnswerSettings(BaseModel):
                                                       "(\"225 - 175\"); the calculator's result is the answer and, "
                                                       "for NeuSym's early answer, every number it used must be in "
                                                       "the probe")
+    ranked_answers: bool = Field(False, description="answers from a context to a question that picks one item by "
+                                                    "its highest or lowest value (a name format) list the items "
+                                                    "with their values first; code picks the extreme and, for "
+                                                    "NeuSym's early answer, every value must be in the probe")
     answer_check: bool = Field(False, description="single-call answers: one more short call after the answer asks "
                                                   "whether the context answers the question "
                                                   "(prediction.confidence.check_p; the prompt is cached)")
@@ -88,6 +92,10 @@ class AgentSettings(AnswerSettings):
                               "over what the turns found (typed by the format)")
     probe_passages: int = Field(4, ge=0, le=20, description="neusym multiview warm start: passages it adds (4: on "
                                                            "the dev split the answer string was in 16 of 17 probes)")
+    table_records: bool = Field(False, description="neusym multiview warm start: a table the question names is "
+                                                   "shown as records, each value beside its column's full header "
+                                                   "(\"ECQA: Y*;R* = 0.7943; X->RY = 0.5599\"), not as markdown "
+                                                   "(tools/table_records.py)")
     probe_chars: int = Field(6000, ge=500, le=50_000, description="neusym: the multiview probe as the early "
                                                                   "answer's context (the turns see it cut to "
                                                                   "observation_chars, like every observation)")

@@ -119,7 +119,8 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             out = answer_from_context(llm, q.question, q.answer_format, scope_line(q),
                                       context[: settings.evidence_chars], typed=settings.typed_answer,
                                       quote=settings.quote_first, max_tokens=settings.max_tokens, name="neusym_answer",
-                                      question_last=settings.question_last, computed=settings.computed_answers)
+                                      question_last=settings.question_last, computed=settings.computed_answers,
+                                      ranked=settings.ranked_answers)
         except StructuredOutputError:
             return None
         return decided.model_copy(update={"answer": out.answer,
@@ -137,7 +138,8 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
             out = answer_from_context(llm, q.question, q.answer_format, scope_line(q), context,
                                       typed=settings.typed_answer, quote=settings.quote_first,
                                       max_tokens=settings.max_tokens, name="neusym_early_answer",
-                                      question_last=settings.question_last, computed=settings.computed_answers)
+                                      question_last=settings.question_last, computed=settings.computed_answers,
+                                      ranked=settings.ranked_answers)
         except StructuredOutputError:  # an unreadable early answer is no answer yet: the turns begin
             return {}
         if not grounded(out, context):
@@ -177,7 +179,7 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         if settings.warm_start == "multiview":
             action = {"thought": "look up the papers, the objects the question names and matching passages",
                       "action": "probe"}
-            blocks = probe_blocks(tools, q, settings.probe_passages)
+            blocks = probe_blocks(tools, q, settings.probe_passages, settings.table_records)
             # the turns see it cut like any observation, which keeps the first turn's prompt within 3,000 tokens
             observation = truncate(as_text(blocks), settings.observation_chars)
             return {"steps": [(json.dumps(action, ensure_ascii=False), observation)], "warm_rows": blocks}

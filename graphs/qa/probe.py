@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from evidex.graphs.qa.scope import names_papers, paper_label, sql_marks
 from evidex.tools.qa import CitedPage, PaperQuestion
+from evidex.tools.table_records import table_records
 
 if TYPE_CHECKING:
     from evidex.graphs.qa.store_tools import StoreTools
@@ -67,9 +68,12 @@ def _numbered(tools: StoreTools, table: str, columns: str, ids: list[str], match
         f"WHERE {_in_papers('x.ref_paper_id', ids)} AND {match} ORDER BY p.page_number LIMIT 2", [*ids, value])
 
 
-def _tables(tools: StoreTools, ids: list[str], numbers: list[str]) -> list[Block]:
+def _tables(tools: StoreTools, ids: list[str], numbers: list[str], records: bool = False) -> list[Block]:
+    def cells(markdown: str | None) -> str:
+        return (records and table_records(markdown or "")) or markdown or ""
+
     return [_block("tables", r["id"], r["pdf_id"], r["page_number"],
-                   f"{r['table_caption']}\n{r['table_markdown'] or ''}")
+                   f"{r['table_caption']}\n{cells(r['table_markdown'])}")
             for n in numbers
             for r in _numbered(tools, "tables", "x.table_caption, x.table_markdown", ids,
                                "regexp_matches(x.table_caption, ?, 'i')", rf"^\s*(table|tab\.)\s*{n}\b")]
@@ -117,14 +121,16 @@ def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> list[Block]:
     return [_block("chunks", h.primary_key, h.pdf_id, h.page_number, h.text, titles.get(h.pdf_id)) for h in hits]
 
 
-def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 4) -> list[Block]:
+def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 4, records: bool = False) -> list[Block]:
     """What the probe found, one (text, source to cite) per row: metadata of the papers in scope, the
-    tables/figures/equations the question names, and the passages that best match it."""
+    tables/figures/equations the question names (tables as records with ``records``), and the passages
+    that best match it."""
     ids = list(q.pdf_ids) if len(q.pdf_ids) <= _MAX_PAPERS else []
     refs = referenced(q.question)
     blocks: list[Block] = []
     if ids:
-        blocks += _metadata(tools, ids) + _tables(tools, ids, refs["table"]) + _figures(tools, ids, refs["figure"])
+        blocks += _metadata(tools, ids) + _tables(tools, ids, refs["table"], records)
+        blocks += _figures(tools, ids, refs["figure"])
         blocks += _equations(tools, ids, refs["equation"])
     if passages:
         blocks += _passages(tools, q, passages)

@@ -157,7 +157,7 @@ def test_multiview_probe_finds_what_the_question_names(corpus_store, manifest):
     """The probe looks up, by paper id and number, the table the question names (its cells, not only its caption),
     the paper's metadata row and matching passages, each tagged with the source the answer can cite."""
     from evidex.graphs.qa.neusym import StoreTools
-    from evidex.graphs.qa.probe import probe, referenced
+    from evidex.graphs.qa.probe import probe, probe_blocks, referenced
     from evidex.tools.qa import PaperQuestion
 
     assert referenced("In Table 2 and Fig. 3 (see Eq. (4) and Table 2)") == {
@@ -175,6 +175,10 @@ def test_multiview_probe_finds_what_the_question_names(corpus_store, manifest):
     assert all(tools.pages_exist([(c.pdf_id, c.page_number)])[(c.pdf_id, c.page_number)] for c in cites)
     other = PaperQuestion(id="p2", question="In Table 99 of the paper, what is reported?", pdf_ids=[paper_id])
     assert not any(c.source.startswith("tables.") for c in probe(tools, other)[1])  # no such table: nothing made up
+    # as records, each value sits beside its column's header (the AVG column of SummEval's Table 1)
+    blocks = probe_blocks(tools, q, 0, records=True)
+    table_text = next(text for text, c in blocks if c.source.startswith("tables."))
+    assert "UniEval: " in table_text and "AVG ρ = 0.474" in table_text and "|" not in table_text.split("\n", 1)[1]
 
 
 def test_passages_name_their_paper_when_the_question_is_not_about_one(corpus_store, manifest):

@@ -1,0 +1,110 @@
+"""Ranked answers (qa.ranked_answers): a question that picks one item by its highest or lowest value has the model
+list the items with their values, and code picks the extreme; NeuSym's early answer accepts the pick only when
+every value is in the probe."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evidex.agents.paper_answer import Candidate, answer_schema, ranked_pick, ranks
+from evidex.tools.text import operands_in
+
+BEST = "In Table 1, which method has the highest Accuracy?"
+NAME = "Your answer should be a single string, the method name exactly as printed in the table."
+
+
+def _candidates(*pairs):
+    return [Candidate(name=n, value=v) for n, v in pairs]
+
+
+def test_the_extreme_is_picked_by_code_not_by_the_model():
+    rows = _candidates(("ALTI", "67.4"), ("LaBSE", "70.3"), ("XNLI", "60.4"))
+    assert ranked_pick("highest", rows) == ("LaBSE", "max(67.4, 70.3, 60.4)")
+    assert ranked_pick("lowest", rows) == ("XNLI", "min(67.4, 70.3, 60.4)")
+    # values as papers print them: thousands separators, a spread, a percent sign, a minus sign
+    printed = _candidates(("A", "1,293,247"), ("B", "320,023"), ("C", "47.6 ± 0.3%"), ("D", "\u22121.23"))
+    assert ranked_pick("highest", printed)[0] == "A" and ranked_pick("lowest", printed)[0] == "D"
+    assert ranked_pick("highest", _candidates(("A", "0.5"), ("B", "0.5")))[0] == "A"  # a tie: the first listed
+    # fewer than two items with a number: no pick, the model's own answer stands
+    assert ranked_pick("highest", _candidates(("A", "n/a"), ("B", "0.7"))) is None
+    assert ranked_pick("highest", _candidates(("", "0.9"), ("B", "0.7"))) is None
+
+
+def test_only_a_superlative_question_with_a_name_format_is_ranked():
+    assert ranks(BEST, NAME, True) and ranks("Which baseline has the lowest RMSE?", NAME, True)
+    assert not ranks(BEST, NAME, False)  # off
+    assert not ranks("Which method does the paper propose?", NAME, True)
+    assert not ranks(BEST, "Your answer should be a Python float.", True)  # the value itself, not a name
+    assert not ranks(BEST, "Your answer should be a Python list of strings.", True)
+    fields = list(answer_schema(NAME, True, False, False, True).model_fields)
+    assert fields == ["direction", "candidates", "answer"]  # written before the name they decide
+
+
+def test_the_pick_is_grounded_on_the_values_it_was_picked_from():
+    ctx = "|ChrF|16.6|\n|ALTI|67.4|\n|LaBSE|70.3|"
+    assert operands_in("max(16.6, 67.4, 70.3)", ctx) and not operands_in("max(16.6, 67.4, 71.3)", ctx)
+
+
+@pytest.fixture(scope="module")
+def paper(synthetic_store):
+    """(store_dir, the synthetic paper whose Table 1 has Baseline 61.2 and Ours 74.9)."""
+    from evidex.graphs.qa.store_tools import StoreTools
+
+    store_dir = str(synthetic_store[0])
+    rows = StoreTools(None, store_dir).query("SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id FROM tables "
+                                             "WHERE table_markdown LIKE '%74.9%'")
+    return store_dir, rows[0]["pdf_id"]
+
+
+def _reply(answer: str, *pairs, direction: str = "highest") -> str:
+    return json.dumps({"direction": direction, "candidates": [{"name": n, "value": v} for n, v in pairs],
+                       "answer": answer})
+
+
+def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(paper):
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
+    from evidex.tools.qa import PaperQuestion
+
+    store_dir, pdf_id = paper
+    q = PaperQuestion(id="b", question=BEST, answer_format=NAME, pdf_ids=[pdf_id])
+    settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
+                              max_turns=2, ranked_answers=True)
+    # the model lists the rows right and then names the wrong one: the pick is Ours
+    model = ScriptedChatModel(responses=[_reply("Baseline", ("Baseline", "61.2"), ("Ours", "74.9"))])
+    pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert pred.answer == "Ours" and pred.actions == ["answer"]
+    assert '"candidates"' in model.prompts[0]
+    assert any(c.source.startswith("tables.") for c in pred.citations)
+
+    # values the probe does not hold: not grounded, the turns begin (and their answer is ranked too)
+    made_up = ScriptedChatModel(responses=[
+        _reply("Ours", ("Baseline", "61.2"), ("Ours", "80.1")),
+        json.dumps({"step": {"thought": "done", "action": "answer", "answer": "Ours"}}),
+        _reply("Ours", ("Baseline", "61.2"), ("Ours", "74.9"), direction="lowest"),
+    ])
+    pred = build_neusym(made_up, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert pred.answer == "Baseline" and len(made_up.prompts) == 3
+
+    # off (the default), the answer is the model's own and no candidates are asked for
+    plain = ScriptedChatModel(responses=[json.dumps({"answer": "Baseline"})])
+    off = settings.model_copy(update={"ranked_answers": False})
+    pred = build_neusym(plain, off, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert pred.answer == "Baseline" and '"candidates"' not in plain.prompts[0]
+
+
+def test_classic_rag_ranks_and_keeps_its_own_answer_without_two_values(paper):
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.baselines import BaselineSettings, build_baseline
+    from evidex.graphs.qa.store_tools import StoreTools
+    from evidex.tools.qa import PaperQuestion
+
+    store_dir, pdf_id = paper
+    q = PaperQuestion(id="b", question=BEST, answer_format=NAME, pdf_ids=[pdf_id])
+    settings = BaselineSettings(method="classic_rag", retrieval_mode="bm25", ranked_answers=True)
+    for reply, expected in ((_reply("Baseline", ("Baseline", "61.2"), ("Ours", "74.9")), "Ours"),
+                            (_reply("Baseline", ("Ours", "high")), "Baseline")):
+        model = ScriptedChatModel(responses=[reply])
+        graph = build_baseline(model, settings, StoreTools(None, store_dir))
+        assert graph.invoke({"input": q})["prediction"].answer == expected
