@@ -8,6 +8,7 @@ words.
 """
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
@@ -32,7 +33,6 @@ MAX_CANDIDATES = 40
 # "which method has the highest P@R90": a question that picks one item by its extreme value
 _SUPERLATIVE = re.compile(r"\b(highest|lowest|largest|smallest|greatest|fewest|maximum|minimum)\b",
                           re.IGNORECASE)
-_NUMBER = re.compile(r"[-\u2212]?\d+(?:\.\d+)?")  # after drop_thousands_commas; U+2212 is a minus sign
 
 
 def computes(answer_format: str, computed: bool) -> bool:
@@ -48,7 +48,8 @@ def ranks(question: str, answer_format: str, ranked: bool) -> bool:
 
 class Candidate(BaseModel):
     name: str = Field(max_length=200, description="The item's name exactly as printed in the context.")
-    value: str = Field(max_length=40, description="Its value in the measure the question names, copied.")
+    # a number under the grammar: asked for a string, the 1.5B model copied the column's name ("P@R90")
+    value: float = Field(description="Its number in the column or measure the question names.")
 
 
 @lru_cache(maxsize=64)
@@ -149,17 +150,18 @@ def computed_value(expression: str, answer_format: str) -> str | None:
 def ranked_pick(direction: str, candidates: list[Candidate]) -> tuple[str, str] | None:
     """The name of the candidate with the highest (or lowest) value, and the ``max(...)``/``min(...)`` over the
     values it was picked from (the numbers an early answer is grounded on and cites the rows of); None when
-    fewer than two candidates carry a number (the model's own answer then stands)."""
-    valued = []
-    for c in candidates:
-        found = _NUMBER.search(drop_thousands_commas(c.value))
-        if c.name.strip() and found:
-            valued.append((c.name.strip(), found.group().replace("\u2212", "-")))
+    fewer than two named candidates are listed (the model's own answer then stands)."""
+    valued = [(c.name.strip(), c.value) for c in candidates if c.name.strip() and math.isfinite(c.value)]
     if len(valued) < 2:
         return None
     pick = max if direction == "highest" else min
-    name, number = pick(valued, key=lambda v: float(v[1]))  # the first listed wins a tie
-    return name, f"{pick.__name__}({', '.join(n for _, n in valued)})"
+    name, _ = pick(valued, key=lambda v: v[1])  # the first listed wins a tie
+    return name, f"{pick.__name__}({', '.join(_printed(v) for _, v in valued)})"
+
+
+def _printed(value: float) -> str:
+    """A number as a paper prints it: 1293247, not 1293247.0 (which the operand check would not find)."""
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 class _Answered(BaseModel):
