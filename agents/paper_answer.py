@@ -120,7 +120,7 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
             first_token_p=sure.first_token_p if sure else None, mean_logprob=sure.mean_logprob if sure else None,
             abstain_p=start_probability(reply, "answer", abstain_word) if abstain_word else None,
             check_p=answer_check(llm, messages, reply, name=f"{name}_check") if check else None)
-    picked = ranked_pick(out.direction, out.candidates) if ranking else None
+    picked = ranked_pick(out.direction, out.candidates, question) if ranking else None
     if picked is not None:
         return ContextAnswer(picked[0], getattr(out, "quote", ""), confidence, picked[1])
     expression = getattr(out, "expression", "").strip()
@@ -147,16 +147,53 @@ def computed_value(expression: str, answer_format: str) -> str | None:
     return format_result(value)
 
 
-def ranked_pick(direction: str, candidates: list[Candidate]) -> tuple[str, str] | None:
+def ranked_pick(direction: str, candidates: list[Candidate], question: str = "") -> tuple[str, str] | None:
     """The name of the candidate with the highest (or lowest) value, and the ``max(...)``/``min(...)`` over the
-    values it was picked from (the numbers an early answer is grounded on and cites the rows of); None when
-    fewer than two named candidates are listed (the model's own answer then stands)."""
-    valued = [(c.name.strip(), c.value) for c in candidates if c.name.strip() and math.isfinite(c.value)]
+    values it was picked from (the numbers an early answer is grounded on and cites the rows of); candidates the
+    question excludes ("which baseline (i.e. excluding ERRA)") are left out, as the model often keeps them. None
+    when fewer than two named candidates remain (the model's own answer then stands)."""
+    excluded = excluded_text(question)
+    valued = [(c.name.strip(), c.value) for c in candidates
+              if c.name.strip() and math.isfinite(c.value) and not _named_in(c.name, excluded)]
     if len(valued) < 2:
         return None
     pick = max if direction == "highest" else min
     name, _ = pick(valued, key=lambda v: v[1])  # the first listed wins a tie
     return name, f"{pick.__name__}({', '.join(_printed(v) for _, v in valued)})"
+
+
+_EXCLUDING = re.compile(r"\b(?:excluding|except(?: for)?|other than|apart from|not counting)\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"\?|\b(?:which|what|who)\b", re.IGNORECASE)
+
+
+def excluded_text(question: str) -> str:
+    """The part of ``question`` that names what it excludes: from "excluding" (or "except", "other than" ...)
+    to the question word after it, the end of the sentence, or the bracket it stands in ("(i.e. excluding ERRA)");
+    "" when it excludes nothing."""
+    found = _EXCLUDING.search(question or "")
+    if not found:
+        return ""
+    depth, start = 0, found.end()
+    for i in range(start, len(question)):
+        ch = question[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                return question[start:i]
+            depth -= 1
+        elif depth == 0 and _CLAUSE_END.match(question, i) and (ch == "?" or not question[i - 1].isalnum()):
+            return question[start:i]
+    return question[start:]
+
+
+def _named_in(name: str, text: str) -> bool:
+    """Whether ``name`` is written in ``text`` as a whole item ("G-EVAL-4" in "G-EVAL-3.5, G-EVAL-4 and ...",
+    but "G-EVAL" is not, being only the start of "G-EVAL-4")."""
+    if not text:
+        return False
+    item = re.escape(" ".join(name.lower().split()))
+    return re.search(rf"(?:^|[\s(,;]){item}(?=$|[\s),;.])", " ".join(text.lower().split())) is not None
 
 
 def _printed(value: float) -> str:
@@ -181,4 +218,4 @@ def answer_check(llm: BaseChatModel, messages: list, reply: AIMessage, *, name: 
 
 
 __all__ = ["Candidate", "ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema",
-           "computed_value", "computes", "ranked_pick", "ranks"]
+           "computed_value", "computes", "excluded_text", "ranked_pick", "ranks"]

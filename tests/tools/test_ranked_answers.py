@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from evidex.agents.paper_answer import Candidate, answer_schema, ranked_pick, ranks
+from evidex.agents.paper_answer import Candidate, answer_schema, excluded_text, ranked_pick, ranks
 from evidex.tools.text import operands_in
 
 BEST = "In Table 1, which method has the highest Accuracy?"
@@ -31,6 +31,23 @@ def test_the_extreme_is_picked_by_code_not_by_the_model():
     assert ranked_pick("highest", _candidates(("B", 0.7))) is None
     assert ranked_pick("highest", _candidates(("", 0.9), ("B", 0.7))) is None
     assert ranked_pick("highest", _candidates(("A", float("nan")), ("B", 0.7))) is None
+
+
+def test_what_the_question_excludes_is_left_out_of_the_pick():
+    """The model often keeps the rows the question excludes; code leaves them out."""
+    erra = "In Table 2 of the paper, which baseline (i.e. excluding ERRA) has the lowest RMSE (R) on TripAdvisor?"
+    assert excluded_text(erra).strip() == "ERRA"
+    rows = _candidates(("DAML", 0.793), ("ERRA", 0.787), ("NRT", 0.797))
+    assert ranked_pick("lowest", rows, erra)[0] == "DAML" and ranked_pick("lowest", rows)[0] == "ERRA"
+    geval = ("In Table 1, excluding G-EVAL-3.5, G-EVAL-4 and their ablation rows (- Probs, - CoT, - Description), "
+             "which metric achieves the highest average (AVG) Spearman correlation?")
+    rows = _candidates(("UniEval", 0.474), ("G-EVAL-4", 0.514), ("- Probs", 0.502), ("G-EVAL", 0.40))
+    assert ranked_pick("highest", rows, geval)[0] == "UniEval"
+    kept = rows[1:] + _candidates(("BARTScore", 0.385))
+    assert ranked_pick("highest", kept, geval)[0] == "G-EVAL"  # a name only the start of an excluded one stays
+    assert excluded_text("Which model has the highest accuracy?") == ""
+    # everything excluded but one: no pick
+    assert ranked_pick("lowest", _candidates(("DAML", 0.793), ("ERRA", 0.787)), erra) is None
 
 
 def test_a_candidate_s_value_is_a_number_under_the_grammar():
