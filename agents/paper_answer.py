@@ -68,7 +68,8 @@ def answer_schema(answer_format: str, typed: bool = True, quote: bool = False,
                                                                                    "of the context, or the number."))
     if ranked:
         fields["direction"] = (Literal["highest", "lowest"], Field(description="Which extreme the question asks."))
-        fields["candidates"] = (list[Candidate], Field(max_length=MAX_CANDIDATES,
+        # at least two under the grammar: left free, the local model listed only the row it had already chosen
+        fields["candidates"] = (list[Candidate], Field(min_length=2, max_length=MAX_CANDIDATES,
                                                        description="Every item the question compares."))
     kind = answer_type(answer_format) if typed else str
     spec = Field(max_length=2000, description="Exactly in the requested answer format.") if kind is str else Field(

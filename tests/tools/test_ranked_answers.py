@@ -63,8 +63,9 @@ def test_only_a_superlative_question_with_a_name_format_is_ranked():
     assert not ranks("Which method does the paper propose?", NAME, True)
     assert not ranks(BEST, "Your answer should be a Python float.", True)  # the value itself, not a name
     assert not ranks(BEST, "Your answer should be a Python list of strings.", True)
-    fields = list(answer_schema(NAME, True, False, False, True).model_fields)
-    assert fields == ["direction", "candidates", "answer"]  # written before the name they decide
+    schema = answer_schema(NAME, True, False, False, True)
+    assert list(schema.model_fields) == ["direction", "candidates", "answer"]  # written before the name they decide
+    assert schema.model_json_schema()["properties"]["candidates"]["minItems"] == 2  # a comparison, under the grammar
 
 
 def test_the_pick_is_grounded_on_the_values_it_was_picked_from():
@@ -130,7 +131,7 @@ def test_classic_rag_ranks_and_keeps_its_own_answer_without_two_values(paper):
     q = PaperQuestion(id="b", question=BEST, answer_format=NAME, pdf_ids=[pdf_id])
     settings = BaselineSettings(method="classic_rag", retrieval_mode="bm25", ranked_answers=True)
     for reply, expected in ((_reply("Baseline", ("Baseline", 61.2), ("Ours", 74.9)), "Ours"),
-                            (_reply("Baseline", ("Ours", 74.9)), "Baseline")):
+                            (_reply("Baseline", ("", 74.9), ("Ours", 61.2)), "Baseline")):
         model = ScriptedChatModel(responses=[reply])
         graph = build_baseline(model, settings, StoreTools(None, store_dir))
         assert graph.invoke({"input": q})["prediction"].answer == expected
