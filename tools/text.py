@@ -52,8 +52,9 @@ def value_in(answer: str, context: str) -> bool:
     return True
 
 
-_OPERAND = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_OPERAND = re.compile(r"\d+(?:\.\d+)?")  # read after drop_thousands_commas
 _THOUSANDS_COMMA = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_PRINTED_NUMBER = re.compile(r"(?<![A-Za-z\d.])\d+(?:\.\d+)?")  # a number standing alone, not part of a word
 _SCALE_CONSTANTS = {"1", "2", "10", "100", "1000"}  # a percentage's "* 100", a mean's "/ 2": not read from a paper
 
 
@@ -64,11 +65,10 @@ def drop_thousands_commas(text: str) -> str:
 
 
 def operands_in(expression: str, context: str) -> bool:
-    """Whether the numbers an arithmetic ``expression`` uses were read from ``context`` (thousands separators
-    aside: "157212" is found in "157,212"); at least one must be, and small scale constants need not be."""
-    import json
-
-    numbers = [n.rstrip(",") for n in _OPERAND.findall(drop_thousands_commas(expression))]
-    read = [n for n in numbers if n not in _SCALE_CONSTANTS]
-    # as a list answer, value_in finds every item in one pass over the context's words
-    return bool(read) and value_in(json.dumps(read), drop_thousands_commas(context))
+    """Whether the numbers an arithmetic ``expression`` uses were read from ``context``, compared as numbers
+    (thousands separators aside: "157212" is found in "157,212"; "64.9" in "64.90", which a grammar-typed number
+    loses; "6" is not found in "16" nor "90" in "P@R90"); at least one must be, and small scale constants need not
+    be."""
+    read = [n for n in _OPERAND.findall(drop_thousands_commas(expression)) if n not in _SCALE_CONSTANTS]
+    printed = {float(n) for n in _PRINTED_NUMBER.findall(drop_thousands_commas(context))}
+    return bool(read) and all(float(n) in printed for n in read)

@@ -30,6 +30,9 @@ def test_operands_must_be_read_in_the_context():
     assert operands_in("74.9 - 61.2", ctx) and operands_in("(74.9 - 61.2) / 61.2 * 100", ctx)
     assert operands_in("157212", ctx)  # thousands separators aside
     assert not operands_in("74.9 - 60.2", ctx) and not operands_in("100", ctx) and not operands_in("", ctx)
+    # compared as numbers: a grammar-typed 64.9 is the paper's "64.90"; a number inside a word is no operand
+    assert operands_in("min(64.9, 16.6)", "|+ FFN|64.90|\n|ChrF|16.6|") and not operands_in("90", "P@R90 of 16")
+    assert not operands_in("6", "16.6 and 61")
 
 
 def test_only_number_formats_get_an_expression_and_it_comes_before_the_answer():
