@@ -160,7 +160,17 @@ def ranked_pick(direction: str, candidates: list[Candidate], question: str = "")
         return None
     pick = max if direction == "highest" else min
     name, _ = pick(valued, key=lambda v: v[1])  # the first listed wins a tie
-    return name, f"{pick.__name__}({', '.join(_printed(v) for _, v in valued)})"
+    return _without_citation(name), f"{pick.__name__}({', '.join(_printed(v) for _, v in valued)})"
+
+
+# a row label's trailing reference: "ALTI (Ferrando et al., 2022)", "GlobEnc [12]"
+_CITATION = re.compile(r"\s*(?:\([^()]*(?:et al\.|\b(?:19|20)\d{2}\b)[^()]*\)|\[\d+(?:\s*[,\u2013-]\s*\d+)*\])\s*$")
+
+
+def _without_citation(name: str) -> str:
+    """An item's name without the reference a table prints after it (the name is what is asked; a name that is
+    only a reference stays as it is)."""
+    return _CITATION.sub("", name).strip() or name
 
 
 _EXCLUDING = re.compile(r"\b(?:excluding|except(?: for)?|other than|apart from|not counting)\b", re.IGNORECASE)

@@ -54,7 +54,9 @@ def value_in(answer: str, context: str) -> bool:
 
 _OPERAND = re.compile(r"\d+(?:\.\d+)?")  # read after drop_thousands_commas
 _THOUSANDS_COMMA = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_PRINTED_NUMBER = re.compile(r"(?<![A-Za-z\d.])\d+(?:\.\d+)?")  # a number standing alone, not part of a word
+# a number standing alone, not part of a word, with the thousand/million/billion suffix tables print ("586K")
+_PRINTED_NUMBER = re.compile(r"(?<![A-Za-z\d.])(\d+(?:\.\d+)?)\s?([kKmMbB])?(?![A-Za-z])")
+_SCALES = {"k": 1e3, "m": 1e6, "b": 1e9}
 _SCALE_CONSTANTS = {"1", "2", "10", "100", "1000"}  # a percentage's "* 100", a mean's "/ 2": not read from a paper
 
 
@@ -70,5 +72,9 @@ def operands_in(expression: str, context: str) -> bool:
     loses; "6" is not found in "16" nor "90" in "P@R90"); at least one must be, and small scale constants need not
     be."""
     read = [n for n in _OPERAND.findall(drop_thousands_commas(expression)) if n not in _SCALE_CONSTANTS]
-    printed = {float(n) for n in _PRINTED_NUMBER.findall(drop_thousands_commas(context))}
-    return bool(read) and all(float(n) in printed for n in read)
+    printed = set()
+    for number, scale in _PRINTED_NUMBER.findall(drop_thousands_commas(context)):
+        printed.add(float(number))
+        if scale:  # "586K" is also 586000, which is how a grammar-typed number writes it
+            printed.add(round(float(number) * _SCALES[scale.lower()], 6))
+    return bool(read) and all(float(n) in printed or round(float(n), 6) in printed for n in read)

@@ -50,6 +50,14 @@ def test_what_the_question_excludes_is_left_out_of_the_pick():
     assert ranked_pick("lowest", _candidates(("DAML", 0.793), ("ERRA", 0.787)), erra) is None
 
 
+def test_the_pick_is_the_name_without_the_reference_printed_after_it():
+    rows = _candidates(("GlobEnc (Modarressi et al., 2022)", 67.14), ("ALTI (Ferrando et al., 2022)", 57.65),
+                       ("GPT-3 (175B)", 70.0), ("Ours [12]", 80.0))
+    assert ranked_pick("lowest", rows)[0] == "ALTI"
+    assert ranked_pick("highest", rows)[0] == "Ours"
+    assert ranked_pick("highest", rows[:3])[0] == "GPT-3 (175B)"  # a size, not a reference: kept
+
+
 def test_a_candidate_s_value_is_a_number_under_the_grammar():
     import pydantic
 
@@ -71,6 +79,10 @@ def test_only_a_superlative_question_with_a_name_format_is_ranked():
 def test_the_pick_is_grounded_on_the_values_it_was_picked_from():
     ctx = "|ChrF|16.6|\n|ALTI|67.4|\n|LaBSE|70.3|"
     assert operands_in("max(16.6, 67.4, 70.3)", ctx) and not operands_in("max(16.6, 67.4, 71.3)", ctx)
+    # counts printed with a suffix, which the grammar-typed values write out
+    sizes = "|MIMICS|586K|\n|ClariT|260k|\n|MSDialog|877|\n|Big|1.2M| latency 5 ms"
+    assert operands_in("max(586000, 260000, 877, 1200000)", sizes) and operands_in("max(586, 877)", sizes)
+    assert not operands_in("max(5000000, 877)", sizes)  # "5 ms" is five milliseconds
 
 
 @pytest.fixture(scope="module")
