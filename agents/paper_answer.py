@@ -160,7 +160,10 @@ def ranked_pick(direction: str, candidates: list[Candidate], question: str = "")
         return None
     pick = max if direction == "highest" else min
     name, _ = pick(valued, key=lambda v: v[1])  # the first listed wins a tie
-    return _without_citation(name), f"{pick.__name__}({', '.join(_printed(v) for _, v in valued)})"
+    from evidex.tools.calc import format_result
+
+    # whole numbers as a paper prints them (1293247, not 1293247.0, which the operand check would not find)
+    return _without_citation(name), f"{pick.__name__}({', '.join(format_result(v) for _, v in valued)})"
 
 
 # a row label's trailing reference: "ALTI (Ferrando et al., 2022)", "GlobEnc [12]"
@@ -205,11 +208,6 @@ def _named_in(name: str, text: str) -> bool:
         return False
     item = re.escape(" ".join(name.lower().split()))
     return re.search(rf"(?:^|[\s(,;]){item}(?=$|[\s),;.])", " ".join(text.lower().split())) is not None
-
-
-def _printed(value: float) -> str:
-    """A number as a paper prints it: 1293247, not 1293247.0 (which the operand check would not find)."""
-    return str(int(value)) if value.is_integer() else repr(value)
 
 
 class _Answered(BaseModel):

@@ -59,6 +59,18 @@ def synthetic_store(synthetic_dir, fake_embeddings, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def table_paper(synthetic_store) -> tuple[str, str]:
+    """(store_dir, the synthetic paper whose Table 1 has Baseline 61.2 and Ours 74.9): the computed and ranked
+    answer tests read it."""
+    from evidex.graphs.qa.store_tools import StoreTools
+
+    store_dir = str(synthetic_store[0])
+    rows = StoreTools(None, store_dir).query("SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id FROM tables "
+                                             "WHERE table_markdown LIKE '%74.9%'")
+    return store_dir, rows[0]["pdf_id"]
+
+
+@pytest.fixture(scope="session")
 def corpus_store(corpus, tmp_path_factory):
     """Real MiniLM store over SMALL_CORPUS, with AirQA metadata (conference_year) from the manifest."""
     from evidex.tools.ingest import ingest

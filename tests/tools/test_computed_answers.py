@@ -43,23 +43,12 @@ def test_only_number_formats_get_an_expression_and_it_comes_before_the_answer():
     assert list(answer_schema(FLOAT, True, True, False).model_fields) == ["quote", "answer"]
 
 
-@pytest.fixture(scope="module")
-def paper(synthetic_store):
-    """(store_dir, the synthetic paper whose Table 1 has Baseline 61.2 and Ours 74.9)."""
-    from evidex.graphs.qa.store_tools import StoreTools
-
-    store_dir = str(synthetic_store[0])
-    rows = StoreTools(None, store_dir).query("SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id FROM tables "
-                                             "WHERE table_markdown LIKE '%74.9%'")
-    return store_dir, rows[0]["pdf_id"]
-
-
-def test_neusym_early_answer_computes_when_the_numbers_are_in_the_probe(paper):
+def test_neusym_early_answer_computes_when_the_numbers_are_in_the_probe(table_paper):
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
     from evidex.tools.qa import PaperQuestion
 
-    store_dir, pdf_id = paper
+    store_dir, pdf_id = table_paper
     q = PaperQuestion(id="g", question=GAP, answer_format=FLOAT, pdf_ids=[pdf_id])
     settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
                               max_turns=2, computed_answers=True)
@@ -86,13 +75,13 @@ def test_neusym_early_answer_computes_when_the_numbers_are_in_the_probe(paper):
     assert pred.answer == "74.9" and '"expression"' not in plain.prompts[0]
 
 
-def test_classic_rag_computes_and_keeps_its_own_answer_when_the_expression_is_not_arithmetic(paper):
+def test_classic_rag_computes_and_keeps_its_own_answer_when_the_expression_is_not_arithmetic(table_paper):
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs.qa.baselines import BaselineSettings, build_baseline
     from evidex.graphs.qa.store_tools import StoreTools
     from evidex.tools.qa import PaperQuestion
 
-    store_dir, pdf_id = paper
+    store_dir, pdf_id = table_paper
     q = PaperQuestion(id="g", question=GAP, answer_format=FLOAT, pdf_ids=[pdf_id])
     settings = BaselineSettings(method="classic_rag", retrieval_mode="bm25", computed_answers=True)
     for reply, expected in (({"expression": "74.9 - 61.2", "answer": 12.7}, "13.7"),

@@ -85,28 +85,17 @@ def test_the_pick_is_grounded_on_the_values_it_was_picked_from():
     assert not operands_in("max(5000000, 877)", sizes)  # "5 ms" is five milliseconds
 
 
-@pytest.fixture(scope="module")
-def paper(synthetic_store):
-    """(store_dir, the synthetic paper whose Table 1 has Baseline 61.2 and Ours 74.9)."""
-    from evidex.graphs.qa.store_tools import StoreTools
-
-    store_dir = str(synthetic_store[0])
-    rows = StoreTools(None, store_dir).query("SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id FROM tables "
-                                             "WHERE table_markdown LIKE '%74.9%'")
-    return store_dir, rows[0]["pdf_id"]
-
-
 def _reply(answer: str, *pairs, direction: str = "highest") -> str:
     return json.dumps({"direction": direction, "candidates": [{"name": n, "value": v} for n, v in pairs],
                        "answer": answer})
 
 
-def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(paper):
+def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(table_paper):
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
     from evidex.tools.qa import PaperQuestion
 
-    store_dir, pdf_id = paper
+    store_dir, pdf_id = table_paper
     q = PaperQuestion(id="b", question=BEST, answer_format=NAME, pdf_ids=[pdf_id])
     settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
                               max_turns=2, ranked_answers=True)
@@ -133,13 +122,13 @@ def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(
     assert pred.answer == "Baseline" and '"candidates"' not in plain.prompts[0]
 
 
-def test_classic_rag_ranks_and_keeps_its_own_answer_without_two_values(paper):
+def test_classic_rag_ranks_and_keeps_its_own_answer_without_two_values(table_paper):
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs.qa.baselines import BaselineSettings, build_baseline
     from evidex.graphs.qa.store_tools import StoreTools
     from evidex.tools.qa import PaperQuestion
 
-    store_dir, pdf_id = paper
+    store_dir, pdf_id = table_paper
     q = PaperQuestion(id="b", question=BEST, answer_format=NAME, pdf_ids=[pdf_id])
     settings = BaselineSettings(method="classic_rag", retrieval_mode="bm25", ranked_answers=True)
     for reply, expected in ((_reply("Baseline", ("Baseline", 61.2), ("Ours", 74.9)), "Ours"),
