@@ -201,6 +201,12 @@ def excluded_text(question: str) -> str:
     return question[start:]
 
 
+def excluded_answer(answer: str, question: str) -> bool:
+    """Whether ``answer`` is an item ``question`` rules out ("excluding G-EVAL-3.5, G-EVAL-4 ..." answered
+    "G-EVAL-4"): such an answer is never right, however well the context holds it."""
+    return _named_in(answer, excluded_text(question)) if answer.strip() else False
+
+
 def _named_in(name: str, text: str) -> bool:
     """Whether ``name`` is written in ``text`` as a whole item ("G-EVAL-4" in "G-EVAL-3.5, G-EVAL-4 and ...",
     but "G-EVAL" is not, being only the start of "G-EVAL-4")."""
@@ -227,4 +233,4 @@ def answer_check(llm: BaseChatModel, messages: list, reply: AIMessage, *, name: 
 
 
 __all__ = ["Candidate", "ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema",
-           "computed_value", "computes", "excluded_text", "ranked_pick", "ranks"]
+           "computed_value", "computes", "excluded_answer", "excluded_text", "ranked_pick", "ranks"]

@@ -122,6 +122,30 @@ def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(
     assert pred.answer == "Baseline" and '"candidates"' not in plain.prompts[0]
 
 
+def test_an_early_answer_the_question_excludes_is_not_taken(table_paper):
+    """G-Eval on the test split: the model listed only the two rows the question excludes and answered one of them;
+    with no pick left its own answer stood and, being printed in the table, passed as grounded."""
+    from evidex.agents.paper_answer import excluded_answer
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
+    from evidex.tools.qa import PaperQuestion
+
+    store_dir, pdf_id = table_paper
+    question = "In Table 1, excluding Ours, which method has the highest Accuracy?"
+    assert excluded_answer("Ours", question) and not excluded_answer("Baseline", question)
+    assert not excluded_answer("Ours", BEST) and not excluded_answer("", question)
+    q = PaperQuestion(id="x", question=question, answer_format=NAME, pdf_ids=[pdf_id])
+    settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
+                              max_turns=2, ranked_answers=True)
+    model = ScriptedChatModel(responses=[
+        _reply("Ours", ("Ours", 74.9), ("Ours (no pretraining)", 70.0)),  # nothing left to pick: "Ours" stands
+        json.dumps({"step": {"thought": "done", "action": "answer", "answer": "Baseline"}}),
+        _reply("Baseline", ("Baseline", 61.2), ("Ours", 74.9)),
+    ])
+    pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert len(model.prompts) == 3 and pred.answer == "Baseline"
+
+
 def test_classic_rag_ranks_and_keeps_its_own_answer_without_two_values(table_paper):
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs.qa.baselines import BaselineSettings, build_baseline
