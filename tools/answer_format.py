@@ -32,14 +32,22 @@ def _numbers(text: str) -> list[str]:
     return [m.group().replace(",", "") for m in _NUMBER.finditer(text)]
 
 
-AnswerKind = Literal["list", "int", "float", "bool", "str"]
+AnswerKind = Literal["dict", "list", "int", "float", "bool", "str"]
+_DICT = re.compile(r"\bdict(?:ionary)?\b")
 _INTEGER = re.compile(r"\bint\b|integer")
 _FLOAT = re.compile(r"float|decimal")
+_BOOL = re.compile(r"\bbool(?:ean)?\b|true or false")
+# an element that is text: "the first is a string, the name of the method, and the second is a float"
+_TEXT_ITEM = re.compile(r"string|\bstr\b|name|text|title|word")
+_KINDS = ((int, _INTEGER), (float, _FLOAT), (bool, _BOOL), (str, _TEXT_ITEM))  # numbers first
 
 
 def answer_kind(answer_format: str) -> AnswerKind:
-    """The shape an answer format asks for: a list, an integer, a float, true/false, or free text."""
+    """The shape an answer format asks for: a dictionary, a list, an integer, a float, true/false, or free text
+    (a dictionary first: "a Python dictionary ... and a boolean value" is a dictionary, not a boolean)."""
     fmt = answer_format.lower()
+    if _DICT.search(fmt):
+        return "dict"
     if "list" in fmt:
         return "list"
     if _INTEGER.search(fmt):
@@ -53,18 +61,69 @@ def answer_kind(answer_format: str) -> AnswerKind:
 
 def answer_type(answer_format: str) -> Any:
     """The JSON-schema type a constrained answer takes for this format: the grammar then only lets a model write
-    a number where an integer is asked (a small model otherwise writes a word from the format, "strings")."""
+    a number where an integer is asked (a small model otherwise writes a word from the format, "strings"). A list
+    whose elements are of one kind gets that kind; a list of mixed elements ("the first is a string, ... the
+    second is a float") gets each position's kind (typing all as numbers would forbid the string), or lets each
+    element be any kind when the positions are not spelled out; a list holding lists ("the second is a python
+    list of strings", "e.g. [[...], [...]]") and a dictionary take any JSON value inside."""
     kind = answer_kind(answer_format)
+    if kind == "dict":
+        return dict[str, Any]
     if kind == "list":
         fmt = answer_format.lower()
-        item = int if _INTEGER.search(fmt) else float if _FLOAT.search(fmt) else str
-        return list[item]
+        if _nested(fmt):
+            return list[Any]
+        positions = _positional_kinds(fmt)
+        if positions and len(set(positions)) > 1:
+            return tuple[positions]
+        kinds = [t for t, pattern in _KINDS if pattern.search(fmt)]
+        if len(kinds) > 1:
+            return list[str | int | float | bool]
+        return list[kinds[0] if kinds else str]
     return {"int": int, "float": float, "bool": bool, "str": str}[kind]
 
 
+_ORDINALS = ("first", "second", "third", "fourth", "fifth")
+
+
+def _positional_kinds(fmt: str) -> tuple[type, ...] | None:
+    """The kind of each element of a list format that describes its elements by position ("a Python list of 2
+    elements, the first is the combination and the second is the accuracy, rounded to one decimal place": str,
+    float), read from the words between one ordinal and the next; a position that names no kind has the kind the
+    list names before "first" ("a list of two floats, the first is precision"), else text. None unless "first" and
+    "second" are both there, in that order. A number word wins over a text word in a position (its description may
+    go on about names: "use the same names as in the table")."""
+    marks, start = [], 0
+    for ordinal in _ORDINALS:
+        found = re.compile(rf"\b{ordinal}\b").search(fmt, start)
+        if not found:
+            break
+        marks.append(found)
+        start = found.end()
+    if len(marks) < 2:
+        return None
+    head = fmt[:marks[0].start()]
+    default = next((t for t, pattern in _KINDS if pattern.search(head)), str)
+    ends = [m.start() for m in marks[1:]] + [len(fmt)]
+    return tuple(next((t for t, pattern in _KINDS[:3] if pattern.search(fmt[m.end():end])), default)
+                 for m, end in zip(marks, ends))
+
+
+_LIST_OF = re.compile(r"\blist (?:of|with|containing)\b")
+_TYPED_LIST = re.compile(r"\b(?:string|integer|int|float|name) list\b")  # "the fourth one should be a string list"
+
+
+def _nested(fmt: str) -> bool:
+    """Whether a list format asks for lists inside the list: a second "list of" ("..., the second is a python list
+    of strings", "a string list"), sublists, or an example that opens with "[["."""
+    return (len(_LIST_OF.findall(fmt)) > 1 or "sublist" in fmt or "[[" in fmt.replace(" ", "")
+            or _TYPED_LIST.search(fmt) is not None)
+
+
 def answer_text(value: Any) -> str:
-    """A typed answer as the text an evaluator reads: JSON for lists and booleans, plain for numbers and text."""
-    if isinstance(value, (list, tuple, bool)):
+    """A typed answer as the text an evaluator reads: JSON for lists, dictionaries and booleans, plain for numbers
+    and text."""
+    if isinstance(value, (list, tuple, dict, bool)):
         return json.dumps(list(value) if isinstance(value, tuple) else value, ensure_ascii=False)
     return str(value)
 
@@ -76,6 +135,8 @@ def conform(answer: str | None, answer_format: str) -> str | None:
     text = answer.strip()
     kind = answer_kind(answer_format)
     value = _literal(text) if len(text) < 20_000 else None
+    if kind == "dict":
+        return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else text
     if kind == "list":
         if isinstance(value, (list, tuple)):
             return json.dumps(list(value), ensure_ascii=False)

@@ -5,7 +5,9 @@ import json
 
 import pytest
 
-from evidex.tools.answer_format import conform
+from typing import Any
+
+from evidex.tools.answer_format import answer_text, answer_type, conform
 
 LIST = "Your answer should be a python list of strings."
 INT = "Your answer should be a single integer."
@@ -34,6 +36,50 @@ BOOL = "Answer true or false."
 ])
 def test_conform(answer, fmt, expected):
     assert conform(answer, fmt) == expected
+
+
+# formats as the AirQA sample writes them (../shared/data/airqa/airqa_dev_sample.jsonl), with the type the grammar
+# must allow for the gold answer to be writable at all
+@pytest.mark.parametrize("fmt, expected", [
+    ("Your answer should be a python list of strings, every element of the list is the name of the component.",
+     list[str]),
+    ("Your answer should be a Python list of two integers [r, alpha], e.g. [8, 32].", list[int]),
+    ("Your answer should be a python list of two float, e.g [0.35,0.4]", list[float]),
+    ("Your answer should be a Python list of two floats, the first is precision and the second is recall.",
+     list[float]),
+    # gold ['Reflexion+LDB(GPT-4)', 96.9]: all-float typing ("decimal") forbade the name
+    ("Your answer should be a Python List of 2 elements, the first is the combination and the second is the exact "
+     "accuracy value, rounded to one decimal places. Note that you should use the same names as in the question.",
+     tuple[str, float]),
+    # gold ['MAVEN-ERE', 103193]
+    ("Your answer should be a python list of two strings, the first element is the dataset name(abbrievation), and "
+     "the second element is an integer number.", tuple[str, int]),
+    ("Your answer should be a Python list holding a model name and its accuracy as a float.",
+     list[str | int | float | bool]),
+    # gold ['Beihang University', ['The University of Sydney', ...]]
+    ("Your answer should be a Python list of length 2 containing the institution names respectively, e.g., "
+     "[\"first\", \"corr\"]. If there are several, use a name list, e.g., [[\"a1\", \"a2\"], [\"c1\"]].", list[Any]),
+    ("Your answer should be a Python list of 2 elements, the first is the name of the method, the second is a "
+     "python list of strings.", list[Any]),
+    ("Your answer should be a Python list. The first element is an integer indicating the total task number. The "
+     "second one is a boolean. The fourth one should be a string list storing the class names.", list[Any]),
+    # gold {'datasets': [...], ...: True}: typed as the boolean it mentions, no dictionary could be written
+    ("Your answer should be a Python dictionary, containing the names of datasets for the first question and a "
+     "boolean value for the second question.", dict[str, Any]),
+    ("Your answer should be a Python dictionary of entries, each dictionary key is a string, the benchmark name, "
+     "and each value an integer.", dict[str, Any]),
+    ("Your answer should be a single integer.", int),
+])
+def test_the_answer_type_lets_the_asked_shape_be_written(fmt, expected):
+    assert answer_type(fmt) == expected
+
+
+def test_dictionaries_and_tuples_are_written_as_json():
+    assert answer_text(("MAVEN-ERE", 103193)) == '["MAVEN-ERE", 103193]'
+    assert answer_text({"L": 24, "H": 1024}) == '{"L": 24, "H": 1024}'
+    fmt = "Your answer should be a python dictionary with keys 'L' and 'H'."
+    assert json.loads(conform("{'L': 24, 'H': 1024}", fmt)) == {"L": 24, "H": 1024}
+    assert conform("L is 24", fmt) == "L is 24"  # not a dictionary: unchanged, the evaluator decides
 
 
 def test_conform_never_evaluates_code(tmp_path):
