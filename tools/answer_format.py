@@ -54,7 +54,7 @@ def answer_kind(answer_format: str) -> AnswerKind:
         return "int"
     if _FLOAT.search(fmt):
         return "float"
-    if "true or false" in fmt or "boolean" in fmt or "yes or no" in fmt:
+    if _BOOL.search(fmt) or "yes or no" in fmt:
         return "bool"
     return "str"
 

@@ -69,6 +69,8 @@ def test_conform(answer, fmt, expected):
     ("Your answer should be a Python dictionary of entries, each dictionary key is a string, the benchmark name, "
      "and each value an integer.", dict[str, Any]),
     ("Your answer should be a single integer.", int),
+    ("Your answer should be a Python bool.", bool),
+    ("Answer true or false.", bool),
 ])
 def test_the_answer_type_lets_the_asked_shape_be_written(fmt, expected):
     assert answer_type(fmt) == expected
