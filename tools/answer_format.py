@@ -39,7 +39,8 @@ _FLOAT = re.compile(r"float|decimal")
 _BOOL = re.compile(r"\bbool(?:ean)?\b|true or false")
 # an element that is text: "the first is a string, the name of the method, and the second is a float"
 _TEXT_ITEM = re.compile(r"string|\bstr\b|name|text|title|word")
-_KINDS = ((int, _INTEGER), (float, _FLOAT), (bool, _BOOL), (str, _TEXT_ITEM))  # numbers first
+_VALUE_KINDS = ((int, _INTEGER), (float, _FLOAT), (bool, _BOOL))
+_KINDS = (*_VALUE_KINDS, (str, _TEXT_ITEM))  # numbers first
 
 
 def answer_kind(answer_format: str) -> AnswerKind:
@@ -83,7 +84,7 @@ def answer_type(answer_format: str) -> Any:
     return {"int": int, "float": float, "bool": bool, "str": str}[kind]
 
 
-_ORDINALS = ("first", "second", "third", "fourth", "fifth")
+_ORDINALS = tuple(re.compile(rf"\b{word}\b") for word in ("first", "second", "third", "fourth", "fifth"))
 
 
 def _positional_kinds(fmt: str) -> tuple[type, ...] | None:
@@ -95,7 +96,7 @@ def _positional_kinds(fmt: str) -> tuple[type, ...] | None:
     go on about names: "use the same names as in the table")."""
     marks, start = [], 0
     for ordinal in _ORDINALS:
-        found = re.compile(rf"\b{ordinal}\b").search(fmt, start)
+        found = ordinal.search(fmt, start)
         if not found:
             break
         marks.append(found)
@@ -105,7 +106,7 @@ def _positional_kinds(fmt: str) -> tuple[type, ...] | None:
     head = fmt[:marks[0].start()]
     default = next((t for t, pattern in _KINDS if pattern.search(head)), str)
     ends = [m.start() for m in marks[1:]] + [len(fmt)]
-    return tuple(next((t for t, pattern in _KINDS[:3] if pattern.search(fmt[m.end():end])), default)
+    return tuple(next((t for t, pattern in _VALUE_KINDS if pattern.search(fmt[m.end():end])), default)
                  for m, end in zip(marks, ends))
 
 
