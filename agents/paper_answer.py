@@ -8,6 +8,7 @@ words.
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from functools import lru_cache
@@ -207,6 +208,20 @@ def excluded_answer(answer: str, question: str) -> bool:
     return _named_in(answer, excluded_text(question)) if answer.strip() else False
 
 
+def looped_list(answer: str) -> bool:
+    """Whether a list answer ends in the same text item three times over (["GSM8K", "AQuA", "AQuA", "AQuA",
+    "AQuA"]): a small model that loses its place in a list repeats the last item until the list is full, and the
+    context holds that item, so the answer would pass as found there. Repeated numbers can be real values."""
+    try:
+        items = json.loads(answer)
+    except (ValueError, TypeError):
+        return False
+    if not isinstance(items, list) or len(items) < 3:
+        return False
+    tail = [" ".join(str(i).lower().split()) for i in items[-3:] if isinstance(i, str)]
+    return len(tail) == 3 and len(set(tail)) == 1
+
+
 def _named_in(name: str, text: str) -> bool:
     """Whether ``name`` is written in ``text`` as a whole item ("G-EVAL-4" in "G-EVAL-3.5, G-EVAL-4 and ...",
     but "G-EVAL" is not, being only the start of "G-EVAL-4")."""
@@ -233,4 +248,4 @@ def answer_check(llm: BaseChatModel, messages: list, reply: AIMessage, *, name: 
 
 
 __all__ = ["Candidate", "ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema",
-           "computed_value", "computes", "excluded_answer", "excluded_text", "ranked_pick", "ranks"]
+           "computed_value", "computes", "excluded_answer", "excluded_text", "looped_list", "ranked_pick", "ranks"]

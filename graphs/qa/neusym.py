@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from evidex.agents.neusym_policy import (Citation, GenerateAnswer, ParseFailure,
                                          history_messages, next_action, task_prompt)
-from evidex.agents.paper_answer import answer_from_context, excluded_answer
+from evidex.agents.paper_answer import answer_from_context, excluded_answer, looped_list
 from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError
 from evidex.graphs.qa.config import AgentSettings
@@ -142,8 +142,8 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
                                       ranked=settings.ranked_answers)
         except StructuredOutputError:  # an unreadable early answer is no answer yet: the turns begin
             return {}
-        if not grounded(out, context) or excluded_answer(out.answer, q.question):
-            return {}  # an answer the question rules out is as unsupported as a made-up one
+        if not grounded(out, context) or excluded_answer(out.answer, q.question) or looped_list(out.answer):
+            return {}  # an answer the question rules out, or a list stuck on one item, is as unsupported as a made-up one
         answer = GenerateAnswer(action="answer", thought="the warm start holds the answer", answer=out.answer,
                                 citations=quoted_sources(state, out))
         return {"answer": answer, "actions": ["answer"]}

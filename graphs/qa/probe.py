@@ -27,6 +27,8 @@ _REFERENCES = {
     "equation": re.compile(r"\b(?:Equation|Eqn?\.?)\s*\(?(\d+)\)?", re.IGNORECASE),
 }
 _FIGURE_TEXT_CHARS = 600  # figure text is OCR/extraction noise past the first labels
+# the header line up to its page range, across the line breaks the PDF puts in it; a venue name runs to ~200 chars
+_PROCEEDINGS = re.compile(r"Proceedings of\b.{0,250}?\bpages\s+\d+\s*[–-]\s*\d+", re.DOTALL)
 _MAX_PAPERS = 4  # beyond this the question is a retrieval one; the metadata of many papers says little
 
 
@@ -50,12 +52,30 @@ def _block(table: str, key: str, pdf_id: str, page: int, text: str, title: str |
             CitedPage(pdf_id=pdf_id, page_number=page, source=f"{table}.{key}"))
 
 
+def proceedings_line(first_page: str | None) -> str:
+    """The proceedings header an ACL-style first page prints ("Proceedings of the 61st Annual Meeting ..., Volume 1:
+    Long Papers, pages 2649–2664"): the venue, volume and page range that metadata questions ask about and the
+    metadata row lacks; "" when the page has none."""
+    found = _PROCEEDINGS.search(first_page or "")
+    return " ".join(found.group(0).split()) if found else ""
+
+
 def _metadata(tools: StoreTools, ids: list[str]) -> list[Block]:
-    rows = tools.query("SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title, authors, num_pages, conference_year "
-                       f"FROM metadata WHERE {_in_papers('paper_id', ids)}", ids)
-    return [(f"[metadata {r['pdf_id']}] title: {r['title']} | authors: {', '.join(r['authors'] or [])} | "
-             f"pages: {r['num_pages']} | conference: {r['conference_year'] or 'unknown'}",
-             CitedPage(pdf_id=r["pdf_id"], page_number=1, source=f"metadata.{r['pdf_id']}")) for r in rows]
+    rows = tools.query("SELECT CAST(m.paper_id AS VARCHAR) AS pdf_id, m.title, m.authors, m.num_pages, "
+                       "m.conference_year, p.page_content AS first_page FROM metadata m "
+                       "LEFT JOIN pages p ON p.ref_paper_id = m.paper_id AND p.page_number = 1 "
+                       f"WHERE {_in_papers('m.paper_id', ids)}", ids)
+
+    def row_text(r: dict) -> str:
+        authors = r["authors"] or []
+        # counted here: a small model miscounts a list of a dozen names ("how many authors ...")
+        text = (f"[metadata {r['pdf_id']}] title: {r['title']} | authors ({len(authors)}): {', '.join(authors)} | "
+                f"pages: {r['num_pages']} | conference: {r['conference_year'] or 'unknown'}")
+        header = proceedings_line(r["first_page"])
+        return text + (f" | first page header: {header}" if header else "")
+
+    return [(row_text(r), CitedPage(pdf_id=r["pdf_id"], page_number=1, source=f"metadata.{r['pdf_id']}"))
+            for r in rows]
 
 
 def _numbered(tools: StoreTools, table: str, columns: str, ids: list[str], match: str, value: str) -> list[dict]:
@@ -148,4 +168,4 @@ def probe(tools: StoreTools, q: PaperQuestion, passages: int = 4) -> tuple[str, 
     return as_text(blocks), [c for _, c in blocks]
 
 
-__all__ = ["Block", "as_text", "probe", "probe_blocks", "referenced"]
+__all__ = ["Block", "as_text", "probe", "probe_blocks", "proceedings_line", "referenced"]

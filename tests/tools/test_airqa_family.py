@@ -169,6 +169,11 @@ def test_multiview_probe_finds_what_the_question_names(corpus_store, manifest):
                       pdf_ids=[paper_id])
     text, cites = probe(tools, q)
     assert f"[metadata {paper_id}] title: G-EVAL" in text and "pages: 12" in text
+    # the authors counted (a small model miscounts a dozen names) and the first page's proceedings header
+    authors = tools.query("SELECT authors FROM metadata WHERE CAST(paper_id AS VARCHAR) = ?", [paper_id])[0]["authors"]
+    assert f"authors ({len(authors)}): {authors[0]}, " in text and len(authors) > 2
+    assert ("first page header: Proceedings of the 2023 Conference on Empirical Methods in Natural Language "
+            "Processing, pages 2511–2522\n") in text
     table = next(c for c in cites if c.source.startswith("tables."))
     assert "Table 1" in text and "|" in text.split(table.source, 1)[1]  # the table's markdown cells follow it
     assert any(c.source.startswith("chunks.") for c in cites)

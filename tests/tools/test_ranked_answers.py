@@ -160,3 +160,29 @@ def test_classic_rag_ranks_and_keeps_its_own_answer_without_two_values(table_pap
         model = ScriptedChatModel(responses=[reply])
         graph = build_baseline(model, settings, StoreTools(None, store_dir))
         assert graph.invoke({"input": q})["prediction"].answer == expected
+
+
+def test_an_early_list_answer_stuck_on_one_item_is_not_taken(table_paper):
+    """Chain-of-Thought on the test split: asked for five benchmarks, the model wrote "GSM8K" and then "AQuA" four
+    times; every item is in the probe, so the list passed as found. A list ending in one text item three times over
+    is not an early answer (the turns begin); repeated numbers can be real values and stay."""
+    from evidex.agents.paper_answer import looped_list
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
+    from evidex.tools.qa import PaperQuestion
+
+    assert looped_list('["GSM8K", "AQuA", "AQuA", "aqua ", "AQuA"]')
+    assert not looped_list('["GSM8K", "AQuA", "AQuA"]'[:-1] + ', "SVAMP"]') and not looped_list('["A", "A"]')
+    assert not looped_list("[0.5, 0.5, 0.5]") and not looped_list("AQuA AQuA AQuA") and not looped_list("")
+    store_dir, pdf_id = table_paper
+    q = PaperQuestion(id="l", question="In Table 1, which methods are compared?",
+                      answer_format="Your answer should be a Python list of 4 strings.", pdf_ids=[pdf_id])
+    settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
+                              max_turns=2)
+    model = ScriptedChatModel(responses=[
+        json.dumps({"answer": ["Baseline", "Ours", "Ours", "Ours"]}),  # stuck: not taken, though every item is in Table 1
+        json.dumps({"step": {"thought": "done", "action": "answer", "answer": ["Baseline"]}}),
+        json.dumps({"answer": ["Baseline", "Ours", "Ours (no pretraining)", "Ours"]}),
+    ])
+    pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert len(model.prompts) == 3 and json.loads(pred.answer)[2] == "Ours (no pretraining)"
