@@ -206,3 +206,36 @@ def _snap_one(answer: str, keyed: list[tuple[str, str]], min_ratio: float) -> st
         if r > best_ratio:
             best, best_ratio = title, r
     return best if best is not None and best_ratio >= min_ratio else answer
+
+
+# "e.g. 0.5.", "for example 'ACL 2023'.": the example runs to the end of its sentence (a period before a space or the
+# end; the period inside 0.5 is neither)
+_EXAMPLE = re.compile(r"\b(?:e\.g\.|for example|for instance)[,:]?\s*(.+?)(?:\.(?=\s)|\.?$)", re.IGNORECASE)
+
+
+def _comparable(value: Any) -> Any:
+    """A value as the example check compares it: numbers as floats, text without case, quotes or spacing."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_comparable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k).lower(), _comparable(v)) for k, v in value.items()))
+    return " ".join(str(value).strip().strip("'\"").lower().split())
+
+
+def copies_example(answer: str, answer_format: str) -> bool:
+    """Whether ``answer`` is the example its format gives ("Your answer should be a Python float, e.g. 0.5." answered
+    0.5): a small model that finds nothing copies the example it was shown, and an example is chosen not to be
+    the answer (in none of the AirQA sample's or the benchmark's 28 formats with one is it)."""
+    given = _literal(answer.strip()) if answer and answer.strip() else None
+    given = _comparable(answer if given is None else given)
+    for found in _EXAMPLE.finditer(answer_format or ""):
+        text = found.group(1).strip()
+        example = _literal(text)
+        if given == _comparable(text if example is None else example):
+            return True
+    return False
+

@@ -24,7 +24,7 @@ from evidex.graphs.qa.config import AgentSettings
 from evidex.graphs.qa.probe import Block, as_text, probe_blocks
 from evidex.graphs.qa.scope import scope_filter, scope_line, sql_marks
 from evidex.graphs.qa.store_tools import REPEAT_WARNING, MissingPapersError, StoreTools, truncate
-from evidex.tools.answer_format import answer_text, answer_type
+from evidex.tools.answer_format import answer_text, answer_type, copies_example
 from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 from evidex.tools.text import operands_in, quote_in, value_in
 
@@ -142,8 +142,11 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
                                       ranked=settings.ranked_answers)
         except StructuredOutputError:  # an unreadable early answer is no answer yet: the turns begin
             return {}
-        if not grounded(out, context) or excluded_answer(out.answer, q.question) or looped_list(out.answer):
-            return {}  # an answer the question rules out, or a list stuck on one item, is as unsupported as a made-up one
+        if (not grounded(out, context) or excluded_answer(out.answer, q.question) or looped_list(out.answer)
+                or copies_example(out.answer, q.answer_format)):
+            # an answer the question rules out, a list stuck on one item or the format's own example ("e.g. 0.5")
+            # is as unsupported as a made-up one, however often the probe prints that value
+            return {}
         answer = GenerateAnswer(action="answer", thought="the warm start holds the answer", answer=out.answer,
                                 citations=quoted_sources(state, out))
         return {"answer": answer, "actions": ["answer"]}

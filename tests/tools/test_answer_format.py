@@ -132,3 +132,21 @@ def test_a_short_title_inside_a_long_answer_is_not_taken_for_it():
 
     answer = "Sparse attention for long documents"
     assert snap_title(answer, TITLES) == answer
+
+
+def test_an_answer_that_copies_the_format_s_example_is_recognised():
+    """DecompX on the test split: "Your answer should be a Python float, e.g. 0.5." answered 0.5 (gold 0.1). The
+    example is compared as a value (0.50 is 0.5; quotes and case aside), and only the example, not any number in
+    the format."""
+    from evidex.tools.answer_format import copies_example
+
+    floats = "Your answer should be a Python float, e.g. 0.5."
+    assert copies_example("0.5", floats) and copies_example("0.50", floats) and not copies_example("0.1", floats)
+    venue = "Your answer should be a string, the abbreviation and year, e.g. 'ACL 2023'."
+    assert copies_example("ACL 2023", venue) and copies_example("acl  2023", venue)
+    assert not copies_example("EMNLP 2024", venue)
+    pair = "Your answer should be a Python list of two integers, e.g. [8, 32]."
+    assert copies_example("[8, 32]", pair) and not copies_example("[4, 16]", pair)
+    assert copies_example("20.3", "A float rounded to 1 decimal place, for example 20.3")
+    assert not copies_example("A", "e.g. ['A', 'B', ...].") and not copies_example("", floats)
+    assert not copies_example("2", "A single integer, rounded to 2 decimal places.")  # no example given

@@ -186,3 +186,27 @@ def test_an_early_list_answer_stuck_on_one_item_is_not_taken(table_paper):
     ])
     pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
     assert len(model.prompts) == 3 and json.loads(pred.answer)[2] == "Ours (no pretraining)"
+
+
+def test_an_early_answer_that_copies_the_format_s_example_is_not_taken(table_paper):
+    """The example value is often printed somewhere in the probe (Table 1 holds 74.9), so a copied example passed
+    as found; it is not an early answer, and the turns begin."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
+    from evidex.tools.qa import PaperQuestion
+
+    store_dir, pdf_id = table_paper
+    q = PaperQuestion(id="x", question="In Table 1, what Accuracy does Baseline reach?",
+                      answer_format="Your answer should be a Python float, e.g. 74.9.", pdf_ids=[pdf_id])
+    settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
+                              max_turns=2)
+    model = ScriptedChatModel(responses=[
+        json.dumps({"answer": 74.9}),  # the example, and a value of the table: not taken
+        json.dumps({"step": {"thought": "done", "action": "answer", "answer": 61.2}}),
+        json.dumps({"answer": 61.2}),
+    ])
+    pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert len(model.prompts) == 3 and pred.answer == "61.2"
+    found = ScriptedChatModel(responses=[json.dumps({"answer": 61.2})])  # not the example: taken at once
+    pred = build_neusym(found, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert len(found.prompts) == 1 and pred.answer == "61.2"
