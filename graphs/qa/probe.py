@@ -29,13 +29,6 @@ _REFERENCES = {
 _FIGURE_TEXT_CHARS = 600  # figure text is OCR/extraction noise past the first labels
 # the header line up to its page range, across the line breaks the PDF puts in it; a venue name runs to ~200 chars
 _PROCEEDINGS = re.compile(r"(?:Proceedings|Findings) of\b.{0,250}?\bpages\s+\d+\s*[–-]\s*\d+", re.DOTALL)
-# a question about who wrote the paper, where they work, or how to reach them
-_ABOUT_AUTHORS = re.compile(r"\b(?:author|affiliat|institut|universit|organi[sz]ation|e-?mail|correspond|"
-                            r"compan)\w*", re.IGNORECASE)
-# a first-page footnote that says what an author's mark means ("∗Corresponding author", "†Equal contribution")
-_AUTHOR_NOTE = re.compile(r"^[^\w\s(\[]{1,2}.{0,120}?\b(?:correspond|equal(?:ly)? contribut|lead author|denotes equal)",
-                          re.IGNORECASE)
-_AUTHOR_BLOCK_CHARS = 800  # title, names with their marks, affiliations, e-mails: the text above the abstract
 _MAX_PAPERS = 4  # beyond this the question is a retrieval one; the metadata of many papers says little
 
 
@@ -67,19 +60,7 @@ def proceedings_line(first_page: str | None) -> str:
     return " ".join(found.group(0).split()) if found else ""
 
 
-def author_block(first_page: str | None) -> str:
-    """What a first page says about its authors: the text above the abstract (names with their marks,
-    affiliations, e-mails) and the footnotes that say what a mark means ("∗Corresponding author"); "" for none.
-    A metadata row's author list has neither the marks nor the affiliations."""
-    text = first_page or ""
-    found = re.search(r"\bAbstract\b", text[:3000], re.IGNORECASE)
-    above = text[:found.start()][-_AUTHOR_BLOCK_CHARS:] if found else text[:_AUTHOR_BLOCK_CHARS // 2]
-    notes = [line.strip() for line in text.splitlines() if _AUTHOR_NOTE.match(line.strip())][:3]
-    parts = [" ".join(above.split())] + [f"footnote: {n}" for n in notes]
-    return " | ".join(p for p in parts if p)
-
-
-def _metadata(tools: StoreTools, ids: list[str], about_authors: bool = False) -> list[Block]:
+def _metadata(tools: StoreTools, ids: list[str]) -> list[Block]:
     rows = tools.query("SELECT CAST(m.paper_id AS VARCHAR) AS pdf_id, m.title, m.authors, m.num_pages, "
                        "m.conference_year, p.page_content AS first_page FROM metadata m "
                        "LEFT JOIN pages p ON p.ref_paper_id = m.paper_id AND p.page_number = 1 "
@@ -92,9 +73,7 @@ def _metadata(tools: StoreTools, ids: list[str], about_authors: bool = False) ->
         text = (f"[metadata {r['pdf_id']}] title: {r['title']} | {named} | pages: {r['num_pages']} | "
                 f"conference: {r['conference_year'] or 'unknown'}")
         header = proceedings_line(r["first_page"])
-        text += f" | first page header: {header}" if header else ""
-        authors_text = author_block(r["first_page"]) if about_authors else ""
-        return text + (f"\nFirst page, author block: {authors_text}" if authors_text else "")
+        return text + (f" | first page header: {header}" if header else "")
 
     return [(row_text(r), CitedPage(pdf_id=r["pdf_id"], page_number=1, source=f"metadata.{r['pdf_id']}"))
             for r in rows]
@@ -171,8 +150,7 @@ def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 4, records
     refs = referenced(q.question)
     blocks: list[Block] = []
     if ids:
-        blocks += _metadata(tools, ids, bool(_ABOUT_AUTHORS.search(q.question)))
-        blocks += _tables(tools, ids, refs["table"], records)
+        blocks += _metadata(tools, ids) + _tables(tools, ids, refs["table"], records)
         blocks += _figures(tools, ids, refs["figure"])
         blocks += _equations(tools, ids, refs["equation"])
     if passages:
@@ -191,4 +169,4 @@ def probe(tools: StoreTools, q: PaperQuestion, passages: int = 4) -> tuple[str, 
     return as_text(blocks), [c for _, c in blocks]
 
 
-__all__ = ["Block", "as_text", "author_block", "probe", "probe_blocks", "proceedings_line", "referenced"]
+__all__ = ["Block", "as_text", "probe", "probe_blocks", "proceedings_line", "referenced"]
