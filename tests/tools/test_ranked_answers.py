@@ -122,12 +122,22 @@ def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(
     assert pred.answer == "Baseline" and '"candidates"' not in plain.prompts[0]
 
 
+def _neusym_answer(store_dir: str, q, replies: list[str], **settings):
+    """NeuSym (multiview probe, early answer, evidence answer step, two turns) answering ``q`` with scripted
+    ``replies``: the model, for the prompts it was sent, and the prediction."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
+
+    config = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
+                            max_turns=2, **settings)
+    model = ScriptedChatModel(responses=replies)
+    return model, build_neusym(model, config, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+
+
 def test_an_early_answer_the_question_excludes_is_not_taken(table_paper):
     """G-Eval on the test split: the model listed only the two rows the question excludes and answered one of them;
     with no pick left its own answer stood and, being printed in the table, passed as grounded."""
     from evidex.agents.paper_answer import excluded_answer
-    from evidex.agents.scripted import ScriptedChatModel
-    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
     from evidex.tools.qa import PaperQuestion
 
     store_dir, pdf_id = table_paper
@@ -135,14 +145,11 @@ def test_an_early_answer_the_question_excludes_is_not_taken(table_paper):
     assert excluded_answer("Ours", question) and not excluded_answer("Baseline", question)
     assert not excluded_answer("Ours", BEST) and not excluded_answer("", question)
     q = PaperQuestion(id="x", question=question, answer_format=NAME, pdf_ids=[pdf_id])
-    settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
-                              max_turns=2, ranked_answers=True)
-    model = ScriptedChatModel(responses=[
+    model, pred = _neusym_answer(store_dir, q, [
         _reply("Ours", ("Ours", 74.9), ("Ours (no pretraining)", 70.0)),  # nothing left to pick: "Ours" stands
         json.dumps({"step": {"thought": "done", "action": "answer", "answer": "Baseline"}}),
         _reply("Baseline", ("Baseline", 61.2), ("Ours", 74.9)),
-    ])
-    pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    ], ranked_answers=True)
     assert len(model.prompts) == 3 and pred.answer == "Baseline"
 
 
@@ -167,8 +174,6 @@ def test_an_early_list_answer_stuck_on_one_item_is_not_taken(table_paper):
     times; every item is in the probe, so the list passed as found. A list ending in one text item three times over
     is not an early answer (the turns begin); repeated numbers can be real values and stay."""
     from evidex.agents.paper_answer import looped_list
-    from evidex.agents.scripted import ScriptedChatModel
-    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
     from evidex.tools.qa import PaperQuestion
 
     assert looped_list('["GSM8K", "AQuA", "AQuA", "aqua ", "AQuA"]')
@@ -177,36 +182,27 @@ def test_an_early_list_answer_stuck_on_one_item_is_not_taken(table_paper):
     store_dir, pdf_id = table_paper
     q = PaperQuestion(id="l", question="In Table 1, which methods are compared?",
                       answer_format="Your answer should be a Python list of 4 strings.", pdf_ids=[pdf_id])
-    settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
-                              max_turns=2)
-    model = ScriptedChatModel(responses=[
+    model, pred = _neusym_answer(store_dir, q, [
         json.dumps({"answer": ["Baseline", "Ours", "Ours", "Ours"]}),  # stuck: not taken, though every item is in Table 1
         json.dumps({"step": {"thought": "done", "action": "answer", "answer": ["Baseline"]}}),
         json.dumps({"answer": ["Baseline", "Ours", "Ours (no pretraining)", "Ours"]}),
     ])
-    pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
     assert len(model.prompts) == 3 and json.loads(pred.answer)[2] == "Ours (no pretraining)"
 
 
 def test_an_early_answer_that_copies_the_format_s_example_is_not_taken(table_paper):
     """The example value is often printed somewhere in the probe (Table 1 holds 74.9), so a copied example passed
     as found; it is not an early answer, and the turns begin."""
-    from evidex.agents.scripted import ScriptedChatModel
-    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
     from evidex.tools.qa import PaperQuestion
 
     store_dir, pdf_id = table_paper
     q = PaperQuestion(id="x", question="In Table 1, what Accuracy does Baseline reach?",
                       answer_format="Your answer should be a Python float, e.g. 74.9.", pdf_ids=[pdf_id])
-    settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
-                              max_turns=2)
-    model = ScriptedChatModel(responses=[
+    model, pred = _neusym_answer(store_dir, q, [
         json.dumps({"answer": 74.9}),  # the example, and a value of the table: not taken
         json.dumps({"step": {"thought": "done", "action": "answer", "answer": 61.2}}),
         json.dumps({"answer": 61.2}),
     ])
-    pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
     assert len(model.prompts) == 3 and pred.answer == "61.2"
-    found = ScriptedChatModel(responses=[json.dumps({"answer": 61.2})])  # not the example: taken at once
-    pred = build_neusym(found, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    found, pred = _neusym_answer(store_dir, q, [json.dumps({"answer": 61.2})])  # not the example: taken at once
     assert len(found.prompts) == 1 and pred.answer == "61.2"
