@@ -433,3 +433,23 @@ def test_dropping_a_dense_column_deletes_its_vectors_without_re_embedding(tmp_pa
     manifest = json.loads((store / "indexes.json").read_text())
     ref = next(p for p in manifest["pairs"] if p["table"] == "reference")
     assert not ref["dense_entries"] and ref["bm25_entries"] > 0
+
+
+@pytest.mark.shared_data
+def test_stacked_tables_with_captions_below_keep_their_own_rows(corpus):
+    """ACL puts table captions below tables: on MetaGPT's page 7 the Table 1 caption sits between Table 1 and
+    Table 2, nearer Table 2's top rule. Each caption must keep its own table (Table 1's GSM8k for MetaGPT is
+    45.41; Table 2's is 66.03), and a prose line that wraps to start with "Table 9. AdamW ..." is no caption."""
+    from evidex.tools.ingest.config import ParserConfig
+    from evidex.tools.ingest.parser import PyMuPDFParser
+
+    parser = PyMuPDFParser(ParserConfig())
+    metagpt = parser.parse(corpus / "pdfs" / "metagpt-merging-llms-task-arithmetic.pdf", "0" * 64)
+    by_caption = {t.caption.split(":")[0]: t.markdown for t in metagpt.tables if t.page_number == 7}
+    assert "|MetaGPT(ours)|64.25|32.71|45.41|" in by_caption["Table 1"]
+    assert "|MetaGPT(ours)|68.35|41.86|66.03|" in by_caption["Table 2"]
+    rmlm = parser.parse(corpus / "pdfs" / "rmlm-adversarial-defense.pdf", "0" * 64)
+    page14 = {t.caption: t.markdown for t in rmlm.tables if t.page_number == 14}
+    assert not any(c.startswith("Table 9. AdamW") for c in page14), list(page14)
+    hyper = [md for c, md in page14.items() if c.startswith("Table 9: Hyperparameter settings")]
+    assert hyper and "|Batch size|64|" in hyper[0], list(page14)

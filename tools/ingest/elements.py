@@ -74,7 +74,7 @@ def find_captions(layout: PageLayout) -> list[Caption]:
         ln = lines[i]
         m_t = TABLE_CAPTION_RE.match(ln.text)
         m_f = None if m_t else FIGURE_CAPTION_RE.match(ln.text)
-        if ln.kind != "text" or not (m_t or m_f):
+        if ln.kind != "text" or not (m_t or m_f) or (i and _mid_paragraph(lines[i - 1], ln)):
             i += 1
             continue
         m = m_t or m_f
@@ -100,6 +100,19 @@ def find_captions(layout: PageLayout) -> list[Caption]:
         caps.append(cap)
         i = j
     return caps
+
+
+def _mid_paragraph(prev: Line, ln: Line) -> bool:
+    """A line that goes on with the sentence of the prose line right above it ("... are listed in" /
+    "Table 9. AdamW is used ...") is a reference that wrapped to the line start, not a caption."""
+    return (
+        prev.kind == "text"
+        and prev.col == ln.col
+        and 0 <= ln.y0 - prev.y1 <= 0.5 * ln.size
+        and abs(prev.size - ln.size) <= 0.5
+        and len(prev.text.split()) >= 5
+        and not prev.text.rstrip().endswith((".", ":", ";", "!", "?"))
+    )
 
 
 def _continues_caption(first: Line, prev: Line, nxt: Line) -> bool:
@@ -246,11 +259,11 @@ def detect_tables(page: pymupdf.Page, layout: PageLayout, captions: list[Caption
             found.append(FoundTable(tuple(t.bbox), rows))
         _match_captions(found, table_caps)
     words = None
-    rules = horizontal_rules(page) if any(not c.used for c in table_caps) else []
-    for cap in table_caps:
-        if cap.used:
-            continue
-        region = _rule_region(layout, cap, rules) or _fallback_region(layout, cap)
+    open_caps = [c for c in table_caps if not c.used]
+    rules = horizontal_rules(page) if open_caps else []
+    ruled = _one_side_per_page([_rule_regions(layout, cap, rules) for cap in open_caps])
+    for cap, region in zip(open_caps, ruled):
+        region = region or _fallback_region(layout, cap)
         if region is None:
             continue
         if words is None:
@@ -293,7 +306,34 @@ def horizontal_rules(page: pymupdf.Page) -> list[tuple[float, float, float]]:
     return out
 
 
-def _rule_region(layout: PageLayout, cap: Caption, rules) -> tuple[float, float, float, float] | None:
+def _one_side_per_page(options: list[dict[str, tuple[float, tuple]]]) -> list[tuple | None]:
+    """One ruled region per caption, read with one caption convention for the whole page.
+
+    A caption between two stacked tables is near both; the nearest one is often the next table's, so two
+    captions would claim one table and the other table would be lost (MetaGPT's Table 1 carried Table 2's
+    numbers). Papers put all table captions on one side (ACL: below; many ML venues: above), so each page
+    is read under both conventions and the one that gives more captions a table of their own wins (ties: the
+    shorter caption-to-rule distances). A caption with no table on the chosen side may still take the other
+    side's, if no caption has it.
+    """
+
+    def assign(side: str):
+        other = "above" if side == "below" else "below"
+        out: list[tuple | None] = [opts[side][1] if side in opts else None for opts in options]
+        for i, opts in enumerate(options):
+            if out[i] is None and other in opts and opts[other][1] not in out:
+                out[i] = opts[other][1]
+        distinct = len({r for r in out if r is not None})
+        dist = sum(opts[s][0] for opts, r in zip(options, out) for s in opts if r is not None and opts[s][1] == r)
+        return (-distinct, dist), out
+
+    if not options:
+        return []
+    return min(assign("below"), assign("above"), key=lambda scored: scored[0])[1]
+
+
+def _rule_regions(layout: PageLayout, cap: Caption, rules) -> dict[str, tuple[float, tuple]]:
+    """{"below"/"above": (distance, region)}: the group of horizontal rules on each side of a caption."""
     cb = cap.bbox
     x_lo, x_hi = layout.column_extent(cap.col)
     body = page_body_size(layout)
@@ -329,10 +369,7 @@ def _rule_region(layout: PageLayout, cap: Caption, rules) -> tuple[float, float,
             return None
         return dist, (min(r[0] for r in group), min(ys), max(r[2] for r in group), max(ys))
 
-    got = [g for g in (grow("below"), grow("above")) if g is not None]
-    if not got:
-        return None
-    return min(got)[1]
+    return {side: got for side in ("below", "above") if (got := grow(side)) is not None}
 
 
 def _fallback_region(layout: PageLayout, cap: Caption) -> tuple[float, float, float, float] | None:
