@@ -453,3 +453,16 @@ def test_stacked_tables_with_captions_below_keep_their_own_rows(corpus):
     assert not any(c.startswith("Table 9. AdamW") for c in page14), list(page14)
     hyper = [md for c, md in page14.items() if c.startswith("Table 9: Hyperparameter settings")]
     assert hyper and "|Batch size|64|" in hyper[0], list(page14)
+
+
+@pytest.mark.shared_data
+def test_rule_less_table_ends_where_running_text_begins(corpus):
+    """FlashAttention-2's Table 1 has no rules; the paragraph after it (a blank line below) is not table rows, so
+    the cells stay in four columns instead of one column of whole lines."""
+    from evidex.tools.ingest.config import ParserConfig
+    from evidex.tools.ingest.parser import PyMuPDFParser
+
+    paper = PyMuPDFParser(ParserConfig()).parse(corpus / "pdfs" / "flashattention-2.pdf", "0" * 64)
+    table = next(t for t in paper.tables if t.caption.startswith("Table 1:"))
+    assert "|GPT3-2.7B 8k context|80 TFLOPs/s|175 TFLOPs/s|225 TFLOPs/s|" in table.markdown
+    assert "long books" not in table.markdown

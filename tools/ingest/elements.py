@@ -336,8 +336,6 @@ def _rule_regions(layout: PageLayout, cap: Caption, rules) -> dict[str, tuple[fl
     """{"below"/"above": (distance, region)}: the group of horizontal rules on each side of a caption."""
     cb = cap.bbox
     x_lo, x_hi = layout.column_extent(cap.col)
-    body = page_body_size(layout)
-    prose = [ln for ln in layout.lines if ln.kind in ("text", "heading") and _is_prose(ln, x_hi - x_lo) and ln.size >= body - 0.5]
     mine = [r for r in rules if x_lo - 5 <= (r[0] + r[2]) / 2 <= x_hi + 5 and _hoverlap((r[0], 0, r[2], 1), cb) > 0.2]
     stoppers = [ln for ln in layout.lines if ln.kind in ("caption", "heading") and ln not in cap.lines]
 
@@ -359,9 +357,9 @@ def _rule_regions(layout: PageLayout, cap: Caption, rules) -> dict[str, tuple[fl
             span = (r[0], 0, r[2], 1)
             if _hoverlap(span, (first[0], 0, first[2], 1)) < 0.5:
                 continue  # a partial rule (cmidrule) or an unrelated stroke; keep looking
-            if hi - lo > 260 or any(
-                ln.y0 >= lo and ln.y1 <= hi and _hoverlap(ln.bbox, span) > 0.5 for ln in prose + stoppers
-            ):
+            # a caption or heading between two rules ends the table; running text does not: tables of examples
+            # (prompts, generated samples) hold whole sentences between their rules
+            if hi - lo > 260 or any(ln.y0 >= lo and ln.y1 <= hi and _hoverlap(ln.bbox, span) > 0.5 for ln in stoppers):
                 break
             group.append(r)
         ys = [r[1] for r in group]
@@ -476,16 +474,27 @@ def _looks_tabular(ln: Line) -> bool:
     return len(ln.parts) >= 2 or digits >= 0.25 * max(1, len(text.replace(" ", "")))
 
 
-def _is_prose(ln: Line, col_width: float) -> bool:
-    return (ln.x1 - ln.x0) > 0.85 * col_width and len(ln.text.split()) >= 9 and len(ln.parts) == 1
+def _is_prose(ln: Line, text_width: float) -> bool:
+    """A line of a paragraph: nearly as wide as the text block, one run of words, most of them lower-case
+    (a header row of column names is as wide, but capitalised)."""
+    words = ln.text.split()
+    lower = sum(w[0].islower() for w in words)
+    return (ln.x1 - ln.x0) > 0.85 * text_width and len(words) >= 9 and len(ln.parts) == 1 and lower >= 0.5 * len(words)
+
+
+def _text_width(layout: PageLayout, col: int) -> float:
+    """How wide a full line of running text is in a column: the printed text block, not the page column (a
+    column's page extent includes its margin, so no line of prose ever filled 85% of it and tables ran on into
+    the paragraphs after them)."""
+    lo, hi = _col_bounds(layout, col)
+    return hi - lo
 
 
 def _fallback_table(layout: PageLayout, cap: Caption) -> FoundTable | None:
     """Rule-less table next to its caption: contiguous tabular-looking lines above or below it."""
     lines = [ln for ln in layout.lines if ln.kind == "text"]
     cb = cap.bbox
-    x_lo, x_hi = layout.column_extent(cap.col)
-    col_width = x_hi - x_lo
+    col_width = _text_width(layout, cap.col)
     best: list[Line] = []
     for direction in ("below", "above"):
         if direction == "below":
@@ -496,7 +505,8 @@ def _fallback_table(layout: PageLayout, cap: Caption) -> FoundTable | None:
         edge = cb[3] if direction == "below" else cb[1]
         for ln in cand:
             gap = (ln.y0 - edge) if direction == "below" else (edge - ln.y1)
-            if gap > 2.5 * ln.size or _is_prose(ln, col_width):
+            # running text after a blank ends the table; sentences packed row after row are a table of examples
+            if gap > 2.5 * ln.size or (gap > ln.size and _is_prose(ln, col_width)):
                 break
             picked.append(ln)
             edge = ln.y1 if direction == "below" else ln.y0
