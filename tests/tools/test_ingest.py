@@ -466,3 +466,16 @@ def test_rule_less_table_ends_where_running_text_begins(corpus):
     table = next(t for t in paper.tables if t.caption.startswith("Table 1:"))
     assert "|GPT3-2.7B 8k context|80 TFLOPs/s|175 TFLOPs/s|225 TFLOPs/s|" in table.markdown
     assert "long books" not in table.markdown
+
+
+@pytest.mark.shared_data
+def test_numbers_a_single_space_apart_still_make_columns(corpus):
+    """SPECTER's Table 3 sets its scores one space apart, so no two words of a row are a cell gap apart; the gaps
+    that line up down the rows still separate the score columns."""
+    from evidex.tools.ingest.config import ParserConfig
+    from evidex.tools.ingest.parser import PyMuPDFParser
+
+    paper = PyMuPDFParser(ParserConfig()).parse(corpus / "pdfs" / "specter-citation-informed-transformers.pdf", "0" * 64)
+    table = next(t for t in paper.tables if t.caption.startswith("Table 3:"))
+    assert "|CLS|USR|CITE|REC|All|" in table.markdown
+    assert "|84.2|88.4|91.5|36.9|80.0|" in table.markdown

@@ -408,14 +408,33 @@ def grid_from_words(words: list, region, min_gap: float = 0.0) -> list[list[str]
             else:
                 cells.append([w])
         row_cells.append([(c[0][0], max(x[2] for x in c), " ".join(x[4] for x in c)) for c in cells])
-    lo = int(min(c[0] for r in row_cells for c in r))
-    hi = int(max(c[1] for r in row_cells for c in r)) + 1
-    cover = [0] * (hi - lo + 1)
+    seps = _column_separators([[(a, b) for a, b, _ in r] for r in row_cells])
+    numeric_rows = sum(sum(bool(_VALUE_TOKEN.match(w[4])) for w in row) >= 2 for row in rows)
+    if not seps and len(rows) >= 2 and numeric_rows >= 0.5 * len(rows):
+        # one cell per row of numbers: the columns sit a single space apart ("SPECTER 84.2 88.4 91.5"), so the
+        # gaps that line up down the rows are read from the words themselves (not for tables of sentences)
+        seps = _column_separators([[(w[0], w[2]) for w in row] for row in rows])
+        row_cells = [[(w[0], w[2], w[4]) for w in row] for row in rows]
+    table: list[list[str]] = []
     for r in row_cells:
-        for a, b, _ in r:
+        out = [""] * (len(seps) + 1)
+        for a, b, text in r:
+            col = sum(1 for s in seps if (a + b) / 2 > s)
+            out[col] = f"{out[col]} {text}".strip()
+        table.append(out)
+    return table
+
+
+def _column_separators(spans: list[list[tuple[float, float]]]) -> list[float]:
+    """x positions between columns: the middles of the runs that (almost) no row's spans cover."""
+    lo = int(min(a for r in spans for a, _ in r))
+    hi = int(max(b for r in spans for _, b in r)) + 1
+    cover = [0] * (hi - lo + 1)
+    for r in spans:
+        for a, b in r:
             for x in range(int(a) - lo, min(int(b) - lo + 1, len(cover))):
                 cover[x] += 1
-    limit = max(1, int(0.15 * len(row_cells)))
+    limit = max(1, int(0.15 * len(spans)))
     seps: list[float] = []
     run_start = None
     for i, c in enumerate(cover + [limit + 1]):
@@ -425,14 +444,7 @@ def grid_from_words(words: list, region, min_gap: float = 0.0) -> list[list[str]
             if run_start > 0 and i < len(cover):
                 seps.append(lo + (run_start + i) / 2)
             run_start = None
-    table: list[list[str]] = []
-    for r in row_cells:
-        out = [""] * (len(seps) + 1)
-        for a, b, text in r:
-            col = sum(1 for s in seps if (a + b) / 2 > s)
-            out[col] = f"{out[col]} {text}".strip()
-        table.append(out)
-    return table
+    return seps
 
 
 def _hoverlap(a, b) -> float:
