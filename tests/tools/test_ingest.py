@@ -479,3 +479,29 @@ def test_numbers_a_single_space_apart_still_make_columns(corpus):
     table = next(t for t in paper.tables if t.caption.startswith("Table 3:"))
     assert "|CLS|USR|CITE|REC|All|" in table.markdown
     assert "|84.2|88.4|91.5|36.9|80.0|" in table.markdown
+
+
+@pytest.mark.shared_data
+def test_row_group_labels_are_written_on_every_row_of_their_group(corpus):
+    """MetaGPT's Table 8 centres each pre-trained model's name on its group of rows (between rules): every row
+    of the group carries it, and the row holding only the name is gone."""
+    from evidex.tools.ingest.config import ParserConfig
+    from evidex.tools.ingest.parser import PyMuPDFParser
+
+    paper = PyMuPDFParser(ParserConfig()).parse(corpus / "pdfs" / "metagpt-merging-llms-task-arithmetic.pdf", "0" * 64)
+    table = next(t for t in paper.tables if t.caption.startswith("Table 8:"))
+    assert "|Mistral-7b|Mathematical Reasoning|TIGER-Lab/MAmmoTH2-7B|" in table.markdown
+    assert "|LLaMA-2-7b|Mathematical Reasoning|TIGER-Lab/MAmmoTH-7B|" in table.markdown
+    assert "|Mistral-7b|General Knowledge|mistralai/Mistral-7B-Instruct-v0.2|" in table.markdown
+    assert "|LLaMA-2-7b|||" not in table.markdown
+
+
+def test_group_labels_only_fill_bands_with_one_label():
+    from evidex.tools.ingest.elements import carry_group_labels
+
+    rows = [["Model", "Size", "Score"], ["", "7B", "1.0"], ["LLaMA", "13B", "2.0"], ["", "65B", "3.0"],
+            ["GPT", "175B", "4.0"], ["PaLM", "540B", "5.0"]]
+    ys = [10, 30, 40, 50, 70, 80]
+    got = carry_group_labels(rows, ys, rule_ys=[20, 60])
+    assert [r[0] for r in got] == ["Model", "LLaMA", "LLaMA", "LLaMA", "GPT", "PaLM"]  # two labels: left as printed
+    assert carry_group_labels(rows, ys, rule_ys=[]) == rows

@@ -268,7 +268,9 @@ def detect_tables(page: pymupdf.Page, layout: PageLayout, captions: list[Caption
             continue
         if words is None:
             words = page.get_text("words", flags=TEXT_FLAGS_WORDS)
-        rows = grid_from_words(words, region)
+        rows, ys = word_grid(words, region)
+        inner_rules = [y for x0, y, x1 in rules if region[1] + 2 < y < region[3] - 2 and _hoverlap((x0, 0, x1, 1), region) > 0.8]
+        rows = carry_group_labels(rows, ys, inner_rules)
         if len(rows) < 2:
             continue
         cap.used = True
@@ -381,10 +383,15 @@ def grid_from_words(words: list, region, min_gap: float = 0.0) -> list[list[str]
     Rows are baseline bands; column separators are x positions that (almost) no row covers, so a header
     cell spanning several columns does not merge them.
     """
+    return word_grid(words, region, min_gap)[0]
+
+
+def word_grid(words: list, region, min_gap: float = 0.0) -> tuple[list[list[str]], list[float]]:
+    """:func:`grid_from_words` with each row's vertical centre."""
     x0r, y0r, x1r, y1r = region
     ws = [w for w in words if w[0] >= x0r - 2 and w[2] <= x1r + 2 and (w[1] + w[3]) / 2 >= y0r - 1 and (w[1] + w[3]) / 2 <= y1r + 1]
     if not ws:
-        return []
+        return [], []
     ws.sort(key=lambda w: ((w[1] + w[3]) / 2, w[0]))
     rows: list[list] = []
     for w in ws:
@@ -422,7 +429,42 @@ def grid_from_words(words: list, region, min_gap: float = 0.0) -> list[list[str]
             col = sum(1 for s in seps if (a + b) / 2 > s)
             out[col] = f"{out[col]} {text}".strip()
         table.append(out)
-    return table
+    return table, [sum((w[1] + w[3]) / 2 for w in row) / len(row) for row in rows]
+
+
+def carry_group_labels(rows: list[list[str]], ys: list[float], rule_ys: list[float]) -> list[list[str]]:
+    """Rows with a row group's label (a multirow cell in the first column) written on every row of the group.
+
+    A label set vertically centred on its group is printed on one row only, often a row of its own between two
+    data rows ("|LLaMA-2-7b|||" among six rows with an empty first cell), and a small model then gives the
+    group's first row to the wrong label (MetaGPT Table 8: Mistral-7b's math model read off LLaMA-2-7b's rows).
+    Groups are the bands between the table's inner horizontal rules (not the header band above the first):
+    in a band where exactly one row names a label, it is written on the band's data rows that have none, and
+    a row holding only the label is dropped.
+    """
+    if len(rows) != len(ys) or not rows or len(rows[0]) < 3 or not rule_ys:
+        return rows
+    cuts = sorted(rule_ys)
+    bands: dict[int, list[int]] = {}
+    for i, y in enumerate(ys):
+        bands.setdefault(sum(1 for c in cuts if c < y), []).append(i)
+    drop: set[int] = set()
+    filled = [list(r) for r in rows]
+    for band, members in bands.items():
+        if band == 0 or len(members) < 2:
+            continue
+        labelled = [i for i in members if rows[i][0].strip()]
+        data = [i for i in members if sum(bool(c.strip()) for c in rows[i][1:]) >= 1]
+        if len(labelled) != 1 or len(data) < 2:
+            continue
+        label = rows[labelled[0]][0]
+        if any(not rows[i][0].strip() and sum(bool(c.strip()) for c in rows[i]) < 2 for i in data):
+            continue  # a wrapped cell's continuation line, not a data row: leave the band as printed
+        for i in data:
+            filled[i][0] = filled[i][0] or label
+        if labelled[0] not in data:
+            drop.add(labelled[0])
+    return [r for i, r in enumerate(filled) if i not in drop]
 
 
 def _column_separators(spans: list[list[tuple[float, float]]]) -> list[float]:
