@@ -23,6 +23,7 @@ from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError, call_structured_reply
 from evidex.tools.qa import AnswerConfidence
 from evidex.tools.answer_format import answer_kind, answer_text, answer_type
+from evidex.tools.table_cells import context_tables, find_cell
 from evidex.tools.text import drop_thousands_commas
 
 QUOTE_CHARS = 400
@@ -41,10 +42,28 @@ def computes(answer_format: str, computed: bool) -> bool:
     return computed and answer_kind(answer_format) in ("int", "float")
 
 
+# "how many points higher is A than B", "by how much is ... lower": a question about the gap between two values
+_COMPARES = re.compile(r"\bhow (?:many|much) (?:more|fewer|less|higher|lower|points?|percentage points?)\b"
+                       r"|\bby how (?:much|many)\b|\bdifference\b", re.IGNORECASE)
+_NAMED_TABLE = re.compile(r"\b(?:Table|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\b")
+
+
+def compares(question: str, answer_format: str, context: str, table_cells: bool) -> bool:
+    """Whether a number answer is the gap between two table cells that code reads: the question asks how much
+    one value exceeds another, the format is a number and the context prints tables."""
+    return (table_cells and answer_kind(answer_format) in ("int", "float") and bool(_COMPARES.search(question))
+            and bool(context_tables(context)))
+
+
 def ranks(question: str, answer_format: str, ranked: bool) -> bool:
     """Whether the answer is picked by code from candidates the model lists: one name, chosen by the highest or
     lowest value, which a small model reads off a table badly (it names a row near the top, not the maximum)."""
     return ranked and answer_kind(answer_format) == "str" and bool(_SUPERLATIVE.search(question))
+
+
+class CellName(BaseModel):
+    row: str = Field(max_length=200, description="The row's name as printed (method, model, setting).")
+    column: str = Field(max_length=200, description="The column's name as printed (metric, dataset).")
 
 
 class Candidate(BaseModel):
@@ -55,7 +74,7 @@ class Candidate(BaseModel):
 
 @lru_cache(maxsize=64)
 def answer_schema(answer_format: str, typed: bool = True, quote: bool = False,
-                  computed: bool = False, ranked: bool = False) -> type[BaseModel]:
+                  computed: bool = False, ranked: bool = False, cells: bool = False) -> type[BaseModel]:
     """``{"quote"?: str, "expression"?: str, "direction"?, "candidates"?, "answer": <type the format asks
     for>}``; untyped, the answer is a string. ``expression`` (numeric formats, with ``computed``) comes before the
     answer, so the grammar has the model write the arithmetic before the number; ``direction`` and ``candidates``
@@ -67,6 +86,9 @@ def answer_schema(answer_format: str, typed: bool = True, quote: bool = False,
     if computes(answer_format, computed):
         fields["expression"] = (str, Field(max_length=EXPRESSION_CHARS, description="The arithmetic over numbers "
                                                                                    "of the context, or the number."))
+    if cells:
+        fields["first"] = (CellName, Field(description="The table cell the question asks about."))
+        fields["second"] = (CellName, Field(description="The table cell it is compared with."))
     if ranked:
         fields["direction"] = (Literal["highest", "lowest"], Field(description="Which extreme the question asks."))
         # at least two under the grammar: left free, the local model listed only the row it had already chosen
@@ -91,7 +113,7 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
                         typed: bool = True, quote: bool = False, max_tokens: int = 700,
                         name: str = "answer", abstain_word: str | None = None,
                         check: bool = False, question_last: bool = False,
-                        computed: bool = False, ranked: bool = False) -> ContextAnswer:
+                        computed: bool = False, ranked: bool = False, table_cells: bool = False) -> ContextAnswer:
     """The model's answer to ``question`` from ``context`` (and, with ``quote``, the evidence it copied).
 
     With ``abstain_word`` (e.g. "Unanswerable") and a model that reports log-probabilities, also how sure it was of
@@ -101,18 +123,24 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
     again after the context (the quote prompt always does). With ``computed``, a numeric answer is written as
     arithmetic first and the calculator's result is the answer (:func:`computed_value`). With ``ranked``, a
     question that picks one item by its highest or lowest value has the model list the items with their values,
-    and the answer is the one code finds at that extreme (:func:`ranked_pick`)."""
+    and the answer is the one code finds at that extreme (:func:`ranked_pick`). With ``table_cells``, a number
+    question about the gap between two values of a table in the context has the model name the two cells (row,
+    column) and the answer is their difference as code reads them (:func:`cell_gap`)."""
     template = "qa_answer_quote" if quote else "qa_answer_question_last" if question_last else "qa_answer"
     body = render(template, question=question, answer_format=answer_format,
                   scope=scope, context=context or "(none)")
-    computing = computes(answer_format, computed)
+    celling = compares(question, answer_format, context, table_cells)
+    computing = computes(answer_format, computed) and not celling
     ranking = ranks(question, answer_format, ranked)
     if computing:
         body += "\n" + load_prompt("qa_answer_computed")
+    if celling:
+        body += "\n" + load_prompt("qa_answer_cells")
     if ranking:
         body += "\n" + load_prompt("qa_answer_ranked")
     messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-    out, reply = call_structured_reply(llm, answer_schema(answer_format, typed, quote, computing, ranking), messages,
+    schema = answer_schema(answer_format, typed, quote, computing, ranking, celling)
+    out, reply = call_structured_reply(llm, schema, messages,
                                        name=name, max_tokens=max_tokens,
                                        top_logprobs=TOP_LOGPROBS if abstain_word else 0)
     confidence = None
@@ -125,11 +153,34 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
     picked = ranked_pick(out.direction, out.candidates, question) if ranking else None
     if picked is not None:
         return ContextAnswer(picked[0], getattr(out, "quote", ""), confidence, picked[1])
+    gap = cell_gap(question, context, out.first, out.second) if celling else None
+    value = computed_value(gap, answer_format) if gap else None
+    if value is not None:
+        return ContextAnswer(value, getattr(out, "quote", ""), confidence, gap)
     expression = getattr(out, "expression", "").strip()
     value = computed_value(expression, answer_format) if expression else None
     if value is None:
         return ContextAnswer(answer_text(out.answer), getattr(out, "quote", ""), confidence)
     return ContextAnswer(value, getattr(out, "quote", ""), confidence, expression)
+
+
+def cell_gap(question: str, context: str, first: CellName, second: CellName) -> str | None:
+    """``"45.41 - 37.53"``: the two named cells read from the context's tables (the one the question names when
+    it names one), larger first, since "how much higher/lower/more" asks for the size of the gap; None when either
+    cell is not found for sure."""
+    tables = context_tables(context)
+    named = _NAMED_TABLE.search(question)
+    label = f"Table {named.group(1)}" if named else ""
+    a = find_cell(tables, label, first.row, first.column)
+    b = find_cell(tables, label, second.row, second.column)
+    if a is None or b is None or a == b:
+        return None
+    hi, lo = (a, b) if a.value >= b.value else (b, a)
+    return f"{_plain(hi.value)} - {_plain(lo.value)}"
+
+
+def _plain(x: float) -> str:
+    return f"{x:.10g}"
 
 
 def computed_value(expression: str, answer_format: str) -> str | None:

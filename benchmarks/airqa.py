@@ -208,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         sets += [f"model.spec={args.llm}"] if args.llm else []
         sets += list(args.overrides)
         configs = [load_config(f"airqa/{m.strip()}", sets) for m in args.methods.split(",") if m.strip()]
+        if not configs:  # --build-store alone: no run, so no results file to overwrite
+            return 0
         for cfg in configs:
             run_dir = run_task(cfg, out_dir=args.out)
             run_dirs.append(run_dir)

@@ -28,7 +28,7 @@ def _has_values(row: list[str]) -> bool:
     return any(_NUMERIC.match(c) for c in row[1:])
 
 
-def _column_names(header: list[list[str]], width: int) -> list[str]:
+def column_names(header: list[list[str]], width: int) -> list[str]:
     """Each value column's name: its cells down the header rows, a spanning cell ("Yelp" over "R", "M") carried
     right until the next one in its row."""
     names = [[] for _ in range(width)]
@@ -41,17 +41,23 @@ def _column_names(header: list[list[str]], width: int) -> list[str]:
     return [" ".join(parts) or f"column {j}" for j, parts in enumerate(names)]
 
 
+def markdown_rows(markdown: str) -> list[list[str]]:
+    """A markdown table's rows (separator line left out), padded to one width."""
+    rows = [cells for line in (markdown or "").splitlines() if (cells := _cells(line)) is not None]
+    width = max((len(r) for r in rows), default=0)
+    return [r + [""] * (width - len(r)) for r in rows]
+
+
 def table_records(markdown: str) -> str | None:
     """The table as records (``label: column = value; ...``, one per body row; a row without values, such as a
     group label, as itself), or None when it is not a table of values under a header (prose caught as a table,
     a one-column list): the markdown then stays as it is."""
-    rows = [cells for line in (markdown or "").splitlines() if (cells := _cells(line)) is not None]
-    width = max((len(r) for r in rows), default=0)
-    rows = [r + [""] * (width - len(r)) for r in rows]
+    rows = markdown_rows(markdown)
+    width = len(rows[0]) if rows else 0
     start = next((i for i, r in enumerate(rows) if _has_values(r)), None)
     if width < 2 or not start or sum(_has_values(r) for r in rows[start:]) < 2:
         return None
-    names = _column_names(rows[:start], width)
+    names = column_names(rows[:start], width)
     lines = []
     for row in rows[start:]:
         if not _has_values(row):
@@ -63,4 +69,4 @@ def table_records(markdown: str) -> str | None:
     return "\n".join(lines)
 
 
-__all__ = ["table_records"]
+__all__ = ["column_names", "markdown_rows", "table_records"]

@@ -100,7 +100,7 @@ def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str
                                     max_tokens=settings.max_tokens, name=f"{settings.method}_answer",
                                     abstain_word=settings.abstain_word, check=settings.answer_check,
                                     question_last=settings.question_last, computed=settings.computed_answers,
-                                    ranked=settings.ranked_answers)
+                                    ranked=settings.ranked_answers, table_cells=settings.table_cells)
         text = reply.answer
         cites = list({(c.pdf_id, c.page_number): c for c in state.sources}.values())
         exists = tools.pages_exist([(c.pdf_id, c.page_number) for c in cites]) if cites else {}

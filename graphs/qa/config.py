@@ -54,6 +54,10 @@ class AnswerSettings(BaseModel):
                                                     "its highest or lowest value (a name format) list the items "
                                                     "with their values first; code picks the extreme and, for "
                                                     "NeuSym's early answer, every value must be in the probe")
+    table_cells: bool = Field(False, description="answers from a context holding tables, to a number question that "
+                                                 "compares two values (\"how many points higher is A than B\"): "
+                                                 "the model names the two cells by row and column, code reads them "
+                                                 "from the table and subtracts (tools/table_cells.py)")
     answer_check: bool = Field(False, description="single-call answers: one more short call after the answer asks "
                                                   "whether the context answers the question "
                                                   "(prediction.confidence.check_p; the prompt is cached)")

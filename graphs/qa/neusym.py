@@ -120,7 +120,7 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
                                       context[: settings.evidence_chars], typed=settings.typed_answer,
                                       quote=settings.quote_first, max_tokens=settings.max_tokens, name="neusym_answer",
                                       question_last=settings.question_last, computed=settings.computed_answers,
-                                      ranked=settings.ranked_answers)
+                                      ranked=settings.ranked_answers, table_cells=settings.table_cells)
         except StructuredOutputError:
             return None
         return decided.model_copy(update={"answer": out.answer,
@@ -139,7 +139,7 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
                                       typed=settings.typed_answer, quote=settings.quote_first,
                                       max_tokens=settings.max_tokens, name="neusym_early_answer",
                                       question_last=settings.question_last, computed=settings.computed_answers,
-                                      ranked=settings.ranked_answers)
+                                      ranked=settings.ranked_answers, table_cells=settings.table_cells)
         except StructuredOutputError:  # an unreadable early answer is no answer yet: the turns begin
             return {}
         if (not grounded(out, context) or excluded_answer(out.answer, q.question) or looped_list(out.answer)

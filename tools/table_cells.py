@@ -1,0 +1,106 @@
+"""Table cells looked up by code from a row name and a column name, in the tables a context prints.
+
+A small model asked "how many points higher is MetaGPT's GSM8k score than Task Arithmetic's" in a wide table reads
+a number from the wrong column or row (it answered Nor. Avg's 1.12 for GSM8k's 45.41 - 37.53). Naming the row and
+the column is easier for it: both are in the question. Code then finds the cells and does the subtraction.
+
+    from evidex.tools.table_cells import context_tables, find_cell
+    tables = context_tables(context)               # the "[tables.<id>, ...] Table 1: ...\\n|...|" blocks
+    cell = find_cell(tables, "Table 1", "MetaGPT", "GSM8k")
+    cell.value                                     # 45.41
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from evidex.tools.table_records import column_names, markdown_rows
+
+# a probe or observation block that holds a table: "[tables.<id>, <pdf_id> page 7] Table 1: caption" then its rows
+_TABLE_BLOCK = re.compile(r"^\[tables\.[^\]]*\]\s*(?P<caption>[^\n]*)\n(?P<rows>(?:\|[^\n]*\|\s*(?:\n|$))+)", re.M)
+_LABEL = re.compile(r"^\s*(?:Table|TABLE|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\b")
+_NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
+_WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
+
+
+@dataclass(frozen=True)
+class ContextTable:
+    label: str  # "Table 1", "" when the caption names none
+    header: list[str]  # each column's full name (a two-level header joined: "GSM8K CoT")
+    rows: list[list[str]]  # body rows, cells as printed
+
+
+@dataclass(frozen=True)
+class Cell:
+    table: str
+    row: str  # the row's label cells, joined
+    column: str
+    text: str  # the cell as printed
+    value: float  # its first number
+
+
+def context_tables(context: str) -> list[ContextTable]:
+    """The markdown tables a context prints under a ``[tables.<id>, ...]`` source line."""
+    out = []
+    for m in _TABLE_BLOCK.finditer(context or ""):
+        rows = markdown_rows(m.group("rows"))
+        if len(rows) < 2:
+            continue
+        start = next((i for i, r in enumerate(rows) if i and _has_number(r[1:])), 1)
+        label = _LABEL.match(m.group("caption"))
+        out.append(ContextTable(label=f"Table {label.group(1)}" if label else "",
+                                header=column_names(rows[:start], len(rows[0])), rows=rows[start:]))
+    return out
+
+
+def find_cell(tables: list[ContextTable], table: str, row: str, column: str) -> Cell | None:
+    """The cell at ``row`` and ``column`` (names as a question words them), in the table labelled ``table`` when
+    the context has it, else in any table. A row matches when every word of ``row`` is in its label cells (the
+    shortest such label wins: "BERT" is BERT's row, not SSCL-BERT's); a column likewise in its header name. None
+    when no cell, or more than one equally good cell, matches, or the cell holds no number."""
+    wanted = _label_key(table)
+    pool = [t for t in tables if wanted and _label_key(t.label) == wanted] or tables
+    found: list[tuple[int, Cell]] = []
+    for t in pool:
+        for j, name in enumerate(t.header):
+            if j == 0 or not _covers(column, name):
+                continue
+            for r in t.rows:
+                label = " ".join(c for k, c in enumerate(r) if k < j and c and not _has_number([c]))
+                if not _covers(row, label) or j >= len(r):
+                    continue
+                number = _NUMBER.search(r[j].replace("−", "-"))
+                if number is None:
+                    continue
+                extra = len(_words(label)) - len(_words(row)) + len(_words(name)) - len(_words(column))
+                found.append((extra, Cell(t.label, label, name, r[j],
+                                          float(number.group(0).replace(",", "").replace("−", "-")))))
+    if not found:
+        return None
+    found.sort(key=lambda x: x[0])
+    best = [c for extra, c in found if extra == found[0][0]]
+    return best[0] if len({c.value for c in best}) == 1 else None
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall((text or "").lower().replace("_", "-"))
+
+
+def _covers(asked: str, printed: str) -> bool:
+    """Every word of ``asked`` is a word of ``printed`` ("SimCSE_large" and "SimCSE-large" are one word, so
+    "BERT" is not found in "SSCL-BERT")."""
+    words = _words(asked)
+    have = set(_words(printed))
+    return bool(words) and all(w in have for w in words)
+
+
+def _label_key(label: str) -> str:
+    m = re.search(r"([A-Z]?\d+|[IVXLC]+)\s*$", (label or "").strip())
+    return m.group(1).upper() if m else ""
+
+
+def _has_number(cells: list[str]) -> bool:
+    return any(_NUMBER.match(c.strip().lstrip("(~<>±+")) for c in cells if c)
+
+
+__all__ = ["Cell", "ContextTable", "context_tables", "find_cell"]
