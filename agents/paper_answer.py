@@ -171,8 +171,8 @@ def cell_gap(question: str, context: str, first: CellName, second: CellName) -> 
     tables = context_tables(context)
     named = _NAMED_TABLE.search(question)
     label = f"Table {named.group(1)}" if named else ""
-    a = find_cell(tables, label, first.row, first.column)
-    b = find_cell(tables, label, second.row, second.column)
+    a = find_cell(tables, label, first.row, first.column, question)
+    b = find_cell(tables, label, second.row, second.column, question)
     if a is None or b is None or a == b:
         return None
     hi, lo = (a, b) if a.value >= b.value else (b, a)

@@ -53,12 +53,15 @@ def context_tables(context: str) -> list[ContextTable]:
     return out
 
 
-def find_cell(tables: list[ContextTable], table: str, row: str, column: str) -> Cell | None:
+def find_cell(tables: list[ContextTable], table: str, row: str, column: str, question: str = "") -> Cell | None:
     """The cell at ``row`` and ``column`` (names as a question words them), in the table labelled ``table`` when
     the context has it, else in any table. A row matches when every word of ``row`` is in its label cells (the
-    shortest such label wins: "BERT" is BERT's row, not SSCL-BERT's); a column likewise in its header name. None
-    when no cell, or more than one equally good cell, matches, or the cell holds no number."""
+    shortest such label wins: "BERT" is BERT's row, not SSCL-BERT's); a column likewise in its header name. Of
+    equally good cells, the one whose row and column words the ``question`` uses most ("BART" is the victim of
+    two transfer rows; the question says "from DialoGPT"). None when no cell, or more than one equally good
+    cell, matches, or the cell holds no number."""
     wanted = _label_key(table)
+    asked = set(_words(question))
     pool = [t for t in tables if wanted and _label_key(t.label) == wanted] or tables
     found: list[tuple[int, Cell]] = []
     for t in pool:
@@ -72,13 +75,14 @@ def find_cell(tables: list[ContextTable], table: str, row: str, column: str) -> 
                 number = _NUMBER.search(r[j].replace("−", "-"))
                 if number is None:
                     continue
-                extra = len(_words(label)) - len(_words(row)) + len(_words(name)) - len(_words(column))
-                found.append((extra, Cell(t.label, label, name, r[j],
-                                          float(number.group(0).replace(",", "").replace("−", "-")))))
+                extra = len(_words(label)) + len(_words(name)) - len(_useful(row)) - len(_useful(column))
+                unsaid = len(set(_words(label + " " + name)) - asked)
+                found.append(((extra, unsaid), Cell(t.label, label, name, r[j],
+                                                    float(number.group(0).replace(",", "").replace("−", "-")))))
     if not found:
         return None
     found.sort(key=lambda x: x[0])
-    best = [c for extra, c in found if extra == found[0][0]]
+    best = [c for rank, c in found if rank == found[0][0]]
     return best[0] if len({c.value for c in best}) == 1 else None
 
 
@@ -86,12 +90,27 @@ def _words(text: str) -> list[str]:
     return _WORD.findall((text or "").lower().replace("_", "-"))
 
 
+# words a model puts between names ("DialoGPT to BART", "MetaGPT on GSM8k") that no row label needs
+_LINKS = {"to", "of", "the", "with", "from", "vs", "versus", "and", "on", "for", "at", "in", "by", "under"}
+
+
 def _covers(asked: str, printed: str) -> bool:
     """Every word of ``asked`` is a word of ``printed`` ("SimCSE_large" and "SimCSE-large" are one word, so
-    "BERT" is not found in "SSCL-BERT")."""
-    words = _words(asked)
+    "BERT" is not found in "SSCL-BERT"), or both are the same letters and digits."""
+    words = [w for w in _words(asked) if w not in _LINKS]
     have = set(_words(printed))
-    return bool(words) and all(w in have for w in words)
+    if words and all(w in have for w in words):
+        return True
+    # a subscript run into its word ("SimCSElarge" for SimCSE_large): the same letters without separators
+    return bool(words) and _compact(asked) == _compact(printed)
+
+
+def _useful(text: str) -> list[str]:
+    return [w for w in _words(text) if w not in _LINKS]
+
+
+def _compact(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", (text or "").lower())
 
 
 def _label_key(label: str) -> str:

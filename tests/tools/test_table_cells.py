@@ -49,6 +49,16 @@ def test_a_cell_is_found_by_row_and_column_words_in_the_table_the_question_names
     assert find_cell(tables, "Table 3", "BERT", "GSM8K CoT").value == 14.3  # BERT's row, not SSCL-BERT's
     assert find_cell(tables, "Table 3", "SSCL-BERT", "GSM8K standard").value == 1024  # thousands comma read
     assert find_cell(tables, "Table 1", "DARE", "GSM8k") is None  # no such row
+    large = context_tables("[tables.t, p page 1] Table 2: x\n|Model|Avg.|\n|---|---|\n|SimCSElarge|77.53|\n"
+                           "|SSCL-SimCSElarge|79.69|\n")
+    assert find_cell(large, "Table 2", "SimCSE_large", "Avg").value == 77.53  # a subscript run into its word
+    transfer = context_tables("[tables.t, p page 7] Table 6: x\n|Transfer|Victim|ASR|\n|---|---|---|\n"
+                              "|DialoGPT|BART|55.81|\n|DialoGPT|T5|47.50|\n|T5|BART|52.46|\n")
+    assert find_cell(transfer, "Table 6", "DialoGPT to BART", "ASR").value == 55.81  # linking words dropped
+    assert find_cell(transfer, "Table 6", "BART", "ASR") is None  # two rows, no question to choose by
+    from_dialogpt = "By how much does the ASR from DialoGPT to the victim BART exceed 50?"
+    assert find_cell(transfer, "Table 6", "BART", "ASR", from_dialogpt).value == 55.81
+    assert find_cell(large, "Table 2", "SSCL-SimCSE_large", "Avg.").value == 79.69
     assert find_cell(tables, "Table 1", "MetaGPT", "MATH") is None  # no such column
     # no table named: equally good cells with different values in two tables are no answer, not a guess
     assert find_cell(tables, "", "MetaGPT", "GSM8k") is None
