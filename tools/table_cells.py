@@ -28,6 +28,7 @@ class ContextTable:
     label: str  # "Table 1", "" when the caption names none
     header: list[str]  # each column's full name (a two-level header joined: "GSM8K CoT")
     rows: list[list[str]]  # body rows, cells as printed
+    corner: str = ""  # the header over the label columns ("top-k2" over "2 | 3 | 4"): words any column name may use
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,11 @@ def context_tables(context: str) -> list[ContextTable]:
             continue
         start = next((i for i, r in enumerate(rows) if i and _has_number(r[1:])), 1)
         label = _LABEL.match(m.group("caption"))
+        body = rows[start:]
+        labels = [j for j in range(len(rows[0])) if sum(_has_number([r[j]]) for r in body) * 2 < len(body)]
+        corner = " ".join(r[j] for r in rows[:start] for j in labels if r[j])
         out.append(ContextTable(label=f"Table {label.group(1)}" if label else "",
-                                header=column_names(rows[:start], len(rows[0])), rows=rows[start:]))
+                                header=column_names(rows[:start], len(rows[0])), rows=body, corner=corner))
     return out
 
 
@@ -66,17 +70,22 @@ def find_cell(tables: list[ContextTable], table: str, row: str, column: str, que
     found: list[tuple[int, Cell]] = []
     for t in pool:
         for j, name in enumerate(t.header):
-            if j == 0 or not _covers(column, name):
+            if j == 0 or not (_covers(column, name) or _covers(column, f"{t.corner} {name}")):
                 continue
             for r in t.rows:
-                label = " ".join(c for k, c in enumerate(r) if k < j and c and not _has_number([c]))
+                # every cell left of the column: a setting printed as a number ("Dimension 256") names the row too
+                label = " ".join(c for k, c in enumerate(r) if k < j and c)
                 if not _covers(row, label) or j >= len(r):
                     continue
                 number = _NUMBER.search(r[j].replace("−", "-"))
                 if number is None:
                     continue
-                extra = len(_words(label)) + len(_words(name)) - len(_useful(row)) - len(_useful(column))
-                unsaid = len(set(_words(label + " " + name)) - asked)
+                # ranked by the names' words (the numbers left of a column differ from column to column) and then
+                # by the question's words, a number it quotes ("at dimension 256") counting for its row
+                named = _words(" ".join(c for k, c in enumerate(r) if k < j and c and not _has_number([c])))
+                quoted = {w for k, c in enumerate(r) if k < j and _has_number([c]) for w in _words(c)} & asked
+                extra = len(named) + len(_words(name)) - len(_useful(row)) - len(_useful(column))
+                unsaid = len(set(named + _words(name)) - asked) - len(quoted)
                 found.append(((extra, unsaid), Cell(t.label, label, name, r[j],
                                                     float(number.group(0).replace(",", "").replace("−", "-")))))
     if not found:

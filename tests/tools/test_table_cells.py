@@ -56,6 +56,14 @@ def test_a_cell_is_found_by_row_and_column_words_in_the_table_the_question_names
                               "|DialoGPT|BART|55.81|\n|DialoGPT|T5|47.50|\n|T5|BART|52.46|\n")
     assert find_cell(transfer, "Table 6", "DialoGPT to BART", "ASR").value == 55.81  # linking words dropped
     assert find_cell(transfer, "Table 6", "BART", "ASR") is None  # two rows, no question to choose by
+    dims = context_tables("[tables.t, p page 8] Table 5: x\n|Model|Dimension|Avg. STS|\n|---|---|---|\n"
+                          "|BERT|128|39.24|\n|BERT|256|43.22|\n|SSCL-BERT|128|61.3|\n|SSCL-BERT|256|62.42|\n")
+    assert find_cell(dims, "Table 5", "SSCL-BERT 256", "Avg. STS").value == 62.42  # a numeric setting names a row
+    assert find_cell(dims, "Table 5", "SSCL-BERT", "Avg. STS", "at dimension 256, how much higher").value == 62.42
+    topk = context_tables("[tables.t, p page 8] Table 6: x\n||top-k2|2|3|4|\n|---|---|---|---|---|\n"
+                          "|Forward Pass|ContextLS|1994|2386|2801|\n|Forward Pass|Ours|94|94|94|\n")
+    assert find_cell(topk, "Table 6", "ContextLS", "top-k2 = 4").value == 2801  # the corner header names columns
+    assert find_cell(topk, "Table 6", "Ours", "4").value == 94
     from_dialogpt = "By how much does the ASR from DialoGPT to the victim BART exceed 50?"
     assert find_cell(transfer, "Table 6", "BART", "ASR", from_dialogpt).value == 55.81
     assert find_cell(large, "Table 2", "SSCL-SimCSE_large", "Avg.").value == 79.69
