@@ -55,6 +55,24 @@ def compares(question: str, answer_format: str, context: str, table_cells: bool)
             and bool(context_tables(context)))
 
 
+def printed_gap(question: str, answer_format: str, context: str, answer: str, table_cells: bool) -> bool:
+    """Whether the answer to a gap question ("how much higher is A than B") is one of the compared table's own
+    values: the model copied a cell instead of subtracting two (White-Box Table 6: 55.81, the larger ASR itself),
+    which the early answer must not take as grounded."""
+    if not compares(question, answer_format, context, table_cells):
+        return False
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        return False
+    return any(_cell_number(c) == value for t in context_tables(context) for r in t.rows for c in r[1:])
+
+
+def _cell_number(cell: str) -> float | None:
+    found = re.search(r"-?\d[\d,]*(?:\.\d+)?", (cell or "").replace("−", "-"))
+    return float(found.group(0).replace(",", "")) if found else None
+
+
 def ranks(question: str, answer_format: str, ranked: bool) -> bool:
     """Whether the answer is picked by code from candidates the model lists: one name, chosen by the highest or
     lowest value, which a small model reads off a table badly (it names a row near the top, not the maximum)."""

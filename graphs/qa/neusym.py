@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from evidex.agents.neusym_policy import (Citation, GenerateAnswer, ParseFailure,
                                          history_messages, next_action, task_prompt)
-from evidex.agents.paper_answer import answer_from_context, excluded_answer, looped_list
+from evidex.agents.paper_answer import answer_from_context, excluded_answer, looped_list, printed_gap
 from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError
 from evidex.graphs.qa.config import AgentSettings
@@ -143,9 +143,12 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
         except StructuredOutputError:  # an unreadable early answer is no answer yet: the turns begin
             return {}
         if (not grounded(out, context) or excluded_answer(out.answer, q.question) or looped_list(out.answer)
-                or copies_example(out.answer, q.answer_format)):
-            # an answer the question rules out, a list stuck on one item or the format's own example ("e.g. 0.5")
-            # is as unsupported as a made-up one, however often the probe prints that value
+                or copies_example(out.answer, q.answer_format)
+                or (not out.expression and printed_gap(q.question, q.answer_format, context, out.answer,
+                                                       settings.table_cells))):
+            # an answer the question rules out, a list stuck on one item, the format's own example ("e.g. 0.5") or
+            # one table cell given for the gap between two is as unsupported as a made-up one, however often the
+            # probe prints that value
             return {}
         answer = GenerateAnswer(action="answer", thought="the warm start holds the answer", answer=out.answer,
                                 citations=quoted_sources(state, out))

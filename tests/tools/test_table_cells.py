@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from evidex.agents.paper_answer import CellName, answer_schema, cell_gap, compares, computed_value
+from evidex.agents.paper_answer import CellName, answer_schema, cell_gap, compares, computed_value, printed_gap
 from evidex.tools.table_cells import context_tables, find_cell
 
 CONTEXT = """[metadata p1] title: A paper | authors (1): A B
@@ -93,6 +93,15 @@ def test_only_number_questions_about_a_gap_over_a_context_with_tables_name_cells
     assert list(fields) == ["first", "second", "answer"]  # the cells are named before the answer is written
 
 
+def test_a_gap_answered_with_one_of_the_tables_cells_is_a_copied_cell():
+    assert printed_gap(GAP, FLOAT2, CONTEXT, "45.41", True)  # MetaGPT's own GSM8k score, not the gap
+    assert printed_gap(GAP, FLOAT2, CONTEXT, "1024", True)  # "1,024" as printed
+    assert not printed_gap(GAP, FLOAT2, CONTEXT, "7.88", True)
+    assert not printed_gap(GAP, FLOAT2, CONTEXT, "45.41", False)  # off
+    assert not printed_gap("In Table 1, what is MetaGPT's GSM8k score?", FLOAT2, CONTEXT, "45.41", True)
+    assert not printed_gap(GAP, FLOAT2, CONTEXT, "not a number", True)
+
+
 def _cells_reply(first: tuple[str, str], second: tuple[str, str], answer: float) -> str:
     return json.dumps({"first": {"row": first[0], "column": first[1]},
                        "second": {"row": second[0], "column": second[1]}, "answer": answer})
@@ -115,6 +124,15 @@ def test_neusym_early_answer_subtracts_the_cells_it_named(table_paper):
     assert pred.answer == "13.7" and pred.actions == ["answer"]
     assert '"first"' in model.prompts[0]
     assert any(c.source.startswith("tables.") for c in pred.citations)
+
+    # cells not found and the model's own answer is a cell of the table (Ours' accuracy, not the gap): no early answer
+    copied = ScriptedChatModel(responses=[
+        _cells_reply(("Ours", "BLEU"), ("Baseline", "BLEU"), 74.9),
+        json.dumps({"step": {"thought": "done", "action": "answer", "answer": 13.7}}),
+        _cells_reply(("Ours", "Accuracy"), ("Baseline", "Accuracy"), 74.9),
+    ])
+    pred = build_neusym(copied, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert len(copied.prompts) == 3 and pred.answer == "13.7"
 
     # cells that are not in the table: the model's own answer, which the probe does not print, is no early answer
     wrong = ScriptedChatModel(responses=[
