@@ -23,7 +23,7 @@ from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError, call_structured_reply
 from evidex.tools.qa import AnswerConfidence
 from evidex.tools.answer_format import answer_kind, answer_text, answer_type
-from evidex.tools.table_cells import context_tables, find_cell
+from evidex.tools.table_cells import cell_value, context_tables, find_cell
 from evidex.tools.text import drop_thousands_commas
 
 QUOTE_CHARS = 400
@@ -65,12 +65,7 @@ def printed_gap(question: str, answer_format: str, context: str, answer: str, ta
         value = float(answer)
     except (TypeError, ValueError):
         return False
-    return any(_cell_number(c) == value for t in context_tables(context) for r in t.rows for c in r[1:])
-
-
-def _cell_number(cell: str) -> float | None:
-    found = re.search(r"-?\d[\d,]*(?:\.\d+)?", (cell or "").replace("−", "-"))
-    return float(found.group(0).replace(",", "")) if found else None
+    return any(cell_value(c) == value for t in context_tables(context) for r in t.rows for c in r[1:])
 
 
 def ranks(question: str, answer_format: str, ranked: bool) -> bool:

@@ -67,7 +67,7 @@ def find_cell(tables: list[ContextTable], table: str, row: str, column: str, que
     wanted = _label_key(table)
     asked = set(_words(question))
     pool = [t for t in tables if wanted and _label_key(t.label) == wanted] or tables
-    found: list[tuple[int, Cell]] = []
+    found: list[tuple[tuple[int, int], Cell]] = []
     for t in pool:
         for j, name in enumerate(t.header):
             if j == 0 or not (_covers(column, name) or _covers(column, f"{t.corner} {name}")):
@@ -77,8 +77,8 @@ def find_cell(tables: list[ContextTable], table: str, row: str, column: str, que
                 label = " ".join(c for k, c in enumerate(r) if k < j and c)
                 if not _covers(row, label) or j >= len(r):
                     continue
-                number = _NUMBER.search(r[j].replace("−", "-"))
-                if number is None:
+                value = cell_value(r[j])
+                if value is None:
                     continue
                 # ranked by the names' words (the numbers left of a column differ from column to column) and then
                 # by the question's words, a number it quotes ("at dimension 256") counting for its row
@@ -86,13 +86,18 @@ def find_cell(tables: list[ContextTable], table: str, row: str, column: str, que
                 quoted = {w for k, c in enumerate(r) if k < j and _has_number([c]) for w in _words(c)} & asked
                 extra = len(named) + len(_words(name)) - len(_useful(row)) - len(_useful(column))
                 unsaid = len(set(named + _words(name)) - asked) - len(quoted)
-                found.append(((extra, unsaid), Cell(t.label, label, name, r[j],
-                                                    float(number.group(0).replace(",", "").replace("−", "-")))))
+                found.append(((extra, unsaid), Cell(t.label, label, name, r[j], value)))
     if not found:
         return None
     found.sort(key=lambda x: x[0])
     best = [c for rank, c in found if rank == found[0][0]]
     return best[0] if len({c.value for c in best}) == 1 else None
+
+
+def cell_value(cell: str) -> float | None:
+    """A cell's first number ("1,024" -> 1024.0, "−0.5" -> -0.5, "45.41†" -> 45.41); None when it holds none."""
+    number = _NUMBER.search((cell or "").replace("−", "-"))
+    return float(number.group(0).replace(",", "")) if number else None
 
 
 def _words(text: str) -> list[str]:
@@ -131,4 +136,4 @@ def _has_number(cells: list[str]) -> bool:
     return any(_NUMBER.match(c.strip().lstrip("(~<>±+")) for c in cells if c)
 
 
-__all__ = ["Cell", "ContextTable", "context_tables", "find_cell"]
+__all__ = ["Cell", "ContextTable", "cell_value", "context_tables", "find_cell"]
