@@ -23,7 +23,7 @@ from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError, call_structured_reply
 from evidex.tools.qa import AnswerConfidence
 from evidex.tools.answer_format import answer_kind, answer_text, answer_type
-from evidex.tools.table_cells import cell_value, context_tables, find_cell
+from evidex.tools.table_cells import cell_value, context_tables, find_cell, table_label
 from evidex.tools.text import drop_thousands_commas
 
 QUOTE_CHARS = 400
@@ -45,7 +45,6 @@ def computes(answer_format: str, computed: bool) -> bool:
 # "how many points higher is A than B", "by how much is ... lower": a question about the gap between two values
 _COMPARES = re.compile(r"\bhow (?:many|much) (?:more|fewer|less|higher|lower|points?|percentage points?)\b"
                        r"|\bby how (?:much|many)\b|\bdifference\b", re.IGNORECASE)
-_NAMED_TABLE = re.compile(r"\b(?:Table|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\b")
 
 
 def compares(question: str, answer_format: str, context: str, table_cells: bool) -> bool:
@@ -182,8 +181,7 @@ def cell_gap(question: str, context: str, first: CellName, second: CellName) -> 
     it names one), larger first, since "how much higher/lower/more" asks for the size of the gap; None when either
     cell is not found for sure."""
     tables = context_tables(context)
-    named = _NAMED_TABLE.search(question)
-    label = f"Table {named.group(1)}" if named else ""
+    label = table_label(question, anywhere=True)
     a = find_cell(tables, label, first.row, first.column, question)
     b = find_cell(tables, label, second.row, second.column, question)
     if a is None or b is None or a == b:

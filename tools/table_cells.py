@@ -18,7 +18,7 @@ from evidex.tools.table_records import column_names, markdown_rows
 
 # a probe or observation block that holds a table: "[tables.<id>, <pdf_id> page 7] Table 1: caption" then its rows
 _TABLE_BLOCK = re.compile(r"^\[tables\.[^\]]*\]\s*(?P<caption>[^\n]*)\n(?P<rows>(?:\|[^\n]*\|\s*(?:\n|$))+)", re.M)
-_LABEL = re.compile(r"^\s*(?:Table|TABLE|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\b")
+_TABLE_NUMBER = re.compile(r"\b(?:Table|TABLE|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\b")
 _NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
 
@@ -48,13 +48,19 @@ def context_tables(context: str) -> list[ContextTable]:
         if len(rows) < 2:
             continue
         start = next((i for i, r in enumerate(rows) if i and _has_number(r[1:])), 1)
-        label = _LABEL.match(m.group("caption"))
         body = rows[start:]
         labels = [j for j in range(len(rows[0])) if sum(_has_number([r[j]]) for r in body) * 2 < len(body)]
         corner = " ".join(r[j] for r in rows[:start] for j in labels if r[j])
-        out.append(ContextTable(label=f"Table {label.group(1)}" if label else "",
+        out.append(ContextTable(label=table_label(m.group("caption")),
                                 header=column_names(rows[:start], len(rows[0])), rows=body, corner=corner))
     return out
+
+
+def table_label(text: str, anywhere: bool = False) -> str:
+    """"Table 3" for the table ``text`` names: a caption names it at its start, a question (``anywhere``)
+    anywhere; "" when it names none."""
+    found = (_TABLE_NUMBER.search if anywhere else _TABLE_NUMBER.match)((text or "").strip())
+    return f"Table {found.group(1)}" if found else ""
 
 
 def find_cell(tables: list[ContextTable], table: str, row: str, column: str, question: str = "") -> Cell | None:
@@ -136,4 +142,4 @@ def _has_number(cells: list[str]) -> bool:
     return any(_NUMBER.match(c.strip().lstrip("(~<>±+")) for c in cells if c)
 
 
-__all__ = ["Cell", "ContextTable", "cell_value", "context_tables", "find_cell"]
+__all__ = ["Cell", "ContextTable", "cell_value", "context_tables", "find_cell", "table_label"]

@@ -377,17 +377,12 @@ def _fallback_region(layout: PageLayout, cap: Caption) -> tuple[float, float, fl
     return found.bbox if found is not None else None
 
 
-def grid_from_words(words: list, region, min_gap: float = 0.0) -> list[list[str]]:
-    """Rows x columns of cell texts from the words inside a region.
+def word_grid(words: list, region, min_gap: float = 0.0) -> tuple[list[list[str]], list[float]]:
+    """Rows x columns of cell texts from the words inside a region, and each row's vertical centre.
 
     Rows are baseline bands; column separators are x positions that (almost) no row covers, so a header
     cell spanning several columns does not merge them.
     """
-    return word_grid(words, region, min_gap)[0]
-
-
-def word_grid(words: list, region, min_gap: float = 0.0) -> tuple[list[list[str]], list[float]]:
-    """:func:`grid_from_words` with each row's vertical centre."""
     x0r, y0r, x1r, y1r = region
     ws = [w for w in words if w[0] >= x0r - 2 and w[2] <= x1r + 2 and (w[1] + w[3]) / 2 >= y0r - 1 and (w[1] + w[3]) / 2 <= y1r + 1]
     if not ws:
