@@ -186,6 +186,43 @@ def test_multiview_probe_finds_what_the_question_names(corpus_store, manifest):
     assert "UniEval: " in table_text and "AVG ρ = 0.474" in table_text and "|" not in table_text.split("\n", 1)[1]
 
 
+def test_the_probe_searches_without_the_titles_of_the_papers_in_scope():
+    """A title already resolved to a pdf_id (the search filter keeps to that paper) leaves the probe's query with
+    its lead-in; quoted text that is not a title in scope stays, it is what to look for."""
+    from evidex.graphs.qa.probe import without_titles
+
+    titles = ["DecompX: Explaining Transformers Decisions by Propagating Token Decomposition", "G-Eval"]
+    asked = ('In the paper "DecompX: Explaining Transformers Decisions by Propagating Token Decomposition", what step '
+             'size is used in the integrated gradient experiments?')
+    assert without_titles(asked, titles) == "what step size is used in the integrated gradient experiments?"
+    both = 'Do “decompx: explaining transformers decisions by propagating token decomposition” and "G-Eval" agree?'
+    assert without_titles(both, titles) == "Do and agree?"  # curly quotes, any case, short titles exactly
+    quoted = 'Which paper says "we propagate decomposed token vectors"?'
+    assert without_titles(quoted, titles) == quoted
+    assert without_titles(asked, []) == asked  # no paper in scope: nothing to take out
+    alone = '"DecompX: Explaining Transformers Decisions by Propagating Token Decomposition"'
+    assert without_titles(alone, titles) == alone  # a question that is only the title keeps it
+
+
+def test_probe_passages_interleave_the_hybrid_and_keyword_rankings(corpus_store, manifest):
+    """RRF can bury the passage BM25 ranks first (the embedder prefers number-heavy figure text): the probe's
+    passages take the best of each ranking in turn, each passage once."""
+    from evidex.graphs.qa.neusym import StoreTools
+    from evidex.graphs.qa.probe import _passages
+    from evidex.tools.qa import PaperQuestion
+
+    store, _ = corpus_store
+    tools = StoreTools(None, str(store))
+    paper_id = manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]
+    q = PaperQuestion(id="p", question="Which scoring function weights the probabilities of the output tokens?",
+                      pdf_ids=[paper_id])
+    keys = [c.source.split(".", 1)[1] for _, c in _passages(tools, q, 4)]
+    hybrid, bm25 = (tools.question_hits(q, q.question, "chunks", "text_content", 4, mode) for mode in ("hybrid", "bm25"))
+    turns = [h.primary_key for pair in zip(hybrid, bm25) for h in pair]
+    assert keys == list(dict.fromkeys(turns))[:4] and len(set(keys)) == 4
+    assert hybrid[0].primary_key == keys[0] and bm25[0].primary_key in keys[:2]
+
+
 def test_the_proceedings_header_is_read_from_the_first_page():
     """The header names the venue, volume and page range (Findings too) across the PDF's line breaks."""
     from evidex.graphs.qa.probe import proceedings_line
