@@ -23,7 +23,7 @@ from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError, call_structured_reply
 from evidex.tools.qa import AnswerConfidence
 from evidex.tools.answer_format import answer_kind, answer_text, answer_type
-from evidex.tools.table_cells import cell_value, context_tables, find_cell, table_label
+from evidex.tools.table_cells import cell_value, column_candidates, context_tables, find_cell, table_label
 from evidex.tools.text import drop_thousands_commas
 
 QUOTE_CHARS = 400
@@ -162,7 +162,8 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
             first_token_p=sure.first_token_p if sure else None, mean_logprob=sure.mean_logprob if sure else None,
             abstain_p=start_probability(reply, "answer", abstain_word) if abstain_word else None,
             check_p=answer_check(llm, messages, reply, name=f"{name}_check") if check else None)
-    picked = ranked_pick(out.direction, out.candidates, question) if ranking else None
+    picked = ranked_pick(out.direction, table_candidates(question, context) or out.candidates,
+                         question) if ranking else None
     if picked is not None:
         return ContextAnswer(picked[0], getattr(out, "quote", ""), confidence, picked[1])
     gap = cell_gap(question, context, out.first, out.second) if celling else None
@@ -209,6 +210,13 @@ def computed_value(expression: str, answer_format: str) -> str | None:
             return None  # a fraction where a whole number is asked: the model's own answer stands
         return str(int(round(float(value))))
     return format_result(value)
+
+
+def table_candidates(question: str, context: str) -> list[Candidate]:
+    """The rows of the table the question names, with their values under the column it names, read by code
+    (:func:`evidex.tools.table_cells.column_candidates`); empty when that is not clear, and the model's own list
+    stands. The 1.5B model listed two of eight rows, or copied the numbers of another column."""
+    return [Candidate(name=name[:200], value=value) for name, value in column_candidates(context_tables(context), question)]
 
 
 def ranked_pick(direction: str, candidates: list[Candidate], question: str = "") -> tuple[str, str] | None:
@@ -310,4 +318,5 @@ def answer_check(llm: BaseChatModel, messages: list, reply: AIMessage, *, name: 
 
 
 __all__ = ["Candidate", "ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema",
-           "computed_value", "computes", "excluded_answer", "excluded_text", "looped_list", "ranked_pick", "ranks"]
+           "computed_value", "computes", "excluded_answer", "excluded_text", "looped_list", "ranked_pick", "ranks",
+           "table_candidates"]

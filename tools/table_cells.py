@@ -21,6 +21,7 @@ _TABLE_BLOCK = re.compile(r"^\[tables\.[^\]]*\]\s*(?P<caption>[^\n]*)\n(?P<rows>
 _TABLE_NUMBER = re.compile(r"\b(?:Table|TABLE|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\b")
 _NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,36 @@ def find_cell(tables: list[ContextTable], table: str, row: str, column: str, que
     return best[0] if len({c.value for c in best}) == 1 else None
 
 
+def column_candidates(tables: list[ContextTable], question: str) -> list[tuple[str, float]]:
+    """Every row of the table the question names, as (name, value) under the one column whose name the question
+    words most ("which method achieves the highest P@R90 on fully detached hallucinations": the "detached P@R90"
+    column, not "hall. P@R90"), for code to pick the extreme from. A small model listing the rows itself left
+    out the winner or copied another column's numbers (ALTI 16.6 for 67.4). A row's name is its innermost label
+    cell (the method under a group label). Empty when the question names no table the context holds, or no one
+    column is worded best, or fewer than two rows hold a number there."""
+    label = _label_key(table_label(question, anywhere=True))
+    asked = set(_tokens(question))
+    found: list[tuple[str, float]] = []
+    for t in (t for t in tables if label and _label_key(t.label) == label):
+        scores = [len(set(_tokens(f"{t.corner} {name}")) & asked) if j else 0 for j, name in enumerate(t.header)]
+        best = max(scores, default=0)
+        if best == 0 or scores.count(best) > 1:
+            return []
+        j = scores.index(best)
+        for r in t.rows:
+            labels = [c for c in r[:j] if _LETTER.search(c) and not _has_number([c])]  # not a dash for "n/a"
+            value = cell_value(r[j]) if j < len(r) else None
+            if labels and value is not None:
+                found.append((labels[-1], value))
+        break
+    return found if len(found) >= 2 else []
+
+
+def _tokens(text: str) -> list[str]:
+    """Words as a header prints them, Greek letters included ("AVG ρ" is not "AVG τ")."""
+    return [w for w in re.findall(r"\w+", (text or "").lower()) if w not in _LINKS]
+
+
 def cell_value(cell: str) -> float | None:
     """A cell's first number ("1,024" -> 1024.0, "−0.5" -> -0.5, "45.41†" -> 45.41); None when it holds none."""
     number = _NUMBER.search((cell or "").replace("−", "-"))
@@ -142,4 +173,4 @@ def _has_number(cells: list[str]) -> bool:
     return any(_NUMBER.match(c.strip().lstrip("(~<>±+")) for c in cells if c)
 
 
-__all__ = ["Cell", "ContextTable", "cell_value", "context_tables", "find_cell", "table_label"]
+__all__ = ["Cell", "ContextTable", "cell_value", "column_candidates", "context_tables", "find_cell", "table_label"]

@@ -50,6 +50,40 @@ def test_what_the_question_excludes_is_left_out_of_the_pick():
     assert ranked_pick("lowest", _candidates(("DAML", 0.793), ("ERRA", 0.787)), erra) is None
 
 
+HALLUCINATION_TABLE = """[tables.t1, p page 4] Table 1: Hallucination detection quality.
+||All|hall.|Fully|detached|
+|---|---|---|---|---|
+|Metric|AUC|P@R90|AUC|P@R90|
+|ChrF|75.4|14.4|89.6|16.6|
+|ALTI|84.9|12.5|98.7|67.4|
+|GPTScore|0.434|–|0.449|–|
+|LaBSE|91.7|25.9|98.5|70.3|
+|XNLI|90.9|24.1|98.7|60.4|
+"""
+
+
+def test_the_rows_and_their_values_are_read_from_the_table_the_question_names():
+    """The model listed two of the rows (ALTI, XNLI) with another column's numbers; code lists every row under the
+    one column the question words best ("P@R90 on fully detached": "detached P@R90", not "hall. P@R90"), a row
+    with a dash there left out."""
+    from evidex.agents.paper_answer import table_candidates
+
+    asked = "In Table 1 of the paper, which method achieves the highest P@R90 on fully detached hallucinations?"
+    rows = table_candidates(asked, HALLUCINATION_TABLE)
+    assert [(c.name, c.value) for c in rows] == [("ChrF", 16.6), ("ALTI", 67.4), ("LaBSE", 70.3), ("XNLI", 60.4)]
+    assert ranked_pick("highest", rows, asked)[0] == "LaBSE"
+    # Greek letters tell columns apart ("AVG ρ" from "AVG τ"); a group label's rows are named by their own cell
+    avg = ("[tables.t2, p page 4] Table 3: Correlations.\n||Coherence||AVG||\n|---|---|---|---|---|\n"
+           "||ρ|τ|ρ|τ|\n|BARTScore|0.448|0.342|0.385|0.305|\n|UniEval|0.575|0.442|0.474|0.377|\n|G-EVAL-4|0.582|0.457|0.514|0.418|\n"
+           "|- Probs|0.560|0.472|0.502|0.446|\n")
+    spearman = "In Table 3, excluding G-EVAL-4 and its ablation rows (- Probs), which metric has the highest AVG ρ?"
+    assert ranked_pick("highest", table_candidates(spearman, avg), spearman)[0] == "UniEval"
+    # not clear which table or column: the model's own list stands
+    assert table_candidates(asked.replace("Table 1", "Table 2"), HALLUCINATION_TABLE) == []
+    assert table_candidates("In Table 1, which method has the highest score?", HALLUCINATION_TABLE) == []
+    assert table_candidates("Which method has the highest P@R90 on fully detached ones?", HALLUCINATION_TABLE) == []
+
+
 def test_the_pick_is_the_name_without_the_reference_printed_after_it():
     rows = _candidates(("GlobEnc (Modarressi et al., 2022)", 67.14), ("ALTI (Ferrando et al., 2022)", 57.65),
                        ("GPT-3 (175B)", 70.0), ("Ours [12]", 80.0))
@@ -106,13 +140,19 @@ def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(
     assert '"candidates"' in model.prompts[0]
     assert any(c.source.startswith("tables.") for c in pred.citations)
 
-    # values the probe does not hold: not grounded, the turns begin (and their answer is ranked too)
+    # made-up values, and the question names the table and its column: the values are read from the table
+    made_up = ScriptedChatModel(responses=[_reply("Baseline", ("Baseline", 91.2), ("Ours", 80.1))])
+    pred = build_neusym(made_up, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert pred.answer == "Ours" and len(made_up.prompts) == 1
+
+    # made-up values for a question naming no table: not grounded, the turns begin (and their answer is ranked too)
+    unnamed = q.model_copy(update={"question": BEST.replace("In Table 1, which", "Which")})
     made_up = ScriptedChatModel(responses=[
         _reply("Ours", ("Baseline", 61.2), ("Ours", 80.1)),
         json.dumps({"step": {"thought": "done", "action": "answer", "answer": "Ours"}}),
         _reply("Ours", ("Baseline", 61.2), ("Ours", 74.9), direction="lowest"),
     ])
-    pred = build_neusym(made_up, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    pred = build_neusym(made_up, settings, StoreTools(None, store_dir)).invoke({"input": unnamed})["prediction"]
     assert pred.answer == "Baseline" and len(made_up.prompts) == 3
 
     # off (the default), the answer is the model's own and no candidates are asked for
