@@ -109,20 +109,21 @@ def column_candidates(tables: list[ContextTable], question: str) -> list[tuple[s
     cell (the method under a group label). Empty when the question names no table the context holds, or no one
     column is worded best, or fewer than two rows hold a number there."""
     label = _label_key(table_label(question, anywhere=True))
+    t = next((t for t in tables if label and _label_key(t.label) == label), None)
+    if t is None:
+        return []
     asked = set(_tokens(question))
+    scores = [len(set(_tokens(f"{t.corner} {name}")) & asked) if j else 0 for j, name in enumerate(t.header)]
+    best = max(scores, default=0)
+    if best == 0 or scores.count(best) > 1:
+        return []
+    j = scores.index(best)
     found: list[tuple[str, float]] = []
-    for t in (t for t in tables if label and _label_key(t.label) == label):
-        scores = [len(set(_tokens(f"{t.corner} {name}")) & asked) if j else 0 for j, name in enumerate(t.header)]
-        best = max(scores, default=0)
-        if best == 0 or scores.count(best) > 1:
-            return []
-        j = scores.index(best)
-        for r in t.rows:
-            labels = [c for c in r[:j] if _LETTER.search(c) and not _has_number([c])]  # not a dash for "n/a"
-            value = cell_value(r[j]) if j < len(r) else None
-            if labels and value is not None:
-                found.append((labels[-1], value))
-        break
+    for r in t.rows:
+        labels = [c for c in r[:j] if _LETTER.search(c) and not _has_number([c])]  # not a dash for "n/a"
+        value = cell_value(r[j]) if j < len(r) else None
+        if labels and value is not None:
+            found.append((labels[-1], value))
     return found if len(found) >= 2 else []
 
 

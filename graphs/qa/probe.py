@@ -175,11 +175,11 @@ def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> list[Block]:
     first whenever the embedder ranks number-heavy figure text high, and the words a question quotes from the
     paper are what keywords find (AirQA dev, gold page among 4 passages: 23/27 hybrid alone, 26/27 this way with
     the titles taken out; test, 8 passages: 46/56 -> 51/56)."""
-    ids = set(q.pdf_ids)
-    query = without_titles(q.question, [t for i, t in tools.title_by_id().items() if i in ids])[:500]
-    # keywords alone when the store's embedder cannot encode a query here
+    by_id = tools.title_by_id()
+    query = without_titles(q.question, [by_id[i] for i in q.pdf_ids if i in by_id])[:500]
+    # keywords alone when the store's embedder cannot encode a query here (the hybrid ranking is then empty)
     hits = _interleave(_ranked(tools, q, query, limit, "hybrid"), _ranked(tools, q, query, limit, "bm25"))[:limit]
-    titles = tools.title_by_id() if names_papers(q) else {}
+    titles = by_id if names_papers(q) else {}
     return [_block("chunks", h.primary_key, h.pdf_id, h.page_number, h.text, titles.get(h.pdf_id)) for h in hits]
 
 
