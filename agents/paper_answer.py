@@ -23,7 +23,7 @@ from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError, call_structured_reply
 from evidex.tools.qa import AnswerConfidence
 from evidex.tools.answer_format import answer_kind, answer_text, answer_type
-from evidex.tools.table_cells import cell_value, column_candidates, context_tables, find_cell, table_label
+from evidex.tools.table_cells import cell_value, column_candidates, context_tables, gap_cells
 from evidex.tools.text import drop_thousands_commas
 
 QUOTE_CHARS = 400
@@ -44,7 +44,7 @@ def computes(answer_format: str, computed: bool) -> bool:
 
 # "how many points higher is A than B", "by how much is ... lower": a question about the gap between two values
 _COMPARES = re.compile(r"\bhow (?:many|much) (?:more|fewer|less|higher|lower|points?|percentage points?)\b"
-                       r"|\bby how (?:much|many)\b|\bdifference\b", re.IGNORECASE)
+                       r"|\bby how (?:much|many)\b|\bdifference\b|\bminus\b", re.IGNORECASE)
 
 
 def compares(question: str, answer_format: str, context: str, table_cells: bool) -> bool:
@@ -73,11 +73,6 @@ def ranks(question: str, answer_format: str, ranked: bool) -> bool:
     return ranked and answer_kind(answer_format) == "str" and bool(_SUPERLATIVE.search(question))
 
 
-class CellName(BaseModel):
-    row: str = Field(max_length=200, description="The row's name as printed (method, model, setting).")
-    column: str = Field(max_length=200, description="The column's name as printed (metric, dataset).")
-
-
 class Candidate(BaseModel):
     name: str = Field(max_length=200, description="The item's name exactly as printed in the context.")
     # a number under the grammar: asked for a string, the 1.5B model copied the column's name ("P@R90")
@@ -86,7 +81,7 @@ class Candidate(BaseModel):
 
 @lru_cache(maxsize=64)
 def answer_schema(answer_format: str, typed: bool = True, quote: bool = False,
-                  computed: bool = False, ranked: bool = False, cells: bool = False) -> type[BaseModel]:
+                  computed: bool = False, ranked: bool = False) -> type[BaseModel]:
     """``{"quote"?: str, "expression"?: str, "direction"?, "candidates"?, "answer": <type the format asks
     for>}``; untyped, the answer is a string. ``expression`` (numeric formats, with ``computed``) comes before the
     answer, so the grammar has the model write the arithmetic before the number; ``direction`` and ``candidates``
@@ -98,9 +93,6 @@ def answer_schema(answer_format: str, typed: bool = True, quote: bool = False,
     if computes(answer_format, computed):
         fields["expression"] = (str, Field(max_length=EXPRESSION_CHARS, description="The arithmetic over numbers "
                                                                                    "of the context, or the number."))
-    if cells:
-        fields["first"] = (CellName, Field(description="The table cell the question asks about."))
-        fields["second"] = (CellName, Field(description="The table cell it is compared with."))
     if ranked:
         fields["direction"] = (Literal["highest", "lowest"], Field(description="Which extreme the question asks."))
         # at least two under the grammar: left free, the local model listed only the row it had already chosen
@@ -136,22 +128,24 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
     arithmetic first and the calculator's result is the answer (:func:`computed_value`). With ``ranked``, a
     question that picks one item by its highest or lowest value has the model list the items with their values,
     and the answer is the one code finds at that extreme (:func:`ranked_pick`). With ``table_cells``, a number
-    question about the gap between two values of a table in the context has the model name the two cells (row,
-    column) and the answer is their difference as code reads them (:func:`cell_gap`)."""
+    question about the gap between two values of a table in the context is answered by code when it finds the
+    two cells from the question's words (:func:`cell_gap`), without a model call unless a confidence is asked
+    for; else as without it."""
     template = "qa_answer_quote" if quote else "qa_answer_question_last" if question_last else "qa_answer"
     body = render(template, question=question, answer_format=answer_format,
                   scope=scope, context=context or "(none)")
-    celling = compares(question, answer_format, context, table_cells)
-    computing = computes(answer_format, computed) and not celling
+    gap = cell_gap(question, context) if compares(question, answer_format, context, table_cells) else None
+    by_code = computed_value(gap, answer_format) if gap else None  # None: a fraction where a whole number is asked
+    if by_code is not None and not (abstain_word or check):
+        return ContextAnswer(by_code, "", None, gap)
+    computing = computes(answer_format, computed)
     ranking = ranks(question, answer_format, ranked)
     if computing:
         body += "\n" + load_prompt("qa_answer_computed")
-    if celling:
-        body += "\n" + load_prompt("qa_answer_cells")
     if ranking:
         body += "\n" + load_prompt("qa_answer_ranked")
     messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-    schema = answer_schema(answer_format, typed, quote, computing, ranking, celling)
+    schema = answer_schema(answer_format, typed, quote, computing, ranking)
     out, reply = call_structured_reply(llm, schema, messages,
                                        name=name, max_tokens=max_tokens,
                                        top_logprobs=TOP_LOGPROBS if abstain_word else 0)
@@ -166,10 +160,8 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
                          question) if ranking else None
     if picked is not None:
         return ContextAnswer(picked[0], getattr(out, "quote", ""), confidence, picked[1])
-    gap = cell_gap(question, context, out.first, out.second) if celling else None
-    value = computed_value(gap, answer_format) if gap else None
-    if value is not None:
-        return ContextAnswer(value, getattr(out, "quote", ""), confidence, gap)
+    if by_code is not None:
+        return ContextAnswer(by_code, getattr(out, "quote", ""), confidence, gap)
     expression = getattr(out, "expression", "").strip()
     value = computed_value(expression, answer_format) if expression else None
     if value is None:
@@ -177,18 +169,21 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
     return ContextAnswer(value, getattr(out, "quote", ""), confidence, expression)
 
 
-def cell_gap(question: str, context: str, first: CellName, second: CellName) -> str | None:
-    """``"45.41 - 37.53"``: the two named cells read from the context's tables (the one the question names when
-    it names one), larger first, since "how much higher/lower/more" asks for the size of the gap; None when either
-    cell is not found for sure."""
-    tables = context_tables(context)
-    label = table_label(question, anywhere=True)
-    a = find_cell(tables, label, first.row, first.column, question)
-    b = find_cell(tables, label, second.row, second.column, question)
-    if a is None or b is None or a == b:
+def cell_gap(question: str, context: str) -> str | None:
+    """``"45.41 - 37.53"``: the two cells the question compares, as code finds them in the table it names
+    (:func:`tools.table_cells.gap_cells`); larger first, since "how much higher/lower/more" asks for the size of
+    the gap, but the asked one first after "minus" (a sign the question may want); None when no pair is found
+    for sure."""
+    found = gap_cells(context_tables(context), question)
+    if found is None:
         return None
-    hi, lo = (a, b) if a.value >= b.value else (b, a)
-    return f"{_plain(hi.value)} - {_plain(lo.value)}"
+    asked, other = found
+    if not _MINUS.search(question) and asked.value < other.value:
+        asked, other = other, asked
+    return f"{_plain(asked.value)} - {_plain(other.value)}"
+
+
+_MINUS = re.compile(r"\bminus\b", re.IGNORECASE)
 
 
 def _plain(x: float) -> str:

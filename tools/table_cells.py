@@ -1,13 +1,14 @@
-"""Table cells looked up by code from a row name and a column name, in the tables a context prints.
+"""Table cells found by code from a question's words, in the tables a context prints.
 
 A small model asked "how many points higher is MetaGPT's GSM8k score than Task Arithmetic's" in a wide table reads
-a number from the wrong column or row (it answered Nor. Avg's 1.12 for GSM8k's 45.41 - 37.53). Naming the row and
-the column is easier for it: both are in the question. Code then finds the cells and does the subtraction.
+a number from the wrong column or row (it answered Nor. Avg's 1.12 for GSM8k's 45.41 - 37.53), and asked to name
+the two cells it named rows by one of their labels. The row and column names are in the question: code finds the
+two cells it compares and subtracts; for a superlative question, the column whose rows it ranks.
 
-    from evidex.tools.table_cells import context_tables, find_cell
+    from evidex.tools.table_cells import context_tables, gap_cells
     tables = context_tables(context)               # the "[tables.<id>, ...] Table 1: ...\\n|...|" blocks
-    cell = find_cell(tables, "Table 1", "MetaGPT", "GSM8k")
-    cell.value                                     # 45.41
+    asked, other = gap_cells(tables, "In Table 1, how many points higher is MetaGPT's GSM8k than Task Arithmetic's?")
+    asked.value, other.value                       # 45.41, 37.53
 """
 from __future__ import annotations
 
@@ -48,7 +49,10 @@ def context_tables(context: str) -> list[ContextTable]:
         rows = markdown_rows(m.group("rows"))
         if len(rows) < 2:
             continue
-        start = next((i for i, r in enumerate(rows) if i and _has_number(r[1:])), 1)
+        # the body starts at the first row holding a number, or at a section row ("Conversational Search" alone
+        # over the rows it groups), which belongs to the body, not to the header
+        start = next((i for i, r in enumerate(rows) if i and (_has_number(r[1:]) or (
+            _section(r) and i + 1 < len(rows) and _has_number(rows[i + 1][1:])))), 1)
         body = rows[start:]
         labels = [j for j in range(len(rows[0])) if sum(_has_number([r[j]]) for r in body) * 2 < len(body)]
         corner = " ".join(r[j] for r in rows[:start] for j in labels if r[j])
@@ -64,41 +68,143 @@ def table_label(text: str, anywhere: bool = False) -> str:
     return f"Table {found.group(1)}" if found else ""
 
 
-def find_cell(tables: list[ContextTable], table: str, row: str, column: str, question: str = "") -> Cell | None:
-    """The cell at ``row`` and ``column`` (names as a question words them), in the table labelled ``table`` when
-    the context has it, else in any table. A row matches when every word of ``row`` is in its label cells (the
-    shortest such label wins: "BERT" is BERT's row, not SSCL-BERT's); a column likewise in its header name. Of
-    equally good cells, the one whose row and column words the ``question`` uses most ("BART" is the victim of
-    two transfer rows; the question says "from DialoGPT"). None when no cell, or more than one equally good
-    cell, matches, or the cell holds no number."""
-    wanted = _label_key(table)
-    asked = set(_words(question))
-    pool = [t for t in tables if wanted and _label_key(t.label) == wanted] or tables
-    found: list[tuple[tuple[int, int], Cell]] = []
-    for t in pool:
-        for j, name in enumerate(t.header):
-            if j == 0 or not (_covers(column, name) or _covers(column, f"{t.corner} {name}")):
-                continue
-            for r in t.rows:
-                # every cell left of the column: a setting printed as a number ("Dimension 256") names the row too
-                label = " ".join(c for k, c in enumerate(r) if k < j and c)
-                if not _covers(row, label) or j >= len(r):
-                    continue
-                value = cell_value(r[j])
-                if value is None:
-                    continue
-                # ranked by the names' words (the numbers left of a column differ from column to column) and then
-                # by the question's words, a number it quotes ("at dimension 256") counting for its row
-                named = _words(" ".join(c for k, c in enumerate(r) if k < j and c and not _has_number([c])))
-                quoted = {w for k, c in enumerate(r) if k < j and _has_number([c]) for w in _words(c)} & asked
-                extra = len(named) + len(_words(name)) - len(_useful(row)) - len(_useful(column))
-                unsaid = len(set(named + _words(name)) - asked) - len(quoted)
-                found.append(((extra, unsaid), Cell(t.label, label, name, r[j], value)))
-    if not found:
+def gap_cells(tables: list[ContextTable], question: str) -> tuple[Cell, Cell] | None:
+    """The two cells a gap question compares ("how many points higher is the ASR from DialoGPT to the victim BART
+    than to the victim T5"), found by code from the question's words in the table it names: the asked cell
+    before the comparison word ("than", "minus", "exceed", "compared with"), the other after it. The two share
+    a row or a column and differ in one name: the asked cell's name is said before the comparison word and not
+    after it, the other's after it. Of such pairs, the one whose shared names the question says most wins, then
+    the one whose asked name is said nearest the comparison word ("MetaGPT than that of Task Arithmetic"), then
+    the one whose row labels the question says in the table's order ("from DialoGPT to the victim BART" is the
+    row DialoGPT | BART, not BART | DialoGPT).
+    A small model naming the cells itself named rows by one of two labels and swapped rows and columns (0/3
+    on the dev split). None when the question names no table the context holds, has no comparison word, or
+    no single pair is best."""
+    label = _label_key(table_label(question, anywhere=True))
+    t = next((t for t in tables if label and _label_key(t.label) == label), None)
+    parts = _comparison(_TABLE_NUMBER.sub(" ", _QUOTED.sub(" ", question or "")))
+    if t is None or parts is None:
         return None
-    found.sort(key=lambda x: x[0])
-    best = [c for rank, c in found if rank == found[0][0]]
-    return best[0] if len({c.value for c in best}) == 1 else None
+    before, after = (_stems(p) for p in parts)
+    labels = _label_columns(t)
+    cells = []  # (column index, names: {dimension: name}, printed, value)
+    for r in t.rows:
+        names = {k: r[k] for k in labels if k < len(r) and r[k]}
+        for j in range(len(r)):
+            value = None if j in labels else cell_value(r[j])
+            if value is not None:
+                column = t.header[j] if _LETTER.search(t.header[j]) else f"{t.corner} {t.header[j]}"
+                cells.append((j, {**names, "column": column}, r[j], value))
+    ranked: list[tuple[tuple[int, int, int], Cell, Cell]] = []
+    for ja, a, ta, va in cells:
+        for jb, b, tb, vb in cells:
+            differ = [k for k in a.keys() | b.keys() if a.get(k) != b.get(k)]
+            if len(differ) != 1 or (differ[0] == "column") != (ja != jb):
+                continue
+            k = differ[0]
+            mine, theirs = _name_stems(a.get(k, "")), _name_stems(b.get(k, ""))
+            # "GSM8K CoT" than "GSM8K standard": only the words that tell the two apart need saying on each side
+            a_only = [w for w in mine if w not in theirs] or mine
+            b_only = [w for w in theirs if w not in mine] or theirs
+            near = _said_at(a_only, before)
+            if near is None or _said_at(a_only, after) is not None or _said_at(b_only, after) is None:
+                continue
+            common = [w for name in [v for key, v in a.items() if key != k] for w in _name_stems(name)]
+            common += [w for w in mine if w in theirs]
+            shared = sum(_said_at([w], before + after) is not None for w in common)
+            if shared:
+                rank = (-shared, len(before) - near, _out_of_order(a, before))
+                ranked.append((rank, _cell(t, a, ta, va), _cell(t, b, tb, vb)))
+    ranked.sort(key=lambda x: x[0])
+    if not ranked or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
+        return None
+    return ranked[0][1], ranked[0][2]
+
+
+# "A than B", "A minus B", "A exceed that of B", "A compared with B": the asked value is named before the word
+_COMPARED = re.compile(r"\b(?:than|minus|exceeds?|compared (?:to|with)|relative to)\b", re.IGNORECASE)
+_BETWEEN = re.compile(r"\bbetween\b(?P<a>.*?)\band\b(?P<b>.*)", re.IGNORECASE | re.S)
+# "how much does pass@1 rise from before to after the edit": the two values in the order the change runs
+_FROM_TO = re.compile(r"\b(?:rises?|increases?|grows?|drops?|decreases?|falls?|improves?|changes?)\b.*?"
+                      r"\bfrom\b(?P<a>.*?)\bto\b(?P<b>.*)", re.IGNORECASE | re.S)
+_QUOTED = re.compile(r"[\"“][^\"”]{12,}[\"”]")  # a quoted paper title: its words name no cell
+
+
+def _comparison(question: str) -> tuple[str, str] | None:
+    """The question's text before and after its comparison word ("difference between A and B", "rise from A to
+    B": A's side is everything before "and" or "to")."""
+    found = _COMPARED.search(question)
+    if found:
+        return question[:found.start()], question[found.end():]
+    between = _BETWEEN.search(question) or _FROM_TO.search(question)
+    return (question[:between.start("b")], between.group("b")) if between else None
+
+
+def _stems(text: str) -> list[str]:
+    """The text's words without a plural's "s" ("forward passes" says "Forward Pass")."""
+    return [_stem(w) for w in _words(text) if w not in _LINKS]
+
+
+def _stem(word: str) -> str:
+    if word.endswith("sses") or (word.endswith("s") and not word.endswith("ss") and len(word) > 3
+                                 and not word[-2].isdigit()):
+        return word[:-2] if word.endswith("sses") else word[:-1]
+    return word
+
+
+def _name_stems(name: str) -> list[str]:
+    """A printed name's words, an aside in brackets left out ("MetaGPT(ours)" is said as "MetaGPT")."""
+    return _stems(_ASIDE.sub(" ", name)) or _stems(name)
+
+
+_ASIDE = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+
+
+def _said_at(wanted: list[str], words: list[str]) -> int | None:
+    """Where ``words`` say every one of ``wanted`` (the position after the last word's last mention), else None.
+    A word run together as a table prints it ("SimCSElarge") is the question's "SimCSE_large"."""
+    if not wanted:
+        return None
+    compact = [_compact(w) for w in words]
+    at = []
+    for w in wanted:
+        found = [i for i, (x, c) in enumerate(zip(words, compact)) if x == w or c == _compact(w)]
+        if not found:
+            return None
+        at.append(found[-1])
+    return at[-1] + 1
+
+
+def _compact(word: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", word)
+
+
+def _out_of_order(names: dict, words: list[str]) -> int:
+    """How many of a cell's row labels the question says before a label left of it in the table."""
+    at = [_said_at(_name_stems(name), words) for k, name in sorted((k, v) for k, v in names.items() if k != "column")]
+    said = [i for i in at if i is not None]
+    return sum(1 for x, y in zip(said, said[1:]) if y < x)
+
+
+def _label_columns(t: ContextTable) -> set[int]:
+    """The leading columns that name rows: most of their body cells hold no number, a size ("137B", "8k") or a
+    setting repeated down the rows ("Dimension": 128, 256, 768 for each model)."""
+    width = max(len(r) for r in t.rows)
+    out: set[int] = set()
+    for j in range(width):
+        cells = [r[j] for r in t.rows if j < len(r) and r[j]]
+        numbers = [c for c in cells if _has_number([c]) and not _SIZE.match(c)]
+        if cells and numbers and len(numbers) * 2 >= len(cells) and (j == 0 or len(set(numbers)) * 2 > len(numbers)):
+            break
+        out.add(j)
+    return out
+
+
+_SIZE = re.compile(r"^\d+(?:\.\d+)?\s?[A-Za-z]+$")
+
+
+def _cell(t: ContextTable, names: dict, printed: str, value: float) -> Cell:
+    return Cell(t.label, " ".join(v for k, v in names.items() if k != "column"), names["column"], printed, value)
 
 
 def column_candidates(tables: list[ContextTable], question: str) -> list[tuple[str, float]]:
@@ -119,12 +225,49 @@ def column_candidates(tables: list[ContextTable], question: str) -> list[tuple[s
         return []
     j = scores.index(best)
     found: list[tuple[str, float]] = []
-    for r in t.rows:
+    for r in _rows_in_named_section(t.rows, question):
         labels = [c for c in r[:j] if _LETTER.search(c) and not _has_number([c])]  # not a dash for "n/a"
-        value = cell_value(r[j]) if j < len(r) else None
+        value = scaled_value(r[j]) if j < len(r) else None
         if labels and value is not None:
             found.append((labels[-1], value))
     return found if len(found) >= 2 else []
+
+
+def _section(row: list[str]) -> str:
+    """A section row's label: the one text cell of a row without numbers ("Conversational Search"), else ""."""
+    cells = [c for c in row if c]
+    return cells[0] if len(cells) == 1 and _LETTER.search(cells[0]) and not _has_number(cells) else ""
+
+
+def _rows_in_named_section(rows: list[list[str]], question: str) -> list[list[str]]:
+    """The rows under the section row whose every word the question says ("which Conversational Search dataset"),
+    or all rows when it names none."""
+    said = set(_stems(question))
+    current, named, out = "", None, []
+    for r in rows:
+        label = _section(r)
+        if label:
+            current = label
+            continue
+        out.append((current, r))
+    for label in {c for c, _ in out if c}:
+        words = _stems(label)
+        if words and all(w in said for w in words):
+            named = label
+    return [r for c, r in out if named is None or c == named]
+
+
+_SCALED = re.compile(r"^\s*([-−]?\d[\d,]*(?:\.\d+)?)\s?([KkMB])(?![A-Za-z])")
+_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9}
+
+
+def scaled_value(cell: str) -> float | None:
+    """A cell's number with its size suffix applied ("586K" -> 586000, "2M" -> 2000000), for ranking cells
+    against each other: read bare, "586K" lost to "877"."""
+    m = _SCALED.match(cell or "")
+    if m:
+        return float(m.group(1).replace(",", "").replace("−", "-")) * _SCALE[m.group(2)]
+    return cell_value(cell)
 
 
 def _tokens(text: str) -> list[str]:
@@ -146,25 +289,6 @@ def _words(text: str) -> list[str]:
 _LINKS = {"to", "of", "the", "with", "from", "vs", "versus", "and", "on", "for", "at", "in", "by", "under"}
 
 
-def _covers(asked: str, printed: str) -> bool:
-    """Every word of ``asked`` is a word of ``printed`` ("SimCSE_large" and "SimCSE-large" are one word, so
-    "BERT" is not found in "SSCL-BERT"), or both are the same letters and digits."""
-    words = [w for w in _words(asked) if w not in _LINKS]
-    have = set(_words(printed))
-    if words and all(w in have for w in words):
-        return True
-    # a subscript run into its word ("SimCSElarge" for SimCSE_large): the same letters without separators
-    return bool(words) and _compact(asked) == _compact(printed)
-
-
-def _useful(text: str) -> list[str]:
-    return [w for w in _words(text) if w not in _LINKS]
-
-
-def _compact(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", (text or "").lower())
-
-
 def _label_key(label: str) -> str:
     m = re.search(r"([A-Z]?\d+|[IVXLC]+)\s*$", (label or "").strip())
     return m.group(1).upper() if m else ""
@@ -174,4 +298,4 @@ def _has_number(cells: list[str]) -> bool:
     return any(_NUMBER.match(c.strip().lstrip("(~<>±+")) for c in cells if c)
 
 
-__all__ = ["Cell", "ContextTable", "cell_value", "column_candidates", "context_tables", "find_cell", "table_label"]
+__all__ = ["Cell", "ContextTable", "cell_value", "column_candidates", "context_tables", "gap_cells", "table_label"]

@@ -56,8 +56,9 @@ class AnswerSettings(BaseModel):
                                                     "NeuSym's early answer, every value must be in the probe")
     table_cells: bool = Field(False, description="answers from a context holding tables, to a number question that "
                                                  "compares two values (\"how many points higher is A than B\"): "
-                                                 "the model names the two cells by row and column, code reads them "
-                                                 "from the table and subtracts (tools/table_cells.py)")
+                                                 "code finds the two cells the question's words name in the table "
+                                                 "it names and subtracts, without a model call; when it finds no "
+                                                 "single pair, the model answers (tools/table_cells.py)")
     answer_check: bool = Field(False, description="single-call answers: one more short call after the answer asks "
                                                   "whether the context answers the question "
                                                   "(prediction.confidence.check_p; the prompt is cached)")

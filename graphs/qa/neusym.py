@@ -157,16 +157,16 @@ def build_neusym(llm, settings: NeuSymSettings, tools: StoreTools | None = None,
     def grounded(out, context: str) -> bool:
         """Whether the early answer rests on the probe: its quote (quote_first), the numbers its arithmetic used
         (a computed answer: the result itself is rarely printed), or its value."""
-        if settings.quote_first:
+        if settings.quote_first and (out.quote or not out.expression):
             return quote_in(out.quote, context)
-        if out.expression:
+        if out.expression:  # also a gap code read from a table (no quote then)
             return operands_in(out.expression, context)
         return value_in(out.answer, context)
 
     def quoted_sources(state: NeuSymState, out) -> list[Citation]:
         """The warm start's sources whose rows hold what the answer rests on: its quote (quote_first), the numbers
         its arithmetic used, or its value; the first three when none does."""
-        if settings.quote_first or not out.expression:
+        if (settings.quote_first and out.quote) or not out.expression:
             found = out.quote if settings.quote_first else out.answer
             held = [c for text, c in state.warm_rows if quote_in(found, text, min_words=1) or value_in(found, text)]
         else:

@@ -84,6 +84,40 @@ def test_the_rows_and_their_values_are_read_from_the_table_the_question_names():
     assert table_candidates("Which method has the highest P@R90 on fully detached ones?", HALLUCINATION_TABLE) == []
 
 
+def test_a_label_centred_over_its_group_names_the_whole_group():
+    """A PDF centres "SST2" over the middle of its three columns; carried right, the group's first column went
+    unnamed and MNLI's first column was read as SST2's ACC."""
+    from evidex.agents.paper_answer import table_candidates
+
+    decompx = ("[tables.t, p page 7] Table 1: Accuracy and AOPC.\n|||SST2|||MNLI||\n|---|---|---|---|---|---|---|\n"
+               "||ACC↓|AOPC↑|PRED↑|ACC↓|AOPC↑|PRED↑|\n|GlobEnc|67.14|0.307|72.36|48.07|0.498|70.43|\n"
+               "|ALTI|57.65|0.416|88.30|45.89|0.515|74.24|\n|Integrated Gradients|64.48|0.340|64.56|40.80|0.579|73.94|\n"
+               "|DecompX|40.80|0.627|92.20|32.64|0.703|80.95|\n")
+    asked = "In Table 1, which method other than DecompX has the lowest Accuracy (ACC) on SST2?"
+    assert ranked_pick("lowest", table_candidates(asked, decompx), asked)[0] == "ALTI"
+    from evidex.tools.table_records import column_names
+
+    assert column_names([["", "Yelp", "", "Amazon", ""], ["Model", "R", "M", "R", "M"]], 5)[1:] == [
+        "Yelp R", "Yelp M", "Amazon R", "Amazon M"]  # a label at its group's left, as before
+    assert column_names([["", "A", "B"], ["", "x", "y"]], 3)[1:] == ["A x", "B y"]  # no repeated group: carried
+
+
+def test_a_section_the_question_names_and_size_suffixes_rank_right():
+    """"Which Conversational Search dataset has the largest # Clar. Q": the rows under that section row only, and
+    586K above 877."""
+    from evidex.agents.paper_answer import table_candidates
+
+    acq = ("[tables.t, p page 2] Table 1: ACQ datasets.\n|Dataset|# Domains|Scale|# Clar. Q|\n|---|---|---|---|\n"
+           "||||Conversational Search|\n|ClariT|-|108K|260K|\n|MIMICS|-|462K|586K|\n|MSDialog|12|35K|877|\n"
+           "||||Conversational Question Answering|\n|ClarQ|173|2M|2M|\n")
+    asked = "In Table 1, which Conversational Search dataset has the largest number of clarification questions (# Clar. Q)?"
+    rows = table_candidates(asked, acq)
+    assert [(c.name, c.value) for c in rows] == [("ClariT", 260e3), ("MIMICS", 586e3), ("MSDialog", 877)]
+    assert ranked_pick("highest", rows, asked)[0] == "MIMICS"
+    every = "In Table 1, which dataset has the largest number of clarification questions (# Clar. Q)?"
+    assert ranked_pick("highest", table_candidates(every, acq), every)[0] == "ClarQ"  # 2M, no section named
+
+
 def test_the_pick_is_the_name_without_the_reference_printed_after_it():
     rows = _candidates(("GlobEnc (Modarressi et al., 2022)", 67.14), ("ALTI (Ferrando et al., 2022)", 57.65),
                        ("GPT-3 (175B)", 70.0), ("Ours [12]", 80.0))

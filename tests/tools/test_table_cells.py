@@ -1,11 +1,11 @@
-"""Table cells by name (qa.table_cells): a number question about the gap between two table values has the model
-name the two cells (row, column); code reads them from the context's tables and subtracts."""
+"""Table cells by the question's words (qa.table_cells): a number question about the gap between two table values
+is answered by code, which finds the two cells the question names in the table it names and subtracts."""
 from __future__ import annotations
 
 import json
 
-from evidex.agents.paper_answer import CellName, answer_schema, cell_gap, compares, computed_value, printed_gap
-from evidex.tools.table_cells import context_tables, find_cell
+from evidex.agents.paper_answer import cell_gap, compares, computed_value, printed_gap
+from evidex.tools.table_cells import context_tables, gap_cells
 
 CONTEXT = """[metadata p1] title: A paper | authors (1): A B
 
@@ -42,44 +42,75 @@ def test_tables_are_read_from_the_context_blocks_with_their_labels_and_column_na
     assert context_tables("[chunks.c1, p1 page 2] no table here") == []
 
 
-def test_a_cell_is_found_by_row_and_column_words_in_the_table_the_question_names():
-    tables = context_tables(CONTEXT)
-    assert find_cell(tables, "Table 1", "MetaGPT", "GSM8k").value == 45.41
-    assert find_cell(tables, "Table 2", "MetaGPT", "GSM8k").value == 66.03  # the named table, not the first one
-    assert find_cell(tables, "Table 3", "BERT", "GSM8K CoT").value == 14.3  # BERT's row, not SSCL-BERT's
-    assert find_cell(tables, "Table 3", "SSCL-BERT", "GSM8K standard").value == 1024  # thousands comma read
-    assert find_cell(tables, "Table 1", "DARE", "GSM8k") is None  # no such row
-    large = context_tables("[tables.t, p page 1] Table 2: x\n|Model|Avg.|\n|---|---|\n|SimCSElarge|77.53|\n"
-                           "|SSCL-SimCSElarge|79.69|\n")
-    assert find_cell(large, "Table 2", "SimCSE_large", "Avg").value == 77.53  # a subscript run into its word
-    transfer = context_tables("[tables.t, p page 7] Table 6: x\n|Transfer|Victim|ASR|\n|---|---|---|\n"
-                              "|DialoGPT|BART|55.81|\n|DialoGPT|T5|47.50|\n|T5|BART|52.46|\n")
-    assert find_cell(transfer, "Table 6", "DialoGPT to BART", "ASR").value == 55.81  # linking words dropped
-    assert find_cell(transfer, "Table 6", "BART", "ASR") is None  # two rows, no question to choose by
-    dims = context_tables("[tables.t, p page 8] Table 5: x\n|Model|Dimension|Avg. STS|\n|---|---|---|\n"
-                          "|BERT|128|39.24|\n|BERT|256|43.22|\n|SSCL-BERT|128|61.3|\n|SSCL-BERT|256|62.42|\n")
-    assert find_cell(dims, "Table 5", "SSCL-BERT 256", "Avg. STS").value == 62.42  # a numeric setting names a row
-    assert find_cell(dims, "Table 5", "SSCL-BERT", "Avg. STS", "at dimension 256, how much higher").value == 62.42
-    topk = context_tables("[tables.t, p page 8] Table 6: x\n||top-k2|2|3|4|\n|---|---|---|---|---|\n"
-                          "|Forward Pass|ContextLS|1994|2386|2801|\n|Forward Pass|Ours|94|94|94|\n")
-    assert find_cell(topk, "Table 6", "ContextLS", "top-k2 = 4").value == 2801  # the corner header names columns
-    assert find_cell(topk, "Table 6", "Ours", "4").value == 94
-    from_dialogpt = "By how much does the ASR from DialoGPT to the victim BART exceed 50?"
-    assert find_cell(transfer, "Table 6", "BART", "ASR", from_dialogpt).value == 55.81
-    assert find_cell(large, "Table 2", "SSCL-SimCSE_large", "Avg.").value == 79.69
-    assert find_cell(tables, "Table 1", "MetaGPT", "MATH") is None  # no such column
-    # no table named: equally good cells with different values in two tables are no answer, not a guess
-    assert find_cell(tables, "", "MetaGPT", "GSM8k") is None
-    assert find_cell(tables, "Table 3", "BERT", "CoT") is None  # CoT under GSM8K and under SVAMP
+def _pair(context: str, question: str) -> tuple | None:
+    found = gap_cells(context_tables(context), question)
+    return None if found is None else (found[0].value, found[1].value)
 
 
-def test_the_gap_is_the_larger_cell_minus_the_smaller():
-    first, second = CellName(row="MetaGPT", column="GSM8k"), CellName(row="Task Arithmetic", column="GSM8k")
-    assert cell_gap(GAP, CONTEXT, first, second) == "45.41 - 37.53"
-    assert cell_gap(GAP, CONTEXT, second, first) == "45.41 - 37.53"  # "how much lower" asks for the size too
-    assert computed_value(cell_gap(GAP, CONTEXT, first, second), FLOAT2) == "7.88"
-    assert cell_gap(GAP, CONTEXT, first, first) is None  # one cell twice
-    assert cell_gap(GAP, CONTEXT, first, CellName(row="Nobody", column="GSM8k")) is None
+TRANSFER = ("[tables.t, p page 7] Table 6: Transfer attack results.\n|Transfer|Victim|GL|ASR|\n|---|---|---|---|\n"
+            "|DialoGPT|BART|20.35|55.81|\n|DialoGPT|T5|19.02|47.50|\n|BART|DialoGPT|25.73|67.27|\n"
+            "|BART|T5|24.71|63.93|\n|T5|DialoGPT|23.89|47.27|\n|T5|BART|24.20|52.46|\n")
+
+
+def test_the_two_cells_a_gap_question_compares_are_found_from_its_words():
+    assert _pair(CONTEXT, GAP) == (45.41, 37.53)  # "MetaGPT(ours)" is said as "MetaGPT"
+    assert _pair(CONTEXT, GAP.replace("Table 1", "Table 2")) == (66.03, 63.38)  # the table the question names
+    # two label columns: the row whose labels the question says in the table's order, the asked one nearest "than"
+    asr = ("In Table 6, how many points higher is the ASR when transferring from DialoGPT to the victim BART than to "
+           "the victim T5?")
+    assert _pair(TRANSFER, asr) == (55.81, 47.50)
+    assert _pair(TRANSFER, asr.replace("ASR", "GL")) == (20.35, 19.02)
+    # a two-level header: only the words telling the columns apart are said on each side
+    cot = "In Table 3, for BERT on GSM8K, how many points higher is chain-of-thought (CoT) than standard prompting?"
+    assert _pair(CONTEXT, cot) == (14.3, 6.5)  # BERT's row, not SSCL-BERT's
+    # a setting printed as a number ("Dimension") and a size ("137B") name rows, not values
+    dims = ("[tables.t, p page 8] Table 5: x\n|Model|Dimension|Avg. STS|\n|---|---|---|\n|BERT|128|39.24|\n"
+            "|BERT|256|43.22|\n|SSCL-BERT|128|61.3|\n|SSCL-BERT|256|62.42|\n")
+    assert _pair(dims, "In Table 5, at dimension 256, how many points higher is the Avg. STS of SSCL-BERT than that "
+                       "of BERT?") == (62.42, 43.22)
+    sizes = ("[tables.t, p page 8] Table 2: x\n|Model||GSM8K standard|GSM8K CoT|\n|---|---|---|---|\n"
+             "|LaMDA|8B|3.2|1.6|\n|LaMDA|137B|6.5|14.3|\n|GPT|175B|15.6|46.9|\n")
+    assert _pair(sizes, "In Table 2, for LaMDA 137B on GSM8K, how many points higher is CoT prompting than "
+                        "standard prompting?") == (14.3, 6.5)
+    # the corner header names numbered columns; a plural says a singular row name ("forward passes")
+    topk = ("[tables.t, p page 8] Table 6: x\n||top-k2|2|3|4|\n|---|---|---|---|---|\n|BPW|ContextLS|0.100|0.033|"
+            "0.021|\n|BPW|Ours|0.100|0.161|0.211|\n|Forward Pass|ContextLS|1994|2386|2801|\n"
+            "|Forward Pass|Ours|94|94|94|\n")
+    assert _pair(topk, "In Table 6, with top-k2 = 4, how many more forward passes does ContextLS need than the "
+                       "proposed method (Ours)?") == (2801, 94)
+    # a subscript run into its word ("SimCSElarge" for SimCSE_large); "exceed that of" compares
+    large = ("[tables.t, p page 1] Table 2: x\n|Model|STS12|Avg.|\n|---|---|---|\n|SimCSElarge|69.17|77.53|\n"
+             "|SSCL-SimCSElarge|71.98|79.69|\n")
+    assert _pair(large, "In Table 2, by how many points does the average (Avg.) STS score of SSCL-SimCSE_large "
+                        "exceed that of SimCSE_large?") == (79.69, 77.53)
+    # "minus" and "rise from A to B"
+    rev = ("[tables.t, p page 5] Table 2: x\n|Datasets|Y*;R*|X→YR|X→RY|\n|---|---|---|---|\n"
+           "|ECQA|0.7943|0.5840|0.5599|\n|CoS-E|0.2415|0.2308|0.1198|\n")
+    assert _pair(rev, "In Table 2, on ECQA, what is the REV score of (Y*;R*) minus the REV score of the X→RY "
+                      "pairs?") == (0.7943, 0.5599)
+    edit = ("[tables.t, p page 9] Table 8: x\n|Benchmark||pass@1|pass@5|\n|---|---|---|---|\n"
+            "|HumanEval|before|34.76|60.98|\n|HumanEval|after|39.63|64.63|\n")
+    assert _pair(edit, "In Table 8, by how many points does pass@1 on HumanEval rise from before to after the "
+                       "edit?") == (34.76, 39.63)
+
+
+def test_no_pair_is_a_guess():
+    assert _pair(CONTEXT, "How many points higher is the GSM8k score of MetaGPT than that of Task Arithmetic?") is None
+    assert _pair(CONTEXT, GAP.replace("Table 1", "Table 9")) is None  # a table the context does not hold
+    assert _pair(CONTEXT, "In Table 1, how many points higher is DARE than Task Arithmetic on GSM8k?") is None
+    assert _pair(CONTEXT, "In Table 1, how high is the GSM8k score of MetaGPT?") is None  # no comparison
+    # "BART than T5" alone: which transfer row (from DialoGPT? from T5?) is not said
+    assert _pair(TRANSFER, "In Table 6, how many points higher is the ASR of BART than T5?") is None
+
+
+def test_the_gap_is_the_larger_cell_minus_the_smaller_but_minus_keeps_its_order():
+    assert cell_gap(GAP, CONTEXT) == "45.41 - 37.53"
+    lower = "In Table 1, how many points lower is the GSM8k score of Task Arithmetic than that of MetaGPT?"
+    assert cell_gap(lower, CONTEXT) == "45.41 - 37.53"  # "how much lower" asks for the size of the gap
+    assert computed_value(cell_gap(GAP, CONTEXT), FLOAT2) == "7.88"
+    minus = "In Table 1, what is the GSM8k score of Task Arithmetic minus that of MetaGPT?"
+    assert cell_gap(minus, CONTEXT) == "37.53 - 45.41"
+    assert cell_gap("In Table 1, how many points higher is Nobody than MetaGPT on GSM8k?", CONTEXT) is None
 
 
 def test_only_number_questions_about_a_gap_over_a_context_with_tables_name_cells():
@@ -89,8 +120,7 @@ def test_only_number_questions_about_a_gap_over_a_context_with_tables_name_cells
     assert not compares("In Table 1, what is MetaGPT's GSM8k score?", FLOAT2, CONTEXT, True)
     assert not compares(GAP, FLOAT2, "[chunks.c1, p1 page 2] text only", True)
     assert compares("By how much does pass@1 rise from before to after?", "A single integer.", CONTEXT, True)
-    fields = answer_schema(FLOAT2, cells=True).model_json_schema()["properties"]
-    assert list(fields) == ["first", "second", "answer"]  # the cells are named before the answer is written
+    assert compares("In Table 1, what is MetaGPT's GSM8k minus Task Arithmetic's?", FLOAT2, CONTEXT, True)
 
 
 def test_a_gap_answered_with_one_of_the_tables_cells_is_a_copied_cell():
@@ -102,12 +132,7 @@ def test_a_gap_answered_with_one_of_the_tables_cells_is_a_copied_cell():
     assert not printed_gap(GAP, FLOAT2, CONTEXT, "not a number", True)
 
 
-def _cells_reply(first: tuple[str, str], second: tuple[str, str], answer: float) -> str:
-    return json.dumps({"first": {"row": first[0], "column": first[1]},
-                       "second": {"row": second[0], "column": second[1]}, "answer": answer})
-
-
-def test_neusym_early_answer_subtracts_the_cells_it_named(table_paper):
+def test_neusym_early_answer_is_the_gap_code_reads(table_paper):
     """The synthetic paper's Table 1: Baseline 61.2 / 58.0, Ours 74.9 / 71.3 (Accuracy / F1)."""
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
@@ -118,35 +143,26 @@ def test_neusym_early_answer_subtracts_the_cells_it_named(table_paper):
                       answer_format=FLOAT2, pdf_ids=[pdf_id])
     settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
                               max_turns=2, table_cells=True)
-    # the model's own number is wrong (it read F1); the cells it named give 74.9 - 61.2
-    model = ScriptedChatModel(responses=[_cells_reply(("Ours", "Accuracy"), ("Baseline", "Accuracy"), 13.3)])
-    pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
-    assert pred.answer == "13.7" and pred.actions == ["answer"]
-    assert '"first"' in model.prompts[0]
+    silent = ScriptedChatModel(responses=[])  # code reads 74.9 - 61.2 from the probe's table: no model call
+    pred = build_neusym(silent, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert pred.answer == "13.7" and pred.actions == ["answer"] and silent.prompts == []
     assert any(c.source.startswith("tables.") for c in pred.citations)
 
-    # cells not found and the model's own answer is a cell of the table (Ours' accuracy, not the gap): no early answer
+    # a column the table lacks: no cells, and the model's own answer, one of the table's cells (Ours' accuracy),
+    # is no early answer; the turns go on
+    bleu = q.model_copy(update={"question": "In Table 1, how many points higher is the BLEU of Ours than of Baseline?"})
     copied = ScriptedChatModel(responses=[
-        _cells_reply(("Ours", "BLEU"), ("Baseline", "BLEU"), 74.9),
+        json.dumps({"expression": "74.9", "answer": 74.9}),
         json.dumps({"step": {"thought": "done", "action": "answer", "answer": 13.7}}),
-        _cells_reply(("Ours", "Accuracy"), ("Baseline", "Accuracy"), 74.9),
+        json.dumps({"expression": "74.9 - 61.2", "answer": 13.7}),
     ])
-    pred = build_neusym(copied, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    pred = build_neusym(copied, settings, StoreTools(None, store_dir)).invoke({"input": bleu})["prediction"]
     assert len(copied.prompts) == 3 and pred.answer == "13.7"
 
-    # cells that are not in the table: the model's own answer, which the probe does not print, is no early answer
-    wrong = ScriptedChatModel(responses=[
-        _cells_reply(("Ours", "BLEU"), ("Baseline", "BLEU"), 13.3),
-        json.dumps({"step": {"thought": "done", "action": "answer", "answer": 13.3}}),
-        _cells_reply(("Ours", "F1"), ("Baseline", "F1"), 13.3),
-    ])
-    pred = build_neusym(wrong, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
-    assert len(wrong.prompts) == 3 and pred.answer == "13.3"  # 71.3 - 58.0 from the evidence answer's cells
-
-    # off (the default): no cells asked for
-    plain = ScriptedChatModel(responses=[json.dumps({"answer": 13.7}),
-                                         json.dumps({"step": {"thought": "done", "action": "answer", "answer": 13.7}}),
-                                         json.dumps({"answer": 13.7})])
+    # off: the model answers
+    plain = ScriptedChatModel(responses=[json.dumps({"answer": 13.3}),
+                                         json.dumps({"step": {"thought": "done", "action": "answer", "answer": 13.3}}),
+                                         json.dumps({"answer": 13.3})])
     off = settings.model_copy(update={"table_cells": False})
-    build_neusym(plain, off, StoreTools(None, store_dir)).invoke({"input": q})
-    assert '"first"' not in plain.prompts[0]
+    pred = build_neusym(plain, off, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert plain.prompts and pred.answer == "13.3"
