@@ -15,6 +15,7 @@ from itertools import zip_longest
 from typing import TYPE_CHECKING
 
 from evidex.graphs.qa.scope import names_papers, paper_label, sql_marks
+from evidex.tools.first_page import corresponding_authors
 from evidex.tools.qa import CitedPage, PaperQuestion
 from evidex.tools.table_records import table_records
 
@@ -30,6 +31,7 @@ _REFERENCES = {
 _FIGURE_TEXT_CHARS = 600  # figure text is OCR/extraction noise past the first labels
 # the header line up to its page range, across the line breaks the PDF puts in it; a venue name runs to ~200 chars
 _PROCEEDINGS = re.compile(r"(?:Proceedings|Findings) of\b.{0,250}?\bpages\s+\d+\s*[–-]\s*\d+", re.DOTALL)
+_PAGE_RANGE = re.compile(r"\bpages\s+(\d+)\s*[–-]\s*(\d+)\s*$")
 _MAX_PAPERS = 4  # beyond this the question is a retrieval one; the metadata of many papers says little
 # a quoted span with the words that lead into it ('In the paper "X",'): a paper title as questions cite one
 _QUOTED = re.compile(r'(?:\b(?:in|of|from|by)\s+)?(?:the\s+)?(?:paper|work|article)?\s*["“]([^"”]{2,})["”],?', re.IGNORECASE)
@@ -60,7 +62,12 @@ def proceedings_line(first_page: str | None) -> str:
     Long Papers, pages 2649–2664"): the venue, volume and page range that metadata questions ask about and the
     metadata row lacks; "" when the page has none."""
     found = _PROCEEDINGS.search(first_page or "")
-    return " ".join(found.group(0).split()) if found else ""
+    if not found:
+        return ""
+    line = " ".join(found.group(0).split())
+    pages = _PAGE_RANGE.search(line)
+    # spelled out: asked "on which page of the proceedings does the paper begin", the 1.5B model answered 15
+    return f"{line} (the paper begins on page {pages.group(1)} and ends on page {pages.group(2)})" if pages else line
 
 
 def _metadata(tools: StoreTools, ids: list[str]) -> list[Block]:
@@ -76,10 +83,28 @@ def _metadata(tools: StoreTools, ids: list[str]) -> list[Block]:
         text = (f"[metadata {r['pdf_id']}] title: {r['title']} | {named} | pages: {r['num_pages']} | "
                 f"conference: {r['conference_year'] or 'unknown'}")
         header = proceedings_line(r["first_page"])
-        return text + (f" | first page header: {header}" if header else "")
+        # marked on the first page, not in the metadata row: a small model named the first author or all of them
+        corresponding = corresponding_authors(r["first_page"], authors)
+        return (text + (f" | corresponding authors: {', '.join(corresponding)}" if corresponding else "")
+                + (f" | first page header: {header}" if header else ""))
 
-    return [(row_text(r), CitedPage(pdf_id=r["pdf_id"], page_number=1, source=f"metadata.{r['pdf_id']}"))
-            for r in rows]
+    blocks = [(row_text(r), CitedPage(pdf_id=r["pdf_id"], page_number=1, source=f"metadata.{r['pdf_id']}"))
+              for r in rows]
+    # "which author appears on both papers": set by code; the 1.5B model named the first author of one of them
+    common = _common_authors([r["authors"] or [] for r in rows])
+    if len(rows) > 1 and common:
+        ids_text = ", ".join(r["pdf_id"] for r in rows)
+        blocks.append((f"[metadata {ids_text}] authors on every one of these {len(rows)} papers: {', '.join(common)}",
+                       blocks[0][1]))
+    return blocks
+
+
+def _common_authors(lists: list[list[str]]) -> list[str]:
+    """The names every list holds (compared without case, accents' spacing or dots), in the first list's order."""
+    def key(name: str) -> str:
+        return " ".join(name.replace(".", " ").lower().split())
+    shared = set.intersection(*({key(a) for a in names} for names in lists)) if lists else set()
+    return [a for a in lists[0] if key(a) in shared] if lists else []
 
 
 def _numbered(tools: StoreTools, table: str, columns: str, ids: list[str], match: str, value: str) -> list[dict]:

@@ -1,0 +1,35 @@
+"""Corresponding authors read from a first page's marks (text as the corpus PDFs extract it)."""
+from __future__ import annotations
+
+from evidex.tools.first_page import corresponding_authors
+
+SELF_EDIT = ("Self-Edit: Fault-Aware Code Editor for Code Generation\nKechi Zhang, Zhuo Li, Jia Li ♂, Ge Li∗, Zhi Jin∗\n"
+             "Key Lab of High Confidence Software Technology (PKU), Ministry of Education\n{lige,zhijin}@pku.edu.cn\n"
+             "Abstract\nLarge language models ... per task (referred to as pass@1).\n*Corresponding authors\nwrite")
+SSCL = ("Alleviating Over-smoothing\nNuo Chen1, Linjun Shou2, Jian Pei3, Ming Gong2, Bowen Cao4\n"
+        "Jianhui Chang4, Daxin Jiang2, Jia Li1∗\n1Hong Kong University\nAbstract\nCurrent ...\n∗Corresponding Author\n")
+TRANSLATION = ("Exploring Better Text Image Translation\nZhibin Lan1,3∗, Jiawei Yu1,3∗, Xiang Li2, Wen Zhang2, Jian Luan2\n"
+               "Bin Wang2, Degen Huang4, Jinsong Su1,3†\n1School of Informatics\nAbstract\n...\n∗Equal contribution.\n"
+               "†Corresponding author.\n")
+POSE = ("POSE\nDawei Zhu ∗♡♠ Nan Yang ♢ Sujian Li ♡♠\nABSTRACT\n...\n∗Work done during Dawei’s internship at MSRA. "
+        "Sujian Li is the corresponding author.\n")
+
+
+def test_the_authors_a_first_page_marks_as_corresponding():
+    assert corresponding_authors(SELF_EDIT, ["Kechi Zhang", "Zhuo Li", "Ge Li", "Zhi Jin"]) == ["Ge Li", "Zhi Jin"]
+    # the mark after affiliation numbers; "*" in the footnote is the author block's "∗"
+    assert corresponding_authors(SSCL, ["Nuo Chen", "Linjun Shou", "Jian Pei", "Jia Li"]) == ["Jia Li"]
+    # "∗" means equal contribution here; the footnote says "†" marks the corresponding author
+    authors = ["Zhibin Lan", "Jiawei Yu", "Xiang Li", "Jinsong Su"]
+    assert corresponding_authors(TRANSLATION, authors) == ["Jinsong Su"]
+    # named in a footnote, also when the metadata row lists no authors
+    assert corresponding_authors(POSE, ["Dawei Zhu", "Nan Yang", "Sujian Li"]) == ["Sujian Li"]
+    assert corresponding_authors(POSE, []) == ["Sujian Li"]
+
+
+def test_no_marks_no_answer():
+    assert corresponding_authors("A Paper\nAnn Bee, Cy Dee\nAbstract\nWe ...", ["Ann Bee", "Cy Dee"]) == []
+    assert corresponding_authors(None, ["Ann Bee"]) == []
+    # "Correspondence to" an email names no author by a mark
+    assert corresponding_authors("LLaMA\nHugo Touvron∗\nAbstract\n∗Equal contribution. Correspondence: {x}@meta.com",
+                                 ["Hugo Touvron"]) == []
