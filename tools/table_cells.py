@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from evidex.tools.table_records import column_names, markdown_rows
 
@@ -95,9 +96,18 @@ def gap_cells(tables: list[ContextTable], question: str) -> tuple[Cell, Cell] | 
             if value is not None:
                 column = t.header[j] if _LETTER.search(t.header[j]) else f"{t.corner} {t.header[j]}"
                 cells.append((j, {**names, "column": column}, r[j], value))
+    # the asked cell has a word said before the comparison word, the other one after it: pairs of those only
+    # (every pair of a 40 x 15 table took seconds)
+    heard_before, heard_after = set(before) | {_compact(w) for w in before}, set(after) | {_compact(w) for w in after}
+
+    def heard(names: dict, words: set[str]) -> bool:
+        return any(w in words or _compact(w) in words for name in names.values() for w in _name_stems(name))
+
+    asked_cells = [c for c in cells if heard(c[1], heard_before)]
+    other_cells = [c for c in cells if heard(c[1], heard_after)]
     ranked: list[tuple[tuple[int, int, int], Cell, Cell]] = []
-    for ja, a, ta, va in cells:
-        for jb, b, tb, vb in cells:
+    for ja, a, ta, va in asked_cells:
+        for jb, b, tb, vb in other_cells:
             differ = [k for k in a.keys() | b.keys() if a.get(k) != b.get(k)]
             if len(differ) != 1 or (differ[0] == "column") != (ja != jb):
                 continue
@@ -152,15 +162,16 @@ def _stem(word: str) -> str:
     return word
 
 
-def _name_stems(name: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def _name_stems(name: str) -> tuple[str, ...]:
     """A printed name's words, an aside in brackets left out ("MetaGPT(ours)" is said as "MetaGPT")."""
-    return _stems(_ASIDE.sub(" ", name)) or _stems(name)
+    return tuple(_stems(_ASIDE.sub(" ", name)) or _stems(name))
 
 
 _ASIDE = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 
 
-def _said_at(wanted: list[str], words: list[str]) -> int | None:
+def _said_at(wanted, words: list[str]) -> int | None:
     """Where ``words`` say every one of ``wanted`` (the position after the last word's last mention), else None.
     A word run together as a table prints it ("SimCSElarge") is the question's "SimCSE_large"."""
     if not wanted:
@@ -243,18 +254,17 @@ def _rows_in_named_section(rows: list[list[str]], question: str) -> list[list[st
     """The rows under the section row whose every word the question says ("which Conversational Search dataset"),
     or all rows when it names none."""
     said = set(_stems(question))
-    current, named, out = "", None, []
+    current, out = "", []
     for r in rows:
         label = _section(r)
         if label:
             current = label
             continue
         out.append((current, r))
-    for label in {c for c, _ in out if c}:
-        words = _stems(label)
-        if words and all(w in said for w in words):
-            named = label
-    return [r for c, r in out if named is None or c == named]
+    labels = list(dict.fromkeys(c for c, _ in out if c))
+    named = [c for c in labels if (words := _stems(c)) and all(w in said for w in words)]
+    # one section named; none or several (each word said somewhere): every row
+    return [r for c, r in out if len(named) != 1 or c == named[0]]
 
 
 _SCALED = re.compile(r"^\s*([-−]?\d[\d,]*(?:\.\d+)?)\s?([KkMB])(?![A-Za-z])")
