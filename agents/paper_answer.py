@@ -138,8 +138,13 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
     by_code = computed_value(gap, answer_format) if gap else None  # None: a fraction where a whole number is asked
     if by_code is not None and not (abstain_word or check):
         return ContextAnswer(by_code, "", None, gap)
-    computing = computes(answer_format, computed)
     ranking = ranks(question, answer_format, ranked)
+    # the rows and the direction both read by code: the model's list and its direction would not be used
+    direction = asked_direction(question) if ranking else None
+    picked = ranked_pick(direction, table_candidates(question, context), question) if direction else None
+    if picked is not None and not (abstain_word or check):
+        return ContextAnswer(picked[0], "", None, picked[1])
+    computing = computes(answer_format, computed)
     if computing:
         body += "\n" + load_prompt("qa_answer_computed")
     if ranking:
@@ -205,6 +210,16 @@ def computed_value(expression: str, answer_format: str) -> str | None:
             return None  # a fraction where a whole number is asked: the model's own answer stands
         return str(int(round(float(value))))
     return format_result(value)
+
+
+_HIGH = {"highest", "largest", "greatest", "maximum"}
+
+
+def asked_direction(question: str) -> str | None:
+    """"highest" or "lowest", as the question's one kind of superlative word says; None when it says both."""
+    said = {w.lower() for w in _SUPERLATIVE.findall(question)}
+    kinds = {"highest" if w in _HIGH else "lowest" for w in said}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def table_candidates(question: str, context: str) -> list[Candidate]:
@@ -314,4 +329,4 @@ def answer_check(llm: BaseChatModel, messages: list, reply: AIMessage, *, name: 
 
 __all__ = ["Candidate", "ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema",
            "computed_value", "computes", "excluded_answer", "excluded_text", "looped_list", "ranked_pick", "ranks",
-           "table_candidates"]
+           "asked_direction", "table_candidates"]

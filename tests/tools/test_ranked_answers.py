@@ -167,17 +167,21 @@ def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(
     q = PaperQuestion(id="b", question=BEST, answer_format=NAME, pdf_ids=[pdf_id])
     settings = NeuSymSettings(store_dir=store_dir, warm_start="multiview", early_answer=True, answer_step="evidence",
                               max_turns=2, ranked_answers=True)
-    # the model lists the rows right and then names the wrong one: the pick is Ours
+    # the question names the table and its column and says "highest": code reads the rows and picks, no model call
+    silent = ScriptedChatModel(responses=[])
+    pred = build_neusym(silent, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    assert pred.answer == "Ours" and pred.actions == ["answer"] and silent.prompts == []
+    assert any(c.source.startswith("tables.") for c in pred.citations)
+    lowest = q.model_copy(update={"question": BEST.replace("highest", "lowest")})
+    pred = build_neusym(silent, settings, StoreTools(None, store_dir)).invoke({"input": lowest})["prediction"]
+    assert pred.answer == "Baseline" and silent.prompts == []
+
+    # both directions said: the model lists the rows right and then names the wrong one; the pick is Ours
+    both = q.model_copy(update={"question": BEST + " (the lowest error)"})
     model = ScriptedChatModel(responses=[_reply("Baseline", ("Baseline", 61.2), ("Ours", 74.9))])
-    pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
+    pred = build_neusym(model, settings, StoreTools(None, store_dir)).invoke({"input": both})["prediction"]
     assert pred.answer == "Ours" and pred.actions == ["answer"]
     assert '"candidates"' in model.prompts[0]
-    assert any(c.source.startswith("tables.") for c in pred.citations)
-
-    # made-up values, and the question names the table and its column: the values are read from the table
-    made_up = ScriptedChatModel(responses=[_reply("Baseline", ("Baseline", 91.2), ("Ours", 80.1))])
-    pred = build_neusym(made_up, settings, StoreTools(None, store_dir)).invoke({"input": q})["prediction"]
-    assert pred.answer == "Ours" and len(made_up.prompts) == 1
 
     # made-up values for a question naming no table: not grounded, the turns begin (and their answer is ranked too)
     unnamed = q.model_copy(update={"question": BEST.replace("In Table 1, which", "Which")})
@@ -280,3 +284,14 @@ def test_an_early_answer_that_copies_the_format_s_example_is_not_taken(table_pap
     assert len(model.prompts) == 3 and pred.answer == "61.2"
     found, pred = _neusym_answer(store_dir, q, [json.dumps({"answer": 61.2})])  # not the example: taken at once
     assert len(found.prompts) == 1 and pred.answer == "61.2"
+
+
+def test_the_direction_is_the_question_s_one_kind_of_superlative():
+    from evidex.agents.paper_answer import asked_direction
+
+    assert asked_direction("Which method has the highest P@R90?") == "highest"
+    assert asked_direction("Which dataset has the LARGEST number of questions?") == "highest"
+    assert asked_direction("Which method other than DecompX has the lowest ACC?") == "lowest"
+    assert asked_direction("Which has the fewest parameters and the smallest error?") == "lowest"
+    assert asked_direction("Which has the highest recall but the lowest precision?") is None
+    assert asked_direction("Which method is best?") is None
