@@ -131,19 +131,20 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
     question about the gap between two values of a table in the context is answered by code when it finds the
     two cells from the question's words (:func:`cell_gap`), without a model call unless a confidence is asked
     for; else as without it."""
-    template = "qa_answer_quote" if quote else "qa_answer_question_last" if question_last else "qa_answer"
-    body = render(template, question=question, answer_format=answer_format,
-                  scope=scope, context=context or "(none)")
     gap = cell_gap(question, context) if compares(question, answer_format, context, table_cells) else None
     by_code = computed_value(gap, answer_format) if gap else None  # None: a fraction where a whole number is asked
     if by_code is not None and not (abstain_word or check):
         return ContextAnswer(by_code, "", None, gap)
     ranking = ranks(question, answer_format, ranked)
+    rows = table_candidates(question, context) if ranking else []  # read once: the model's list is the fallback
     # the rows and the direction both read by code: the model's list and its direction would not be used
-    direction = asked_direction(question) if ranking else None
-    picked = ranked_pick(direction, table_candidates(question, context), question) if direction else None
+    direction = asked_direction(question) if rows else None
+    picked = ranked_pick(direction, rows, question) if direction else None
     if picked is not None and not (abstain_word or check):
         return ContextAnswer(picked[0], "", None, picked[1])
+    template = "qa_answer_quote" if quote else "qa_answer_question_last" if question_last else "qa_answer"
+    body = render(template, question=question, answer_format=answer_format,
+                  scope=scope, context=context or "(none)")
     computing = computes(answer_format, computed)
     if computing:
         body += "\n" + load_prompt("qa_answer_computed")
@@ -161,8 +162,7 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
             first_token_p=sure.first_token_p if sure else None, mean_logprob=sure.mean_logprob if sure else None,
             abstain_p=start_probability(reply, "answer", abstain_word) if abstain_word else None,
             check_p=answer_check(llm, messages, reply, name=f"{name}_check") if check else None)
-    picked = ranked_pick(out.direction, table_candidates(question, context) or out.candidates,
-                         question) if ranking else None
+    picked = ranked_pick(out.direction, rows or out.candidates, question) if ranking else None
     if picked is not None:
         return ContextAnswer(picked[0], getattr(out, "quote", ""), confidence, picked[1])
     if by_code is not None:
