@@ -23,7 +23,7 @@ from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError, call_structured_reply
 from evidex.tools.qa import AnswerConfidence
 from evidex.tools.answer_format import answer_kind, answer_text, answer_type
-from evidex.tools.table_cells import cell_value, column_candidates, context_tables, gap_cells
+from evidex.tools.table_cells import cell_value, column_candidates, context_tables, gap_cells, looked_up_cell
 from evidex.tools.text import drop_thousands_commas
 
 QUOTE_CHARS = 400
@@ -52,6 +52,17 @@ def compares(question: str, answer_format: str, context: str, table_cells: bool)
     one value exceeds another, the format is a number and the context prints tables."""
     return (table_cells and answer_kind(answer_format) in ("int", "float") and bool(_COMPARES.search(question))
             and bool(context_tables(context)))
+
+
+def looked_up(question: str, answer_format: str, context: str, table_cells: bool) -> str | None:
+    """The cell a question asks for by its row and column names, when the answer is text ("which fine-tuned model
+    is used for the Mathematical Reasoning task with the Mistral-7b pre-trained model" in the table it names),
+    as code finds it (:func:`tools.table_cells.looked_up_cell`); None when the answer is not text or no single
+    cell is found. Numbers are left to the model: a number question names cells in more ways than code reads."""
+    if not table_cells or answer_type(answer_format) is not str:
+        return None
+    found = looked_up_cell(context_tables(context), question)
+    return found[2] if found else None
 
 
 def printed_gap(question: str, answer_format: str, context: str, answer: str, table_cells: bool) -> bool:
@@ -129,12 +140,16 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
     question that picks one item by its highest or lowest value has the model list the items with their values,
     and the answer is the one code finds at that extreme (:func:`ranked_pick`). With ``table_cells``, a number
     question about the gap between two values of a table in the context is answered by code when it finds the
-    two cells from the question's words (:func:`cell_gap`), without a model call unless a confidence is asked
-    for; else as without it."""
+    two cells from the question's words (:func:`cell_gap`), and a text question asking for one cell by its row
+    and column names by the cell code finds (:func:`looked_up`), without a model call unless a confidence is
+    asked for; else as without it."""
     gap = cell_gap(question, context) if compares(question, answer_format, context, table_cells) else None
     by_code = computed_value(gap, answer_format) if gap else None  # None: a fraction where a whole number is asked
     if by_code is not None and not (abstain_word or check):
         return ContextAnswer(by_code, "", None, gap)
+    cell = looked_up(question, answer_format, context, table_cells)
+    if cell is not None and not (abstain_word or check):
+        return ContextAnswer(cell, "", None)
     ranking = ranks(question, answer_format, ranked)
     rows = table_candidates(question, context) if ranking else []  # read once: the model's list is the fallback
     # the rows and the direction both read by code: the model's list and its direction would not be used
@@ -167,6 +182,8 @@ def answer_from_context(llm: BaseChatModel, question: str, answer_format: str, s
         return ContextAnswer(picked[0], getattr(out, "quote", ""), confidence, picked[1])
     if by_code is not None:
         return ContextAnswer(by_code, getattr(out, "quote", ""), confidence, gap)
+    if cell is not None:
+        return ContextAnswer(cell, getattr(out, "quote", ""), confidence)
     expression = getattr(out, "expression", "").strip()
     value = computed_value(expression, answer_format) if expression else None
     if value is None:
@@ -328,5 +345,5 @@ def answer_check(llm: BaseChatModel, messages: list, reply: AIMessage, *, name: 
 
 
 __all__ = ["Candidate", "ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema",
-           "computed_value", "computes", "excluded_answer", "excluded_text", "looped_list", "ranked_pick", "ranks",
+           "computed_value", "computes", "excluded_answer", "excluded_text", "looked_up", "looped_list", "ranked_pick", "ranks",
            "asked_direction", "table_candidates"]

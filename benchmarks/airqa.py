@@ -165,7 +165,8 @@ def print_rows(rows: list[dict]) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.airqa", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--methods", default=",".join(METHODS), help="configs under configs/airqa/ (airqa = NeuSym)")
+    p.add_argument("--methods", help="configs under configs/airqa/ (airqa = NeuSym; default: all of them, or none "
+                   "with --build-store)")
     p.add_argument("--limit", type=int, help="first N questions")
     p.add_argument("--split", choices=("dev", "test", "all"), default="test",
                    help="dev: tune on these; test: report these (default); all: both (with --from-runs: the "
@@ -200,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{args.corpus} holds no corpus_manifest.json (pass --corpus ../shared/corpus)")
         if args.build_store:
             build_store(args.corpus, args.db, args.ingest_config)
+            if args.methods is None:  # --build-store alone builds the store and runs nothing
+                return 0
         questions, counts = question_file(args.corpus, args.out / f"airqa_benchmark_{args.split}.jsonl", args.split)
         print(f"questions ({args.split}): {counts['sample']} from the AirQA sample, {counts['written']} written for "
               "the corpus")
@@ -207,8 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         sets += [f"dataset.limit={args.limit}"] if args.limit else []
         sets += [f"model.spec={args.llm}"] if args.llm else []
         sets += list(args.overrides)
-        configs = [load_config(f"airqa/{m.strip()}", sets) for m in args.methods.split(",") if m.strip()]
-        if not configs:  # --build-store alone: no run, so no results file to overwrite
+        methods = ",".join(METHODS) if args.methods is None else args.methods
+        configs = [load_config(f"airqa/{m.strip()}", sets) for m in methods.split(",") if m.strip()]
+        if not configs:  # --methods "": no run, so no results file to overwrite
             return 0
         for cfg in configs:
             run_dir = run_task(cfg, out_dir=args.out)

@@ -101,7 +101,7 @@ def gap_cells(tables: list[ContextTable], question: str) -> tuple[Cell, Cell] | 
     heard_before, heard_after = set(before) | {_compact(w) for w in before}, set(after) | {_compact(w) for w in after}
 
     def heard(names: dict, words: set[str]) -> bool:
-        return any(w in words or _compact(w) in words for name in names.values() for w in _name_stems(name))
+        return any(_word_heard(w, words) for name in names.values() for w in _name_stems(name))
 
     asked_cells = [c for c in cells if heard(c[1], heard_before)]
     other_cells = [c for c in cells if heard(c[1], heard_after)]
@@ -129,6 +129,52 @@ def gap_cells(tables: list[ContextTable], question: str) -> tuple[Cell, Cell] | 
     if not ranked or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
         return None
     return ranked[0][1], ranked[0][2]
+
+
+def looked_up_cell(tables: list[ContextTable], question: str) -> tuple[str, str, str] | None:
+    """(row, column, cell as printed): the one cell a lookup question asks for ("which fine-tuned model is used
+    for the Mathematical Reasoning task with the Mistral-7b pre-trained model" in a table of Pre-trained Model |
+    Task | Fine-tuned-Models), found by code from the question's words in the table it names: the asked column's
+    name is said and its cell is not; the row is the one with the most other cells said. A small model read the
+    row above or below (MAmmoTH-7B, the LLaMA-2-7b row's). None when the question names no table the context
+    holds, or no single (row, column) says most."""
+    label = _label_key(table_label(question, anywhere=True))
+    t = next((t for t in tables if label and _label_key(t.label) == label), None)
+    if t is None:
+        return None
+    said = [_compact(w) for w in _stems(_TABLE_NUMBER.sub(" ", _QUOTED.sub(" ", question or "")))]
+    best: list[tuple[int, int, list[str]]] = []
+    for j, name in enumerate(t.header):
+        if not _LETTER.search(name) or not _run_said(name, said):
+            continue
+        for r in t.rows:
+            if j >= len(r) or not r[j].strip() or _run_said(r[j], said):
+                continue
+            score = sum(_run_said(c, said) for k, c in enumerate(r) if k != j and c.strip())
+            if score:
+                best.append((score, j, r))
+    best.sort(key=lambda x: -x[0])
+    if not best or (len(best) > 1 and best[1][0] == best[0][0]):
+        return None
+    _, j, r = best[0]
+    return " | ".join(c for k, c in enumerate(r) if k != j and c), t.header[j], r[j].strip()
+
+
+def _run_said(name: str, said: list[str]) -> bool:
+    """Whether the question's words, run together, say the whole ``name`` ("fine-tuned model" says
+    "Fine-tuned-Models", "Mistral-7b" says "Mistral-7b"); whole words only, and not a name of under 3 letters."""
+    target = "".join(_compact(w) for w in _stems(_ASIDE.sub(" ", name)))
+    if len(target) < 3:
+        return False
+    for i in range(len(said)):
+        run = ""
+        for w in said[i:]:
+            run += w
+            if len(run) >= len(target):
+                break
+        if run == target:
+            return True
+    return False
 
 
 # "A than B", "A minus B", "A exceed that of B", "A compared with B": the asked value is named before the word
@@ -164,11 +210,29 @@ def _stem(word: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _name_stems(name: str) -> tuple[str, ...]:
-    """A printed name's words, an aside in brackets left out ("MetaGPT(ours)" is said as "MetaGPT")."""
+    """A printed name's words, an aside in brackets left out ("MetaGPT(ours)" is said as "MetaGPT"); a word the
+    table cut short ("Compressive Transf.") ends with ``~``: any word it begins says it ("Transformer")."""
+    name = _ABBREVIATED.sub(lambda m: f"{m.group(1)}{_CUT}", name)
     return tuple(_stems(_ASIDE.sub(" ", name)) or _stems(name))
 
 
 _ASIDE = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_ABBREVIATED = re.compile(r"\b([A-Za-z]{3,})\.(?!\w)")
+_CUT = "zzcut"  # kept by the word pattern (a "~" would not be), read back by _word_is
+
+
+def _word_is(wanted: str, word: str) -> bool:
+    """Whether a question's ``word`` says a name's ``wanted`` word: the same word, the same letters run together
+    ("SimCSE_large" / "SimCSElarge"), or, for a word the table cut short, a word it begins."""
+    if wanted.endswith(_CUT):
+        return word.startswith(wanted[: -len(_CUT)])
+    return word == wanted or _compact(word) == _compact(wanted)
+
+
+def _word_heard(wanted: str, words: set[str]) -> bool:
+    if wanted.endswith(_CUT):
+        return any(_word_is(wanted, w) for w in words)
+    return wanted in words or _compact(wanted) in words
 
 
 def _said_at(wanted, words: list[str]) -> int | None:
@@ -176,10 +240,9 @@ def _said_at(wanted, words: list[str]) -> int | None:
     A word run together as a table prints it ("SimCSElarge") is the question's "SimCSE_large"."""
     if not wanted:
         return None
-    compact = [_compact(w) for w in words]
     at = []
     for w in wanted:
-        found = [i for i, (x, c) in enumerate(zip(words, compact)) if x == w or c == _compact(w)]
+        found = [i for i, x in enumerate(words) if _word_is(w, x)]
         if not found:
             return None
         at.append(found[-1])
@@ -211,7 +274,8 @@ def _label_columns(t: ContextTable) -> set[int]:
     return out
 
 
-_SIZE = re.compile(r"^\d+(?:\.\d+)?\s?[A-Za-z]+$")
+# a size, alone or naming a row with the words after it ("137B", "36L TransformerXL")
+_SIZE = re.compile(r"^\d+(?:\.\d+)?\s?[A-Za-z]+(?:\s+[^\s\d][^\s]*)*$")
 
 
 def _cell(t: ContextTable, names: dict, printed: str, value: float) -> Cell:
@@ -308,4 +372,5 @@ def _has_number(cells: list[str]) -> bool:
     return any(_NUMBER.match(c.strip().lstrip("(~<>±+")) for c in cells if c)
 
 
-__all__ = ["Cell", "ContextTable", "cell_value", "column_candidates", "context_tables", "gap_cells", "table_label"]
+__all__ = ["Cell", "ContextTable", "cell_value", "column_candidates", "context_tables", "gap_cells", "looked_up_cell",
+           "table_label"]

@@ -456,6 +456,24 @@ def test_stacked_tables_with_captions_below_keep_their_own_rows(corpus):
 
 
 @pytest.mark.shared_data
+def test_captions_side_by_side_each_keep_their_own_table(corpus):
+    """The Compressive Transformer's page 6 sets Table 2 and Table 3 side by side, their captions on one baseline:
+    each caption is its own, Table 2 holds only the PG-19 statistics (100 test books) and Table 3 its perplexities;
+    the Table 4 caption under them ends Table 2's rules instead of joining its rows."""
+    from evidex.tools.ingest.config import ParserConfig
+    from evidex.tools.ingest.parser import PyMuPDFParser
+
+    paper = PyMuPDFParser(ParserConfig()).parse(corpus / "pdfs" / "compressive-transformer.pdf", "0" * 64)
+    by_caption = {t.caption: t.markdown for t in paper.tables if t.page_number == 6}
+    assert set(by_caption) == {"Table 2: PG-19 statistics split by subsets.", "Table 3: Eval. perplexities on PG-19.",
+                               "Table 4: State-of-the-art results on Enwik8.",
+                               "Table 5: Compression approaches on Enwik8."}, list(by_caption)
+    assert "|# books|28,602|50|100|" in by_caption["Table 2: PG-19 statistics split by subsets."]
+    assert "Enwik8" not in by_caption["Table 2: PG-19 statistics split by subsets."]
+    assert "|36L Compressive Transf.|43.4|33.6|" in by_caption["Table 3: Eval. perplexities on PG-19."]
+
+
+@pytest.mark.shared_data
 def test_rule_less_table_ends_where_running_text_begins(corpus):
     """FlashAttention-2's Table 1 has no rules; the paragraph after it (a blank line below) is not table rows, so
     the cells stay in four columns instead of one column of whole lines."""

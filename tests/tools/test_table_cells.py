@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from evidex.agents.paper_answer import cell_gap, compares, computed_value, printed_gap
-from evidex.tools.table_cells import context_tables, gap_cells
+from evidex.agents.paper_answer import cell_gap, compares, computed_value, looked_up, printed_gap
+from evidex.tools.table_cells import context_tables, gap_cells, looked_up_cell
 
 CONTEXT = """[metadata p1] title: A paper | authors (1): A B
 
@@ -92,6 +92,45 @@ def test_the_two_cells_a_gap_question_compares_are_found_from_its_words():
             "|HumanEval|before|34.76|60.98|\n|HumanEval|after|39.63|64.63|\n")
     assert _pair(edit, "In Table 8, by how many points does pass@1 on HumanEval rise from before to after the "
                        "edit?") == (34.76, 39.63)
+
+
+PERPLEXITY = ("[tables.t, p page 6] Table 3: Eval. perplexities on PG-19.\n||Valid.|Test|\n|---|---|---|\n"
+              "|36L TransformerXL|45.5|36.3|\n|36L Compressive Transf.|43.4|33.6|\n")
+
+
+def test_row_names_that_begin_with_a_size_or_end_cut_short_are_still_named():
+    """"36L TransformerXL" names a row (a size, then words), and "Compressive Transf." is said as "Compressive
+    Transformer": a word cut short with a full stop is said by any word it begins."""
+    q = ("In Table 3 of the paper, by how much is the test perplexity of the 36L Compressive Transformer lower than "
+         "that of the 36L TransformerXL?")
+    assert _pair(PERPLEXITY, q) == (33.6, 36.3)
+    assert cell_gap(q, PERPLEXITY) == "36.3 - 33.6"
+    # "Transf." is not said by a word it does not begin
+    assert _pair(PERPLEXITY, q.replace("Compressive Transformer", "Compressive Model")) is None
+
+
+MODELS = ("[tables.t8, p page 14] Table 8: Details of models we used for our evaluation.\n"
+          "|Pre-trained Model|Task|Fine-tuned-Models|\n|---|---|---|\n"
+          "|LLaMA-2-7b|General Knowledge|meta-llama/Llama-2-7b-chat-hf|\n"
+          "|LLaMA-2-7b|Mathematical Reasoning|TIGER-Lab/MAmmoTH-7B|\n"
+          "|Mistral-7b|General Knowledge|mistralai/Mistral-7B-Instruct-v0.2|\n"
+          "|Mistral-7b|Mathematical Reasoning|TIGER-Lab/MAmmoTH2-7B|\n")
+STRING = "Your answer should be a single string, the model name exactly as printed in the table."
+
+
+def test_a_text_cell_asked_by_its_row_and_column_names_is_looked_up():
+    q = ("According to Table 8 of the paper, which fine-tuned model is used for the Mathematical Reasoning task with "
+         "the Mistral-7b pre-trained model?")
+    assert looked_up_cell(context_tables(MODELS), q) == ("Mistral-7b | Mathematical Reasoning", "Fine-tuned-Models",
+                                                         "TIGER-Lab/MAmmoTH2-7B")
+    assert looked_up(q, STRING, MODELS, True) == "TIGER-Lab/MAmmoTH2-7B"
+    assert looked_up(q, STRING, MODELS, False) is None  # off
+    assert looked_up(q, FLOAT2, MODELS, True) is None  # numbers are left to the model
+    # one of two names said: two rows say as much, so no cell is a guess
+    assert looked_up_cell(context_tables(MODELS), q.replace(" with the Mistral-7b pre-trained model", "")) is None
+    assert looked_up_cell(context_tables(MODELS), q.replace("Table 8", "Table 2")) is None  # a table not held
+    # a row name said only as part of a longer word is not said ("Mistral-7bx")
+    assert looked_up_cell(context_tables(MODELS), q.replace("Mistral-7b", "Mistral-7bx")) is None
 
 
 def test_no_pair_is_a_guess():

@@ -61,12 +61,56 @@ class FoundFigure:
 class FoundEquation:
     lines: list[Line] = field(default_factory=list)
     number: str | None = None
+    text: str | None = None  # read in two dimensions (fractions, limits, radicals); None: its lines' text
+
+    @property
+    def bbox(self) -> tuple[float, float, float, float]:
+        return union_rect(ln.bbox for ln in self.lines)
 
 
 # ------------------------------------------------------------------------------------------------ captions
 
 
+def split_side_by_side_captions(layout: PageLayout) -> None:
+    """Two captions set side by side ("Table 2: PG-19 statistics ...   Table 3: Eval. perplexities ...") share
+    baselines and were read as one caption, so the first took both tables' region and the second table was lost.
+    Such a line, and the lines under it that a gap at the same place splits (the captions' next lines, the two
+    tables' rows), become one line per side: the left side's lines first, so each caption reads on in order."""
+    lines, out, i = layout.lines, [], 0
+    while i < len(lines):
+        ln = lines[i]
+        groups = ln.frag_groups if ln.kind == "text" and len(ln.frags) > 1 else []
+        cuts = [g[0].x0 for n, g in enumerate(groups) if n and _caption_start(g)]
+        if not cuts or not _caption_start(groups[0]):
+            out.append(ln)
+            i += 1
+            continue
+        block, j = [ln], i + 1
+        while j < len(lines) and j - i < 40:
+            nxt = lines[j]
+            # a line across a cut (running text under the pair) or after a blank ends the pair
+            if (nxt.kind != "text" or nxt.y0 - block[-1].y1 > 1.5 * nxt.size
+                    or any(f.x0 < x - 1 < f.x1 for f in nxt.frags for x in cuts)):
+                break
+            block.append(nxt)
+            j += 1
+        edges = [float("-inf"), *[x - 1 for x in cuts], float("inf")]
+        for lo, hi in zip(edges, edges[1:]):
+            for b in block:
+                side = [f for f in b.frags if lo <= f.x0 < hi]
+                if side:
+                    out.append(Line(side, b.page_number, b.col, b.kind, b.index))
+        i = j
+    layout.lines[:] = out
+
+
+def _caption_start(frags: list) -> bool:
+    text = " ".join(f.text.strip() for f in frags)
+    return bool(TABLE_CAPTION_RE.match(text) or FIGURE_CAPTION_RE.match(text))
+
+
 def find_captions(layout: PageLayout) -> list[Caption]:
+    split_side_by_side_captions(layout)
     caps: list[Caption] = []
     lines = layout.lines
     i = 0
@@ -361,7 +405,8 @@ def _rule_regions(layout: PageLayout, cap: Caption, rules) -> dict[str, tuple[fl
                 continue  # a partial rule (cmidrule) or an unrelated stroke; keep looking
             # a caption or heading between two rules ends the table; running text does not: tables of examples
             # (prompts, generated samples) hold whole sentences between their rules
-            if hi - lo > 260 or any(ln.y0 >= lo and ln.y1 <= hi and _hoverlap(ln.bbox, span) > 0.5 for ln in stoppers):
+            # (by the line's middle: a caption's box may reach a point past the rule right under it)
+            if hi - lo > 260 or any(lo < (ln.y0 + ln.y1) / 2 < hi and _hoverlap(ln.bbox, span) > 0.5 for ln in stoppers):
                 break
             group.append(r)
         ys = [r[1] for r in group]

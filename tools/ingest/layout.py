@@ -84,15 +84,20 @@ class Line:
         return self._text
 
     @property
-    def parts(self) -> list[str]:
-        """Text runs separated by wide horizontal gaps (table cells, author name groups)."""
+    def frag_groups(self) -> list[list[Frag]]:
+        """The fragments in runs separated by wide horizontal gaps."""
         groups: list[list[Frag]] = []
         for f in self.frags:
             if groups and f.x0 - groups[-1][-1].x1 <= 1.2 * f.size:
                 groups[-1].append(f)
             else:
                 groups.append([f])
-        return [" ".join(x.text.strip() for x in g if x.text.strip()) for g in groups]
+        return groups
+
+    @property
+    def parts(self) -> list[str]:
+        """Text runs separated by wide horizontal gaps (table cells, author name groups)."""
+        return [" ".join(x.text.strip() for x in g if x.text.strip()) for g in self.frag_groups]
 
     @property
     def x0(self) -> float:

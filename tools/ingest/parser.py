@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 import pymupdf
 
 from evidex.tools.ingest import elements as el
+from evidex.tools.ingest.equation_text import equation_text, short_strokes
 from evidex.tools.ingest.chunking import TokenCounter, Unit, chunk_page
 from evidex.tools.ingest.config import ParserConfig
 from evidex.tools.ingest.errors import CorruptPDFError, IngestConfigError, EmptyPDFError, EncryptedPDFError, NotAPDFError, ScannedPDFError
@@ -157,6 +158,9 @@ class PyMuPDFParser:
                 tables = el.detect_tables(page, layout, captions, cfg.tables)
                 figures = el.detect_figures(page, layout, captions, tables, cfg.min_image_points)
                 equations = el.detect_equations(layout)
+                strokes = short_strokes(page) if equations else []
+                for eq in equations:
+                    eq.text = equation_text(page, eq.bbox, [ln.text for ln in eq.lines], strokes)
             except Exception as exc:  # one odd page must not lose the paper
                 warnings.append(f"page {pno + 1}: element detection failed ({type(exc).__name__}: {exc})")
                 tables, figures, equations = [], [], []
@@ -225,7 +229,7 @@ class PyMuPDFParser:
                     ImageRecord(page_number=pn, ordinal=k, caption=f.caption.text if f.caption else "", box=to_box(f.bbox))
                 )
             for k, eq in enumerate(equations):
-                texts = [ln.text for ln in eq.lines]
+                texts = [eq.text] if eq.text else [ln.text for ln in eq.lines]
                 if eq.number is not None:
                     texts = [el.EQ_NUMBER_RE.sub("", t).rstrip() for t in texts]
                 text = " ".join(t.strip() for t in texts if t.strip())
