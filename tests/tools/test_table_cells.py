@@ -133,6 +133,20 @@ def test_a_text_cell_asked_by_its_row_and_column_names_is_looked_up():
     assert looked_up_cell(context_tables(MODELS), q.replace("Mistral-7b", "Mistral-7bx")) is None
 
 
+def test_a_looked_up_cell_is_the_answer_without_a_model_call():
+    from evidex.agents.paper_answer import answer_from_context
+    from evidex.agents.scripted import ScriptedChatModel
+
+    q = ("According to Table 8 of the paper, which fine-tuned model is used for the Mathematical Reasoning task with "
+         "the Mistral-7b pre-trained model?")
+    silent = ScriptedChatModel(responses=[])
+    out = answer_from_context(silent, q, STRING, "paper p", MODELS, table_cells=True)
+    assert out.answer == "TIGER-Lab/MAmmoTH2-7B" and silent.prompts == []
+    # off: the model answers
+    model = ScriptedChatModel(responses=['{"answer": "TIGER-Lab/MAmmoTH-7B"}'])
+    assert answer_from_context(model, q, STRING, "paper p", MODELS).answer == "TIGER-Lab/MAmmoTH-7B"
+
+
 def test_no_pair_is_a_guess():
     assert _pair(CONTEXT, "How many points higher is the GSM8k score of MetaGPT than that of Task Arithmetic?") is None
     assert _pair(CONTEXT, GAP.replace("Table 1", "Table 9")) is None  # a table the context does not hold
