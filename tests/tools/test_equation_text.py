@@ -24,8 +24,12 @@ def test_sums_fractions_and_radicals_are_read_where_they_sit(corpus):
     hucurl = _equations(corpus, "hucurl-human-induced-curriculum-discovery.pdf")
     assert hucurl["2"] == "w(t; r, s) = (1)/(1 + exp(−r × (t − s))),"
     # was "N AOPC(K) = 1N X p(ˆy | xi)−p(ˆy | ˜x(K)i ) i=1": the metric's name now starts the equation
-    assert _equations(corpus, "decompx-explaining-transformers-decisions.pdf")["15"].startswith(
-        "AOPC(K) = (1)/(N) ∑_{i=1}^{N} p(")
+    decompx = _equations(corpus, "decompx-explaining-transformers-decisions.pdf")
+    assert decompx["15"].startswith("AOPC(K) = (1)/(N) ∑_{i=1}^{N} p(")
+    # two sums side by side: each keeps its own limits
+    assert decompx["2"].startswith("zℓi = ∑_{h=1}^{H} ∑_{j=1}^{N} ")
+    # a citation set close under a sum is no limit: the equation keeps its line text
+    assert "∑_{" not in decompx["3"]
 
 
 def test_a_limit_wider_than_its_sum_and_plain_lines_are_kept_whole(corpus):

@@ -62,9 +62,20 @@ def equation_text(page: pymupdf.Page, bbox: tuple[float, float, float, float], l
     for bar in sorted(bars, key=lambda b: b[2] - b[0]):  # inner fractions before outer ones
         atoms = _radical(atoms, bar) or _fraction(atoms, bar, size) or atoms
     atoms = _limits(atoms)
-    return " ".join(_read(row) for row in _rows(atoms, size)).strip() or None
+    text = " ".join(_read(row) for row in _rows(atoms, size)).strip()
+    # a word the lines spell out whole ("predicted output" under a sum) must stay whole: glyphs of words set
+    # beside the formula, read by position, interleave with its limits ("∑_{icted ko=u1tput}")
+    if not text or any(w not in text for w in _WHOLE_WORD.findall(" ".join(lines))):
+        return None
+    # a limit is a few glyphs ("(u,v)∈T"): a long one, or one holding an operator, took glyphs of a citation or
+    # a second formula set close by ("∑_{jt=a1l. (2021) and Modarressi et al.}")
+    if any(len(lim) > 15 or any(o in lim for o in _OPERATORS) for lim in _LIMIT.findall(text)):
+        return None
+    return text
 
 
+_LIMIT = re.compile(r"[_^]\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
+_WHOLE_WORD = re.compile(r"\b[a-z]{5,}\b")
 # two words of running text in a row (a formula's function names aside)
 _PROSE = re.compile(r"\b(?!(?:log|exp|sin|cos|tan|max|min|arg|sup|inf|lim|det|softmax|sigmoid|tanh)\b)[a-z]{3,}\s+"
                     r"(?!(?:log|exp|sin|cos|tan|max|min|arg|sup|inf|lim|det|softmax|sigmoid|tanh)\b)[a-z]{3,}\b")
@@ -134,10 +145,14 @@ def _fraction(atoms: list[_Atom], bar, size: float) -> list[_Atom] | None:
 
 def _limits(atoms: list[_Atom]) -> list[_Atom]:
     """A big operator with the glyphs set above and below it: "∑_{i=1}^{n}"."""
-    for op in [a for a in atoms if a.text in _OPERATORS]:
+    ops = [a for a in atoms if a.text in _OPERATORS]
+    for op in ops:
         beside = [a for a in atoms if a is not op and op.x0 - 3 <= a.cx <= op.x1 + 3]
-        upper = _grown([a for a in beside if a.cy < op.cy - 0.15 * (op.y1 - op.y0)], atoms)
-        lower = _grown([a for a in beside if a.cy > op.cy + 0.15 * (op.y1 - op.y0)], atoms)
+        # a limit grows along its band, but not under the next operator ("∑_{h=1}^{H} ∑_{j=1}^{N}")
+        others = [o for o in ops if o is not op]
+        free = [a for a in atoms if not any(o.x0 - 3 <= a.cx <= o.x1 + 3 for o in others)]
+        upper = _grown([a for a in beside if a.cy < op.cy - 0.15 * (op.y1 - op.y0)], free)
+        lower = _grown([a for a in beside if a.cy > op.cy + 0.15 * (op.y1 - op.y0)], free)
         if not upper and not lower:
             continue
         text = op.text + (f"_{{{_read(lower)}}}" if lower else "") + (f"^{{{_read(upper)}}}" if upper else "")
