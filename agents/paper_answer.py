@@ -345,5 +345,5 @@ def answer_check(llm: BaseChatModel, messages: list, reply: AIMessage, *, name: 
 
 
 __all__ = ["Candidate", "ContextAnswer", "answer_check", "answer_from_context", "answer_kind", "answer_schema",
-           "computed_value", "computes", "excluded_answer", "excluded_text", "looked_up", "looped_list", "ranked_pick", "ranks",
-           "asked_direction", "table_candidates"]
+           "computed_value", "computes", "excluded_answer", "excluded_text", "looked_up", "looped_list", "ranked_pick",
+           "ranks", "asked_direction", "table_candidates"]

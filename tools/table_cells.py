@@ -69,6 +69,12 @@ def table_label(text: str, anywhere: bool = False) -> str:
     return f"Table {found.group(1)}" if found else ""
 
 
+def named_table(tables: list[ContextTable], question: str) -> ContextTable | None:
+    """The table of ``tables`` the question names anywhere ("In Table 3 of ..."); None when it names none of them."""
+    label = _label_key(table_label(question, anywhere=True))
+    return next((t for t in tables if label and _label_key(t.label) == label), None)
+
+
 def gap_cells(tables: list[ContextTable], question: str) -> tuple[Cell, Cell] | None:
     """The two cells a gap question compares ("how many points higher is the ASR from DialoGPT to the victim BART
     than to the victim T5"), found by code from the question's words in the table it names: the asked cell
@@ -81,8 +87,7 @@ def gap_cells(tables: list[ContextTable], question: str) -> tuple[Cell, Cell] | 
     A small model naming the cells itself named rows by one of two labels and swapped rows and columns (0/3
     on the dev split). None when the question names no table the context holds, has no comparison word, or
     no single pair is best."""
-    label = _label_key(table_label(question, anywhere=True))
-    t = next((t for t in tables if label and _label_key(t.label) == label), None)
+    t = named_table(tables, question)
     parts = _comparison(_TABLE_NUMBER.sub(" ", _QUOTED.sub(" ", question or "")))
     if t is None or parts is None:
         return None
@@ -138,8 +143,7 @@ def looked_up_cell(tables: list[ContextTable], question: str) -> tuple[str, str,
     name is said and its cell is not; the row is the one with the most other cells said. A small model read the
     row above or below (MAmmoTH-7B, the LLaMA-2-7b row's). None when the question names no table the context
     holds, or no single (row, column) says most."""
-    label = _label_key(table_label(question, anywhere=True))
-    t = next((t for t in tables if label and _label_key(t.label) == label), None)
+    t = named_table(tables, question)
     if t is None:
         return None
     said = [_compact(w) for w in _stems(_TABLE_NUMBER.sub(" ", _QUOTED.sub(" ", question or "")))]
@@ -211,14 +215,14 @@ def _stem(word: str) -> str:
 @lru_cache(maxsize=4096)
 def _name_stems(name: str) -> tuple[str, ...]:
     """A printed name's words, an aside in brackets left out ("MetaGPT(ours)" is said as "MetaGPT"); a word the
-    table cut short ("Compressive Transf.") ends with ``~``: any word it begins says it ("Transformer")."""
+    table cut short ("Compressive Transf.") ends with ``_CUT``: any word it begins says it ("Transformer")."""
     name = _ABBREVIATED.sub(lambda m: f"{m.group(1)}{_CUT}", name)
     return tuple(_stems(_ASIDE.sub(" ", name)) or _stems(name))
 
 
 _ASIDE = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _ABBREVIATED = re.compile(r"\b([A-Za-z]{3,})\.(?!\w)")
-_CUT = "zzcut"  # kept by the word pattern (a "~" would not be), read back by _word_is
+_CUT = "zzcut"  # a mark the word pattern keeps (punctuation would be dropped), read back by _word_is
 
 
 def _word_is(wanted: str, word: str) -> bool:
@@ -289,8 +293,7 @@ def column_candidates(tables: list[ContextTable], question: str) -> list[tuple[s
     out the winner or copied another column's numbers (ALTI 16.6 for 67.4). A row's name is its innermost label
     cell (the method under a group label). Empty when the question names no table the context holds, or no one
     column is worded best, or fewer than two rows hold a number there."""
-    label = _label_key(table_label(question, anywhere=True))
-    t = next((t for t in tables if label and _label_key(t.label) == label), None)
+    t = named_table(tables, question)
     if t is None:
         return []
     asked = set(_tokens(question))
@@ -373,4 +376,4 @@ def _has_number(cells: list[str]) -> bool:
 
 
 __all__ = ["Cell", "ContextTable", "cell_value", "column_candidates", "context_tables", "gap_cells", "looked_up_cell",
-           "table_label"]
+           "named_table", "table_label"]

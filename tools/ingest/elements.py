@@ -331,8 +331,11 @@ def detect_tables(page: pymupdf.Page, layout: PageLayout, captions: list[Caption
 TEXT_FLAGS_WORDS = pymupdf.TEXT_MEDIABOX_CLIP | pymupdf.TEXT_CID_FOR_UNKNOWN_UNICODE
 
 
-def horizontal_rules(page: pymupdf.Page) -> list[tuple[float, float, float]]:
-    """(x0, y, x1) of thin horizontal strokes and hairline rectangles wider than 20 pt."""
+def horizontal_rules(page: pymupdf.Page, min_width: float = 20.0, max_tilt: float = 1.0,
+                     max_height: float = 2.0) -> list[tuple[float, float, float]]:
+    """(x0, y, x1) of thin horizontal strokes (a rise under ``max_tilt``) and hairline rectangles (lower than
+    ``max_height``) wider than ``min_width`` pt, top to bottom: table rules by default; fraction bars and
+    radicals' overbars with a few points' width (:mod:`tools.ingest.equation_text`)."""
     out = []
     try:
         drawings = page.get_drawings()
@@ -342,11 +345,11 @@ def horizontal_rules(page: pymupdf.Page) -> list[tuple[float, float, float]]:
         for item in d["items"]:
             if item[0] == "l":
                 a, b = item[1], item[2]
-                if abs(a.y - b.y) < 1.0 and abs(a.x - b.x) > 20:
+                if abs(a.y - b.y) < max_tilt and abs(a.x - b.x) > min_width:
                     out.append((min(a.x, b.x), (a.y + b.y) / 2, max(a.x, b.x)))
             elif item[0] == "re":
                 r = item[1]
-                if r.height < 2.0 and r.width > 20:
+                if r.height < max_height and r.width > min_width:
                     out.append((r.x0, (r.y0 + r.y1) / 2, r.x1))
     out.sort(key=lambda r: r[1])
     return out

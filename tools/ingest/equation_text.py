@@ -18,6 +18,8 @@ from statistics import median
 
 import pymupdf
 
+from evidex.tools.ingest.elements import horizontal_rules
+
 # the TeX extension font (cmex) draws big operators and radicals with letters ("X" is the display sum)
 _CMEX = {"P": "∑", "X": "∑", "Q": "∏", "Y": "∏", "R": "∫", "Z": "∫", "S": "∮", "H": "∮",
          "p": "√", "q": "√", "r": "√", "s": "√", "t": "√", "v": "√"}
@@ -97,22 +99,8 @@ def _glyphs(page: pymupdf.Page, box: pymupdf.Rect) -> list[_Atom]:
 
 
 def short_strokes(page: pymupdf.Page) -> list[tuple[float, float, float]]:
-    """(x0, y, x1) of the page's horizontal strokes: fraction bars and radicals' overbars among them."""
-    out = []
-    try:
-        drawings = page.get_drawings()
-    except Exception:  # noqa: BLE001 - odd drawings: read the glyphs alone
-        return out
-    for d in drawings:
-        for item in d["items"]:
-            if item[0] == "l":
-                a, b = item[1], item[2]
-                if abs(a.y - b.y) < 0.8 and abs(a.x - b.x) >= 3:
-                    out.append((min(a.x, b.x), (a.y + b.y) / 2, max(a.x, b.x)))
-            elif item[0] == "re" and item[1].height < 1.2 and item[1].width >= 3:
-                r = item[1]
-                out.append((r.x0, (r.y0 + r.y1) / 2, r.x1))
-    return out
+    """(x0, y, x1) of the page's short horizontal strokes: fraction bars and radicals' overbars among them."""
+    return horizontal_rules(page, min_width=3.0, max_tilt=0.8, max_height=1.2)
 
 
 def _over(atoms: list[_Atom], bar) -> list[_Atom]:
