@@ -23,6 +23,9 @@ from evidex.tools.cli_help import plain_help
 METHODS = ("airqa", "classic_rag", "iterative_rag", "question_only", "title_abstract", "full_text",
            "neusym_vector_only", "neusym_sql_only")
 WRITTEN = Path(__file__).parent / "data" / "airqa_corpus_questions.jsonl"
+# written after the dev/test numbers were reported, blind to the system, never tuned on: the held-out split
+HOLDOUT = Path(__file__).parent / "data" / "airqa_holdout_questions.jsonl"
+SPLITS = ("dev", "test", "all", "holdout")
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
 TAGS = ("single", "multiple", "retrieval", "text", "table", "image", "formula", "metadata", "objective", "subjective")
@@ -41,9 +44,15 @@ def split_of(uuid: str) -> str:
 
 
 def question_file(corpus: Path, out: Path, split: str = "all") -> tuple[Path, dict[str, int]]:
-    """One JSONL of the sample questions answerable from the corpus plus the written ones (of ``split``)."""
+    """One JSONL of the sample questions answerable from the corpus plus the written ones (of ``split``); the
+    ``holdout`` split is the held-out written questions alone."""
     from evidex.tools.datasets import resolve_data_file
 
+    if split == "holdout":
+        held = [json.loads(line) for line in HOLDOUT.read_text().splitlines() if line.strip()]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(json.dumps(r) + "\n" for r in held))
+        return out, {"sample": 0, "written": len(held)}
     ids = set(corpus_uuids(corpus))
     rows = [json.loads(line) for line in resolve_data_file(SAMPLE).read_text().splitlines() if line.strip()]
     sample = [r for r in rows if (r["anchor_pdf"] or r["reference_pdf"])
@@ -168,9 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--methods", help="configs under configs/airqa/ (airqa = NeuSym; default: all of them, or none "
                    "with --build-store)")
     p.add_argument("--limit", type=int, help="first N questions")
-    p.add_argument("--split", choices=("dev", "test", "all"), default="test",
-                   help="dev: tune on these; test: report these (default); all: both (with --from-runs: the "
-                        "split the runs answered, as recorded)")
+    p.add_argument("--split", choices=SPLITS, default="test",
+                   help="dev: tune on these; test: report these (default); all: dev and test; holdout: questions "
+                        "written later and never tuned on (with --from-runs: the split the runs answered, as "
+                        "recorded)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value for every method, e.g. --set qa.warm_start=true")

@@ -1,5 +1,6 @@
-"""The questions written for the AirQA benchmark over corpus papers (benchmarks/data/airqa_corpus_questions.jsonl):
-well-formed, objective, about corpus AirQA papers, and scored 1 by their own gold and 0 by a constant answer."""
+"""The questions written for the AirQA benchmark over corpus papers (benchmarks/data/airqa_corpus_questions.jsonl,
+and the held-out airqa_holdout_questions.jsonl): well-formed, objective, about corpus AirQA papers, and scored 1 by
+their own gold and 0 by a constant answer."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,9 @@ from evidex.evaluators.airqa import EVAL_FUNCS, evaluate, requires_judge
 from test_airqa_eval import as_prediction, gold_value  # the gold-derivation used on the real sample
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "airqa_corpus_questions.jsonl"
+HOLDOUT = QUESTIONS.with_name("airqa_holdout_questions.jsonl")
 ROWS = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+HELD = [json.loads(line) for line in HOLDOUT.read_text().splitlines() if line.strip()]
 MINIMUM = {"text": 12, "table": 10, "image": 5, "formula": 5, "metadata": 6, "multiple": 4, "retrieval": 3}
 
 
@@ -25,7 +28,17 @@ def test_enough_questions_of_every_kind():
     assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in ROWS)
 
 
-@pytest.mark.parametrize("row", ROWS, ids=lambda r: r["uuid"][:8])
+def test_the_held_out_split_is_its_own_questions(tmp_path):
+    from benchmarks.airqa import question_file
+
+    assert len(HELD) >= 20 and not {r["uuid"] for r in HELD} & {r["uuid"] for r in ROWS}
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in HELD)
+    path, counts = question_file(Path("../shared/corpus"), tmp_path / "held.jsonl", "holdout")
+    assert counts == {"sample": 0, "written": len(HELD)}
+    assert [json.loads(line)["uuid"] for line in path.read_text().splitlines()] == [r["uuid"] for r in HELD]
+
+
+@pytest.mark.parametrize("row", ROWS + HELD, ids=lambda r: r["uuid"][:8])
 def test_each_question_is_objective_and_scores_its_own_gold(row):
     assert "objective" in row["tags"] and not requires_judge(row["evaluator"])
     assert row["evaluator"]["eval_func"] in EVAL_FUNCS and row["answer_format"] and row["gold_pages"]
@@ -39,7 +52,7 @@ def test_questions_are_about_corpus_airqa_papers():
     if not manifest_path.is_file():
         pytest.skip(f"{manifest_path} not found (the shared corpus beside EVIDEX_DATA_DIR)")
     airqa = {e["airqa"][0]["uuid"] for e in json.loads(manifest_path.read_text()) if e["airqa"]}
-    for r in ROWS:
+    for r in ROWS + HELD:
         assert set(r["anchor_pdf"] + r["reference_pdf"] + [g["pdf"] for g in r["gold_pages"]]) <= airqa, r["uuid"]
     assert len({p for r in ROWS for p in r["anchor_pdf"]}) >= 20
 

@@ -45,8 +45,13 @@ class Cell:
 
 def context_tables(context: str) -> list[ContextTable]:
     """The markdown tables a context prints under a ``[tables.<id>, ...]`` source line."""
+    return list(_parsed_tables(context or ""))
+
+
+@lru_cache(maxsize=16)  # one answer asks for its context's tables up to four times (compare, gap, lookup, rank)
+def _parsed_tables(context: str) -> tuple[ContextTable, ...]:
     out = []
-    for m in _TABLE_BLOCK.finditer(context or ""):
+    for m in _TABLE_BLOCK.finditer(context):
         rows = markdown_rows(m.group("rows"))
         if len(rows) < 2:
             continue
@@ -59,7 +64,7 @@ def context_tables(context: str) -> list[ContextTable]:
         corner = " ".join(r[j] for r in rows[:start] for j in labels if r[j])
         out.append(ContextTable(label=table_label(m.group("caption")),
                                 header=column_names(rows[:start], len(rows[0])), rows=body, corner=corner))
-    return out
+    return tuple(out)
 
 
 def table_label(text: str, anywhere: bool = False) -> str:
