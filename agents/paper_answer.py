@@ -58,10 +58,14 @@ def looked_up(question: str, answer_format: str, context: str, table_cells: bool
     """The cell a question asks for by its row and column names, when the answer is text ("which fine-tuned model
     is used for the Mathematical Reasoning task with the Mistral-7b pre-trained model" in the table it names),
     as code finds it (:func:`tools.table_cells.looked_up_cell`); None when the answer is not text or no single
-    cell is found. Numbers are left to the model: a number question names cells in more ways than code reads."""
-    if not table_cells or answer_type(answer_format) is not str:
+    cell is found. Numbers are left to the model: a number question names cells in more ways than code reads. A
+    superlative question ("which baseline achieves the highest Passage EM") picks a row by its values, not by its
+    name (:func:`ranked_pick`), and a row the question excludes ("excluding COS") is never the one it asks for:
+    the lookup had answered COS's 88.89 for "which baseline, i.e. excluding COS, ..."."""
+    if not table_cells or answer_type(answer_format) is not str or _SUPERLATIVE.search(question):
         return None
-    found = looked_up_cell(context_tables(context), question)
+    excluded = excluded_text(question)
+    found = looked_up_cell(context_tables(context), question.replace(excluded, " ") if excluded else question)
     return found[2] if found else None
 
 

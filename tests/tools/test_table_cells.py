@@ -133,6 +133,26 @@ def test_a_text_cell_asked_by_its_row_and_column_names_is_looked_up():
     assert looked_up_cell(context_tables(MODELS), q.replace("Mistral-7b", "Mistral-7bx")) is None
 
 
+RETRIEVERS = ("[tables.t4, p page 6] Table 4: Supervised passage EM on a dev set.\n||Passage EM|\n|---|---|\n"
+              "|MDR (Xiong et al., 2021b)|81.20|\n|Baleen (Khattab et al., 2021)|86.10|\n|AISO (Zhu et al., 2021)|88.17|\n"
+              "|OURS|88.89|\n")
+
+
+def test_a_superlative_or_an_excluded_row_is_no_lookup():
+    """"Which baseline, i.e. excluding OURS, achieves the highest Passage EM" picks a row by its values: the
+    lookup had named OURS's own cell (the one row the question said), a number where a name was asked."""
+    q = "In Table 4 of the paper, which baseline, i.e. excluding OURS, achieves the highest Passage EM?"
+    assert looked_up(q, STRING, RETRIEVERS, True) is None
+    # without the superlative, the excluded row is still not the asked one
+    assert looked_up(q.replace("achieves the highest", "reports"), STRING, RETRIEVERS, True) is None
+    from evidex.agents.paper_answer import answer_from_context
+    from evidex.agents.scripted import ScriptedChatModel
+
+    silent = ScriptedChatModel(responses=[])
+    out = answer_from_context(silent, q, STRING, "paper p", RETRIEVERS, table_cells=True, ranked=True)
+    assert out.answer == "AISO" and silent.prompts == []  # read by code from the column's rows
+
+
 def test_a_looked_up_cell_is_the_answer_without_a_model_call():
     from evidex.agents.paper_answer import answer_from_context
     from evidex.agents.scripted import ScriptedChatModel
