@@ -3,12 +3,14 @@
     python -m benchmarks.airqa --build-store                     # the corpus store (58 PDFs, AirQA uuids), once
     python -m benchmarks.airqa --limit 10                        # every method on the first 10 questions
     python -m benchmarks.airqa --methods airqa,classic_rag --llm openai:gpt-4o-mini
+    python -m benchmarks.airqa --methods airqa,classic_rag --split holdout   # questions never tuned on
     python -m benchmarks.airqa --from-runs runs/A runs/B         # tabulate finished runs
 
 Questions: the AirQA sample questions whose papers are all in ``../shared/corpus`` plus the questions written for
 this benchmark over corpus papers (``benchmarks/data/airqa_corpus_questions.jsonl``; written before any tuning
-and kept). Each method runs through ``graphs.runner.run_task`` (a normal, resumable run folder per method); the
-table shows overall and per-tag score, turns, prompt/completion tokens and latency per question. JSON goes to
+and kept), split by id into dev (tuning) and test (reported); the holdout split is 24 questions written later,
+blind to the system (``benchmarks/data/airqa_holdout_questions.jsonl``), never tuned on. Each method runs
+through ``graphs.runner.run_task`` (a normal, resumable run folder per method); the table shows overall and per-tag score, turns, prompt/completion tokens and latency per question. JSON goes to
 ``benchmarks/results/airqa.json``.
 """
 from __future__ import annotations
