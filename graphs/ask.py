@@ -99,7 +99,11 @@ def _print_answer(pred, cfg, seconds: float, trace: Path) -> None:
             "SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title FROM metadata "
             f"WHERE CAST(paper_id AS VARCHAR) IN ({sql_marks(ids)})",
             ids)}
-    for c in pred.citations:
+    shown = set()
+    for c in pred.citations:  # several passages of one page are one (title, page) to a reader
+        if (c.pdf_id, c.page_number) in shown:
+            continue
+        shown.add((c.pdf_id, c.page_number))
         flag = "" if c.exists else "  (not a page of the store)"
         print(f"  cites: {visible_controls(titles.get(c.pdf_id, c.pdf_id))}, page {c.page_number}{flag}")
     print(f"turns: {pred.turns} ({', '.join(pred.actions)}) in {seconds:.0f} s")

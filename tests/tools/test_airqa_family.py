@@ -98,13 +98,15 @@ def test_graphs_ask_prints_the_answer_citations_turns_and_trace(paper, tmp_path,
     replies.write_text(json.dumps([{"answer": "not in the probe"},  # early answer, not found: the turns begin
                                    {"step": {"action": "sql", "thought": "t", "sql": "SELECT count(*) FROM pages"}},
                                    {"step": {"action": "answer", "thought": "t", "answer": "?",
-                                             "citations": [{"pdf_id": paper_id, "page_number": 1}]}},
+                                             "citations": [{"pdf_id": paper_id, "page_number": 1},
+                                                           {"pdf_id": paper_id, "page_number": 1,
+                                                            "source": "pages.1"}]}},
                                    {"answer": str(pages)}]))  # the evidence answer
     code = main(["How many pages?", "--store-dir", store_dir, "--paper", paper_id, "--llm", f"scripted:{replies}",
                  "--traces", str(tmp_path / "traces")])
     out = capsys.readouterr().out
     assert code == 0 and f"answer: {pages}" in out
-    assert f"cites: {title}, page 1" in out and "turns: 2 (sql, answer)" in out
+    assert out.count(f"cites: {title}, page 1") == 1 and "turns: 2 (sql, answer)" in out  # one line per page
     trace = next((tmp_path / "traces").glob("ask-*.json"))
     assert str(trace) in out
 
