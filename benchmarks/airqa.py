@@ -10,7 +10,8 @@ Questions: the AirQA sample questions whose papers are all in ``../shared/corpus
 this benchmark over corpus papers (``benchmarks/data/airqa_corpus_questions.jsonl``; written before any tuning
 and kept), split by id into dev (tuning) and test (reported); the holdout split is 24 questions written later,
 blind to the system (``benchmarks/data/airqa_holdout_questions.jsonl``), never tuned on. Each method runs
-through ``graphs.runner.run_task`` (a normal, resumable run folder per method); the table shows overall and per-tag score, turns, prompt/completion tokens and latency per question. JSON goes to
+through ``graphs.runner.run_task`` (a normal, resumable run folder per method); the table shows overall and
+per-tag score, turns, prompt/completion tokens and latency per question. JSON goes to
 ``benchmarks/results/airqa.json``.
 """
 from __future__ import annotations
@@ -48,21 +49,19 @@ def split_of(uuid: str) -> str:
 def question_file(corpus: Path, out: Path, split: str = "all") -> tuple[Path, dict[str, int]]:
     """One JSONL of the sample questions answerable from the corpus plus the written ones (of ``split``); the
     ``holdout`` split is the held-out written questions alone."""
+    from evidex.evaluators.airqa import read_jsonl
     from evidex.tools.datasets import resolve_data_file
 
     if split == "holdout":
-        held = [json.loads(line) for line in HOLDOUT.read_text().splitlines() if line.strip()]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(json.dumps(r) + "\n" for r in held))
-        return out, {"sample": 0, "written": len(held)}
-    ids = set(corpus_uuids(corpus))
-    rows = [json.loads(line) for line in resolve_data_file(SAMPLE).read_text().splitlines() if line.strip()]
-    sample = [r for r in rows if (r["anchor_pdf"] or r["reference_pdf"])
-              and set(r["anchor_pdf"] + r["reference_pdf"]) <= ids]
-    written = [json.loads(line) for line in WRITTEN.read_text().splitlines() if line.strip()] if WRITTEN.is_file() else []
-    if split != "all":
-        sample = [r for r in sample if split_of(r["uuid"]) == split]
-        written = [r for r in written if split_of(r["uuid"]) == split]
+        sample, written = [], read_jsonl(HOLDOUT, required=("uuid",))
+    else:
+        ids = set(corpus_uuids(corpus))
+        sample = [r for r in read_jsonl(resolve_data_file(SAMPLE), required=("uuid",))
+                  if (r["anchor_pdf"] or r["reference_pdf"]) and set(r["anchor_pdf"] + r["reference_pdf"]) <= ids]
+        written = read_jsonl(WRITTEN, required=("uuid",)) if WRITTEN.is_file() else []
+        if split != "all":
+            sample = [r for r in sample if split_of(r["uuid"]) == split]
+            written = [r for r in written if split_of(r["uuid"]) == split]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r) + "\n" for r in sample + written))
     return out, {"sample": len(sample), "written": len(written)}
