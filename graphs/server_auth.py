@@ -66,13 +66,14 @@ async def authenticate(scope: dict, headers: dict[bytes, bytes], authorization: 
         raise Auth.exceptions.HTTPException(
             status_code=401, detail=f"this server has no API key and answers only its own machine; the operator sets "
                                     f"{KEY_ENV} (16+ characters) to accept other clients")
-    if THROTTLE.blocked(client):
-        raise Auth.exceptions.HTTPException(status_code=429, detail="too many wrong keys; try again later",
-                                            headers={"Retry-After": str(THROTTLE.retry_after())})
+    if THROTTLE.blocked(client):  # (the server maps only 401/403 to a refusal)
+        raise Auth.exceptions.HTTPException(status_code=401, detail=f"too many wrong keys from this client; try "
+                                                                    f"again in {THROTTLE.retry_after()} s")
     given = bearer(authorization) or (headers or {}).get(b"x-api-key", b"").decode("latin-1").strip()
     if keys_match(given, KEY):
         return {"identity": "evidex-client", "permissions": []}
-    THROTTLE.failed(client)
-    await asyncio.sleep(0.25)  # a wrong key costs the guesser time
+    if given:  # a guess (no key at all is a misconfigured client, not a guess)
+        THROTTLE.failed(client)
+        await asyncio.sleep(THROTTLE.delay())
     raise Auth.exceptions.HTTPException(status_code=401, detail="missing or wrong API key (Authorization: Bearer "
                                                                 "<key> or X-Api-Key: <key>)")

@@ -4,8 +4,10 @@ be, where it may be read from, how it is compared, and how wrong guesses are slo
 - A key has at least :data:`MIN_KEY_CHARS` characters (``secrets.token_urlsafe(24)`` gives 32).
 - A key file must be readable by its owner only (mode ``0600``): a key others can read is no key.
 - Keys are compared in constant time (:func:`hmac.compare_digest`).
-- :class:`FailureThrottle` counts wrong keys per client and in all: past the limits, further attempts are refused
-  for a while without being checked (``429``), so guessing costs time whatever the parallelism.
+- :class:`FailureThrottle` counts wrong keys per client and in all: a client past its limit is refused for a while
+  without its key being checked, and every wrong key costs more waiting the more wrong keys arrive in all, so
+  guessing costs time whatever the parallelism (without letting one guesser lock every client out). A request
+  that presents no key is not a guess and is not counted.
 """
 from __future__ import annotations
 
@@ -68,7 +70,8 @@ def bearer(authorization: str | None) -> str | None:
 
 class FailureThrottle:
     """Wrong-key attempts per client and in all, over a sliding window. ``blocked(client)`` is true while a client
-    (or everyone) is past its limit: such attempts are refused without checking the key."""
+    is past its limit: its attempts are refused without checking the key. :meth:`delay` is how long a wrong key
+    waits: 0.25 s, up to 2 s once ``overall`` wrong keys arrived in the window from anyone."""
 
     def __init__(self, per_client: int = 5, overall: int = 30, window_s: float = 60.0):
         self.per_client, self.overall, self.window_s = per_client, overall, window_s
@@ -84,8 +87,13 @@ class FailureThrottle:
     def blocked(self, client: str) -> bool:
         now = time.monotonic()
         with self._lock:
-            mine = self._trim(self._by_client.get(client, deque()), now)
-            return len(mine) >= self.per_client or len(self._trim(self._all, now)) >= self.overall
+            return len(self._trim(self._by_client.get(client, deque()), now)) >= self.per_client
+
+    def delay(self) -> float:
+        now = time.monotonic()
+        with self._lock:
+            busy = len(self._trim(self._all, now)) / max(1, self.overall)
+        return min(2.0, 0.25 + 1.75 * busy)
 
     def failed(self, client: str) -> None:
         now = time.monotonic()
