@@ -33,16 +33,6 @@ class QasperSettings(Strict):
         description="an answer (not Yes/No) whose best cited paragraph holds less than this share of its content "
                     "words becomes 'Unanswerable': the model guessed past its context (tuned on dev questions 0-99: "
                     "16% of answers, 55% of them about questions an annotator called unanswerable). 0 = off")
-    abstain_above: float | None = Field(
-        None, ge=0.0, le=1.0,
-        description="an answer the model was at least this likely to begin with 'Unanswerable' (abstain_p, read "
-                    "with qa.abstain_word: Unanswerable) becomes 'Unanswerable', whatever it wrote. null = off: with "
-                    "the local 1.5B model no confidence signal tells unanswerable questions apart (dev 100-199, "
-                    "AUC 0.47-0.58), so it is left for stronger models")
-    boolean_evidence: bool = Field(
-        False, description="give a Yes/No answer the cited paragraphs as evidence. Off: a bare Yes/No names no "
-                           "words to find its paragraph by, and the first cited paragraphs were the annotators' "
-                           "evidence for 16% of them (Evidence-F1 16.0 with, 40.0 without, dev questions 0-99)")
     evidence_k: int = Field(2, ge=0, le=20, description="at most this many paragraphs as predicted evidence")
     evidence_order: Literal["cited", "answer_overlap", "answer_search"] = Field(
         "answer_overlap",
@@ -56,8 +46,6 @@ class QasperSettings(Strict):
     evidence_fallback: bool = Field(
         True, description="an answer that cites no paragraph of the paper gets the top evidence_k paragraphs of a "
                           "search for the question and answer (never for 'Unanswerable')")
-    fallback_mode: Literal["dense", "bm25", "hybrid"] = Field(
-        "hybrid", description="search mode of the evidence searches (answer_search and the fallback)")
     ingest_config: str = Field("qasper", description="ingestion config (configs/ingest/<name>.yaml) for the papers")
 
 
