@@ -50,20 +50,25 @@ def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):
     baseline. A graph to show (``resources.defer_model``) opens neither the model nor the store."""
     from evidex.graphs.qa.baselines import build_baseline
     from evidex.graphs.qa.neusym import build_neusym
-    from evidex.tools.paperstore import PaperStore
-    from evidex.tools.store import StoreError
-
     res = resources or Resources()
-    if not res.defer_model:
-        try:
-            PaperStore(cfg.store.db, cfg.store.store_dir).check()
-        except StoreError as exc:
-            raise ConfigError(f"store: {exc}") from None
+    if not res.defer_model and (cfg.store.db or cfg.store.store_dir):  # else each run names its store
+        check_store(cfg)
     llm = res.llm or (LazyChatModel(factory=lambda: _model(cfg), label=cfg.model.spec) if res.defer_model
                       else _model(cfg))
     if cfg.qa.method in ("neusym", "iterative_rag"):
         return build_neusym(llm, cfg)
     return build_baseline(llm, cfg)
+
+
+def check_store(cfg: QATaskConfig) -> None:
+    """The configured store can be read (a run checks this before its first question)."""
+    from evidex.tools.paperstore import PaperStore
+    from evidex.tools.store import StoreError
+
+    try:
+        PaperStore(cfg.store.db, cfg.store.store_dir).check()
+    except StoreError as exc:
+        raise ConfigError(f"store: {exc}") from None
 
 
 def _model(cfg: QATaskConfig):

@@ -21,13 +21,11 @@ class QasperSettings(Strict):
         "qasper_boolean_format", description="answer format (prompts/<name>.txt) for a question that asks whether "
         "something holds (tools.qasper_answer.is_boolean_question); it names 'yes or no', so the answer is a "
         "boolean under the grammar and comes out exactly Yes or No. null = answer_prompt for every question")
-    non_answers: Literal["retry", "unanswerable", "keep"] = Field(
-        "retry", description="an answer that answers nothing (tools.qasper_answer.non_answer: a bare Yes/No to a "
-                             "question that does not ask whether, an echo of the question or of the answer format): "
-                             "retry = ask once more with retry_prompt, then as unanswerable; unanswerable = it "
-                             "becomes 'Unanswerable' (the only reference it can match); keep = as given")
     retry_prompt: PromptName = Field("qasper_retry_format",
-                              description="answer format (prompts/<name>.txt) of the second try (non_answers: retry)")
+                              description="answer format (prompts/<name>.txt) of the second try, asked when the first "
+                                          "answer answers nothing (tools.qasper_answer.non_answer: a bare Yes/No to a "
+                                          "question that does not ask whether, an echo of the question or of the "
+                                          "format); an answer that still answers nothing becomes 'Unanswerable'")
     min_answer_support: float = Field(
         0.5, ge=0.0, le=1.0,
         description="an answer (not Yes/No) whose best cited paragraph holds less than this share of its content "
@@ -37,15 +35,9 @@ class QasperSettings(Strict):
     evidence_order: Literal["cited", "answer_overlap", "answer_search"] = Field(
         "answer_overlap",
         description="cited: the first evidence_k cited paragraphs (classic RAG: retrieval rank); answer_overlap: the "
-                    "one cited paragraph the answer was taken from (it holds at least single_paragraph_overlap of "
-                    "the answer's content words), else as cited; answer_search: the top evidence_k of a search of "
+                    "one cited paragraph the answer was taken from (it holds at least 30% of the answer's content "
+                    "words), else as cited; answer_search: the top evidence_k of a search of "
                     "the paper for the question and the answer, read by the graph or not (Yes/No: as cited)")
-    single_paragraph_overlap: float = Field(0.3, ge=0.0, le=1.0,
-                                            description="answer_overlap: share of the answer's content words the "
-                                                        "best cited paragraph must hold to be the only evidence")
-    evidence_fallback: bool = Field(
-        True, description="an answer that cites no paragraph of the paper gets the top evidence_k paragraphs of a "
-                          "search for the question and answer (never for 'Unanswerable')")
     ingest_config: str = Field("qasper", description="ingestion config (configs/ingest/<name>.yaml) for the papers")
 
 

@@ -3,17 +3,16 @@ the question's paper, then its answer put into the QASPER contract and its citat
 
     answer    the QA graph on the question (answer format = the ``qasper.answer_prompt`` prompt)
     retry     only when that answer answers nothing (an echo of the question or of the format, a bare Yes to a
-              what-question; ``tools.qasper_answer.non_answer``) or the model's reply was malformed, and
-              ``qasper.non_answers`` is ``retry``: the QA graph once more with the ``qasper.retry_prompt`` format
-              (copy the sentence that answers)
+              what-question; ``tools.qasper_answer.non_answer``) or the model's reply was malformed: the QA graph
+              once more with the ``qasper.retry_prompt`` format (copy the sentence that answers)
     evidence  the answer shaped (a leading echo of the format cut, short spans, exactly Yes/No/Unanswerable;
-              ``tools.qasper_answer``; a non-answer left after the retry becomes Unanswerable unless
-              ``qasper.non_answers`` is ``keep``; so does an answer whose content words the cited paragraphs
+              ``tools.qasper_answer``; a non-answer left after the retry becomes Unanswerable; so does an answer
+              whose content words the cited paragraphs
               mostly lack, ``qasper.min_answer_support``), and the cited pages of the paper mapped back to their
               verbatim paragraphs (``FLOAT SELECTED: <caption>`` for a figure/table, nothing for the abstract),
               ordered by ``qasper.evidence_order`` and cut to ``qasper.evidence_k``; "Unanswerable" has no evidence;
-              an answer citing nothing of the paper falls back to a search for the question and answer
-              (``qasper.evidence_fallback``); a bare Yes/No has none (it names no words to find its paragraph by)
+              an answer citing nothing of the paper falls back to a search for the question and answer; a bare
+              Yes/No has none (it names no words to find its paragraph by)
 
 Every node reads the run's settings (graphs/settings.py), like the QA graph it wraps.
 """
@@ -59,6 +58,7 @@ class QasperState(QAInput):
     prediction: QasperPrediction | None = None
 
 
+SINGLE_PARAGRAPH_OVERLAP = 0.3  # answer_overlap: the share of the answer's content words one paragraph must hold
 _PARAGRAPHS: dict[tuple[str, str], dict[int, str | None]] = {}
 _LOCK = threading.Lock()
 
@@ -106,8 +106,6 @@ def answer_node(state: QasperState, config: RunnableConfig, *, cfg: QasperTaskCo
     try:
         out = inner.invoke({"input": q}, config)
     except StructuredOutputError as exc:  # e.g. a reply cut off at the token limit: the second try may copy one
-        if run.settings.non_answers != "retry":
-            raise
         return {"qa": None, "first_answer": f"(no answer: {exc})"}
     return {"qa": out["prediction"]}
 
@@ -117,8 +115,7 @@ def after_answer(state: QasperState, *, cfg: QasperTaskConfig) -> str:
         return "retry"
     run = _Run(cfg)
     question = state.input.question
-    needs = run.settings.non_answers == "retry" and run.answers_nothing(run.shaped_answer(state.qa, question), question)
-    return "retry" if needs else "evidence"
+    return "retry" if run.answers_nothing(run.shaped_answer(state.qa, question), question) else "evidence"
 
 
 def retry_node(state: QasperState, config: RunnableConfig, *, cfg: QasperTaskConfig, inner: Any) -> dict:
@@ -133,7 +130,7 @@ def evidence_node(state: QasperState, *, cfg: QasperTaskConfig) -> dict:
     settings = run.settings
     q, qa = state.input, state.qa
     shaped = run.shaped_answer(qa, q.question)
-    if settings.non_answers != "keep" and run.answers_nothing(shaped, q.question):
+    if run.answers_nothing(shaped, q.question):
         shaped = UNANSWERABLE
     store_id = q.pdf_ids[0] if q.pdf_ids else None
     by_page = run.paragraphs(store_id) if store_id else {}
@@ -154,14 +151,14 @@ def evidence_node(state: QasperState, *, cfg: QasperTaskConfig) -> dict:
         if quoted:  # the paragraph the model copied its quote from is the evidence
             cited = quoted[:1]
         elif settings.evidence_order == "answer_overlap" and support is not None:
-            if max(support) >= settings.single_paragraph_overlap:
+            if max(support) >= SINGLE_PARAGRAPH_OVERLAP:
                 cited = [cited[overlap_order(shaped, cited_texts)[0]]]  # the paragraph the answer came from
         source = ("quote" if quoted else "citations") if cited else "none"
         found = (run.search(f"{q.question} {shaped}", store_id, by_page)
                  if settings.evidence_order == "answer_search" else [])
         if found:
             cited, source = found, "search"
-        elif not cited and settings.evidence_fallback:
+        elif not cited:  # an answer citing nothing of the paper: a search for the question and answer
             cited = run.search(f"{q.question} {shaped}", store_id, by_page)
             source = "search" if cited else "none"
         chosen = evidence_from_pages(cited, by_page, settings.evidence_k)
