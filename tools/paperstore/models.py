@@ -146,7 +146,7 @@ class Table(_Row):
 
     @property
     def columns(self) -> list[str]:
-        """Each column's full name (a two-level header joined: "GSM8K CoT")."""
+        """Each column's full name (a two-level header joined: "Dataset-X CoT")."""
         return self._split[2]
 
     @property

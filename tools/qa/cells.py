@@ -41,14 +41,14 @@ def named_table(tables: list[Table], question: Question) -> Table | None:
 
 
 def gap_cells(tables: list[Table], question: Question) -> tuple[Cell, Cell] | None:
-    """The two cells a gap question compares ("how many points higher is the ASR from DialoGPT to the victim BART
-    than to the victim T5"), found by code from the question's words in the table it names: the asked cell
+    """The two cells a gap question compares ("how many points higher is the success rate from model A to the
+    victim B than to the victim C"), found by code from the question's words in the table it names: the asked cell
     before the comparison word ("than", "minus", "exceed", "compared with"), the other after it. The two share
     a row or a column and differ in one name: the asked cell's name is said before the comparison word and not
     after it, the other's after it. Of such pairs, the one whose shared names the question says most wins, then
-    the one whose asked name is said nearest the comparison word ("MetaGPT than that of Task Arithmetic"), then
-    the one whose row labels the question says in the table's order ("from DialoGPT to the victim BART" is the
-    row DialoGPT | BART, not BART | DialoGPT).
+    the one whose asked name is said nearest the comparison word ("method A than that of method B"), then the one
+    whose row labels the question says in the table's order ("from A to the victim B" is the row A | B, not
+    B | A).
     A small model naming the cells itself named rows by one of two labels and swapped rows and columns (0/3
     on the dev split). None when the question names no table the context holds, has no comparison word, or
     no single pair is best."""
@@ -83,7 +83,7 @@ def gap_cells(tables: list[Table], question: Question) -> tuple[Cell, Cell] | No
                 continue
             k = differ[0]
             mine, theirs = _name_stems(a.get(k, "")), _name_stems(b.get(k, ""))
-            # "GSM8K CoT" than "GSM8K standard": only the words that tell the two apart need saying on each side
+            # "X CoT" than "X standard": only the words that tell the two apart need saying on each side
             a_only = [w for w in mine if w not in theirs] or mine
             b_only = [w for w in theirs if w not in mine] or theirs
             near = _said_at(a_only, before)
@@ -103,11 +103,10 @@ def gap_cells(tables: list[Table], question: Question) -> tuple[Cell, Cell] | No
 
 def looked_up_cell(tables: list[Table], question: Question) -> tuple[str, str, str] | None:
     """(row, column, cell as printed): the one cell a lookup question asks for ("which fine-tuned model is used
-    for the Mathematical Reasoning task with the Mistral-7b pre-trained model" in a table of Pre-trained Model |
-    Task | Fine-tuned-Models), found by code from the question's words in the table it names: the asked column's
-    name is said and its cell is not; the row is the one with the most other cells said. A small model read the
-    row above or below (MAmmoTH-7B, the LLaMA-2-7b row's). None when the question names no table the context
-    holds, or no single (row, column) says most."""
+    for the summarisation task with the base model X" in a table of Base Model | Task | Fine-tuned Models), found by
+    code from the question's words in the table it names: the asked column's name is said and its cell is not;
+    the row is the one with the most other cells said (a small model read the row above or below). None when the
+    question names no table the context holds, or no single (row, column) says most."""
     t = named_table(tables, question)
     if t is None:
         return None
@@ -133,7 +132,7 @@ def looked_up_cell(tables: list[Table], question: Question) -> tuple[str, str, s
 
 def _run_said(name: str, said: list[str]) -> bool:
     """Whether the question's words, run together, say the whole ``name`` ("fine-tuned model" says
-    "Fine-tuned-Models", "Mistral-7b" says "Mistral-7b"); whole words only, and not a name of under 3 letters."""
+    "Fine-tuned-Models", "Model-7b" says "Model-7b"); whole words only, and not a name of under 3 letters."""
     target = "".join(_compact(w) for w in _stems(_ASIDE.sub(" ", name)))
     if len(target) < 3:
         return False
@@ -165,8 +164,8 @@ def _stem(word: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _name_stems(name: str) -> tuple[str, ...]:
-    """A printed name's words, an aside in brackets left out ("MetaGPT(ours)" is said as "MetaGPT"); a word the
-    table cut short ("Compressive Transf.") ends with ``_CUT``: any word it begins says it ("Transformer")."""
+    """A printed name's words, an aside in brackets left out ("Method(ours)" is said as "Method"); a word the
+    table cut short ("Long Transf.") ends with ``_CUT``: any word it begins says it ("Transformer")."""
     name = _ABBREVIATED.sub(lambda m: f"{m.group(1)}{_CUT}", name)
     return tuple(_stems(_ASIDE.sub(" ", name)) or _stems(name))
 
@@ -178,7 +177,7 @@ _CUT = "zzcut"  # a mark the word pattern keeps (punctuation would be dropped), 
 
 def _word_is(wanted: str, word: str) -> bool:
     """Whether a question's ``word`` says a name's ``wanted`` word: the same word, the same letters run together
-    ("SimCSE_large" / "SimCSElarge"), or, for a word the table cut short, a word it begins."""
+    ("Model_large" / "Modellarge"), or, for a word the table cut short, a word it begins."""
     if wanted.endswith(_CUT):
         return word.startswith(wanted[: -len(_CUT)])
     return word == wanted or _compact(word) == _compact(wanted)
@@ -192,7 +191,7 @@ def _word_heard(wanted: str, words: set[str]) -> bool:
 
 def _said_at(wanted, words: list[str]) -> int | None:
     """Where ``words`` say every one of ``wanted`` (the position after the last word's last mention), else None.
-    A word run together as a table prints it ("SimCSElarge") is the question's "SimCSE_large"."""
+    A word run together as a table prints it ("Modellarge") is the question's "Model_large"."""
     if not wanted:
         return None
     at = []
@@ -239,9 +238,9 @@ def _cell(t: Table, names: dict, printed: str, value: float) -> Cell:
 
 def column_candidates(tables: list[Table], question: Question) -> list[tuple[str, float]]:
     """Every row of the table the question names, as (name, value) under the one column whose name the question
-    words most ("which method achieves the highest P@R90 on fully detached hallucinations": the "detached P@R90"
-    column, not "hall. P@R90"), for code to pick the extreme from. A small model listing the rows itself left
-    out the winner or copied another column's numbers (ALTI 16.6 for 67.4). A row's name is its innermost label
+    words most ("which method achieves the highest recall on the hard split": the "hard recall" column, not "easy
+    recall"), for code to pick the extreme from. A small model listing the rows itself left out the winner or
+    copied another column's numbers. A row's name is its innermost label
     cell (the method under a group label). Empty when the question names no table the context holds, or no one
     column is worded best, or fewer than two rows hold a number there."""
     t = named_table(tables, question)
@@ -307,7 +306,7 @@ def _words(text: str) -> list[str]:
     return _WORD.findall((text or "").lower().replace("_", "-"))
 
 
-# words a model puts between names ("DialoGPT to BART", "MetaGPT on GSM8k") that no row label needs
+# words a question puts between names ("model A to victim B", "method A on dataset X") that no row label needs
 _LINKS = {"to", "of", "the", "with", "from", "vs", "versus", "and", "on", "for", "at", "in", "by", "under"}
 
 
