@@ -5,8 +5,8 @@ A small model reads a wide markdown table badly (it counts columns wrong under a
 value beside the one asked), so code resolves the header once and readers work on named cells.
 
     from evidex.tools.paperstore.table_text import column_names, markdown_rows
-    rows = markdown_rows("|Metric|AUC|P@R90|\\n|---|---|---|\\n|Model A|91.7|25.9|")   # [["Metric", "AUC", ...], ...]
-    column_names(rows[:1], 3)                                                           # ["Metric", "AUC", "P@R90"]
+    rows = markdown_rows("|Metric|AUC|F1|\\n|---|---|---|\\n|Model A|91.7|25.9|")   # [["Metric", "AUC", "F1"], ...]
+    column_names(rows[:1], 3)                                                           # ["Metric", "AUC", "F1"]
 """
 from __future__ import annotations
 
