@@ -60,13 +60,13 @@ def synthetic_store(synthetic_dir, fake_embeddings, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def table_paper(synthetic_store) -> tuple[str, str]:
-    """(store_dir, the synthetic paper whose Table 1 has Baseline 61.2 and Ours 74.9): the computed and ranked
-    answer tests read it."""
-    from evidex.graphs.qa.store_tools import StoreTools
+    """(store_dir, the synthetic paper whose Table 1 has Baseline 61.2 and Ours 74.9): the table readers' and
+    ranked-rows tests read it."""
+    from evidex.tools.paperstore import PaperStore
 
     store_dir = str(synthetic_store[0])
-    rows = StoreTools(None, store_dir).query("SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id FROM tables "
-                                             "WHERE table_markdown LIKE '%74.9%'")
+    rows = PaperStore(None, store_dir).rows("SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id FROM tables "
+                                            "WHERE table_markdown LIKE '%74.9%'")
     return store_dir, rows[0]["pdf_id"]
 
 

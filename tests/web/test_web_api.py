@@ -188,7 +188,7 @@ def test_errors_come_back_as_messages(make_app):
         assert client.post("/api/ask", content=b"not json", headers=ASK_HEADERS).status_code == 400
         started = ask(client, "What is the title?", pdf_ids=[missing])
         events = events_of(client, started["events_url"])
-        assert events[-2]["type"] == "error" and missing in events[-2]["error"] and "tools.ingest" in events[-2]["error"]
+        assert events[-2]["type"] == "error" and missing in events[-2]["error"] and "evidex ingest" in events[-2]["error"]
         assert client.get("/api/runs/web-20260101-000000-abcdef/events").status_code == 404
         assert client.get("/trace/../../etc/passwd").status_code == 404
         r = client.get("/api/nothing-here")
