@@ -37,6 +37,124 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
 SCRIPT = Path(__file__).parent / "data" / "web_page_script.json"
 
 
+# -- a chunked upload against the limit, and the bytes it puts on disk ------------------------------------------
+_WATCH = r"""
+import json, os, select, sys, time
+pid, interval = int(sys.argv[1]), float(sys.argv[2])
+def files():
+    out = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            st = os.stat(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if (st.st_mode & 0o170000) == 0o100000:
+            out[(st.st_dev, st.st_ino)] = st.st_size
+    return out
+before, peak, samples = files(), 0, 0
+print("ready", flush=True)
+while not select.select([sys.stdin], [], [], interval)[0]:
+    peak = max(peak, sum(size for key, size in files().items() if key not in before))
+    samples += 1
+print(json.dumps({"peak_bytes": peak, "samples": samples}), flush=True)
+"""
+
+
+class DiskWatch:
+    """The most bytes a process (this one by default: a server run in it by ``BackgroundServer``) holds in files it
+    opened after the watch began: any regular file, named, deleted or anonymous, read from ``/proc/PID/fd`` by a
+    helper process every ``interval_s`` (a thread here would wait for the GIL behind the server it watches).
+    ``with DiskWatch() as watch: ...`` then ``watch.peak_bytes``, ``watch.samples``."""
+
+    def __init__(self, pid: int | None = None, interval_s: float = 0.0005) -> None:
+        self.pid, self.interval_s = pid or os.getpid(), interval_s
+        self.peak_bytes = self.samples = 0
+        self._proc = None
+
+    def __enter__(self) -> DiskWatch:
+        import subprocess
+        import sys
+
+        self._proc = subprocess.Popen([sys.executable, "-c", _WATCH, str(self.pid), str(self.interval_s)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if self._proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("the disk watch did not start")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        out, _ = self._proc.communicate("stop\n", timeout=30)
+        result = json.loads(out.strip().splitlines()[-1])
+        self.peak_bytes, self.samples = result["peak_bytes"], result["samples"]
+
+
+def chunked_upload(url: str, total_bytes: int, chunk_bytes: int = 16 << 10, headers: dict | None = None,
+                   pause_s: float = 0.001) -> dict:
+    """POST ``total_bytes`` of PDF-looking bytes as one multipart file with ``Transfer-Encoding: chunked`` (no
+    Content-Length, as a script or proxy may send it), over a raw socket, stopping as soon as the server answers.
+    Returns the status, the JSON body (or text), and how many file bytes were sent before the answer came."""
+    import select
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(url)
+    boundary = "evidex-chunked-probe"
+    part_head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.pdf\"\r\n"
+                 "Content-Type: application/pdf\r\n\r\n").encode()
+    lines = [f"POST {where.path or '/'} HTTP/1.1", f"Host: {where.netloc}", "X-Evidex-Request: 1",
+             f"Content-Type: multipart/form-data; boundary={boundary}", "Transfer-Encoding: chunked"]
+    lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+    sock = socket.create_connection((where.hostname, where.port), timeout=30)
+    sent = 0
+    try:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+
+        def send(data: bytes) -> None:
+            sock.sendall(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+        send(part_head)
+        block = b"%PDF-1.7\n" + b"0" * (chunk_bytes - 9)
+        answered = False
+        try:
+            while sent < total_bytes:
+                if select.select([sock], [], [], 0)[0]:
+                    answered = True
+                    break
+                piece = block[:min(chunk_bytes, total_bytes - sent)]
+                send(piece)
+                sent += len(piece)
+                if pause_s:
+                    select.select([sock], [], [], pause_s)
+            if not answered:
+                send(f"\r\n--{boundary}--\r\n".encode())
+                sock.sendall(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed; its answer is read below
+        raw = b""
+        try:
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                raw += data
+                head, _, body = raw.partition(b"\r\n\r\n")
+                length = next((int(h.split(b":")[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")), None)
+                if length is not None and len(body) >= length:
+                    break
+        except (ConnectionResetError, socket.timeout):
+            pass
+    finally:
+        sock.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status = int(head.split(b" ")[1]) if head.startswith(b"HTTP/") else None
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        parsed = body.decode("utf-8", "replace")[:500]
+    return {"status": status, "body": parsed, "sent_bytes": sent,
+            "headers": {k.strip().lower(): v.strip() for k, _, v in (h.decode("latin-1").partition(":")
+                                                                     for h in head.split(b"\r\n")[1:])}}
+
+
 def chromium() -> str | None:
     return next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).is_file()), None)
 
