@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from evidex.graphs.web.errors import public
 from evidex.tools.safe_text import visible_controls
 
 OBSERVATION_CHARS = 1500  # the raw view behind a step's line; the trace viewer has every observation in full
@@ -35,8 +36,11 @@ Titles = Callable[[], dict[str, str]]  # pdf_id -> title
 
 
 def preview(text: Any, limit: int = OBSERVATION_CHARS) -> str:
-    """Hidden characters made visible, runs of blank lines folded, cut with a note."""
+    """Hidden characters made visible, runs of blank lines folded, cut with a note; a tool's error without the
+    server's folders (``errors.public``)."""
     text = visible_controls(text if isinstance(text, str) else json.dumps(text, default=str))
+    if text.startswith(("[Error]", "[TimeoutError]")):
+        text = public(text)
     text = re.sub(r"[ \t]+", " ", re.sub(r"\n\s*\n+", "\n", text)).strip()
     return text if len(text) <= limit else f"{text[:limit]}… [{len(text) - limit:,} more characters]"
 
