@@ -10,10 +10,10 @@ Which tasks exist, and loading a config by name, are in :mod:`graphs.tasks`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 # Shipped configs. In the checkout this is the repository's configs/; installed, the same files are package data
 # beside the code (evidex/configs). EVIDEX_CONFIG_DIR still points elsewhere for a user's own tree.
@@ -22,6 +22,19 @@ PACKAGED_CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 class ConfigError(ValueError):
     """A config file or override is invalid; the message says where and what is allowed."""
+
+
+def _known_prompt(name: str) -> str:
+    """A prompt chosen by name: a file of the prompt folder, never a path."""
+    from evidex.agents.prompts import prompt_names
+
+    known = prompt_names()
+    if name not in known:
+        raise ValueError(f"no prompt named {name!r} (known: {', '.join(sorted(known))})")
+    return name
+
+
+PromptName = Annotated[str, AfterValidator(_known_prompt)]
 
 
 class Strict(BaseModel):
@@ -49,6 +62,16 @@ class ModelConfig(Strict):
                                   "prompts of finished requests so a later request with the same start can skip "
                                   "them (spec local; xllamacpp's own default is 8192, which grows by ~60 MB per "
                                   "claim item). The slot's own cache still serves the shared system prompt at 0.")
+    _client_endpoint: bool = PrivateAttr(default=False)
+
+    @property
+    def client_endpoint(self) -> bool:
+        """Whether a run (not the operator's config) chose ``base_url``: the model then gets no API key from the
+        environment (graphs.settings)."""
+        return self._client_endpoint
+
+    def mark_client_endpoint(self) -> None:
+        self._client_endpoint = True
 
 
 class DatasetConfig(Strict):

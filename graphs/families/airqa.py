@@ -17,4 +17,5 @@ FAMILY = register_family(TaskFamily(
     lower_is_better=qa.LOWER_IS_BETTER,
     grounded_answers=qa.grounded_answers,
     item_tags=qa.item_tags,
+    run_settings=qa.RUN_SETTINGS,
 ))

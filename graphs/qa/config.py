@@ -18,7 +18,8 @@ Method = Literal["neusym", "iterative_rag", "question_only", "title_abstract", "
 
 
 class StoreConfig(Strict):
-    db: str | None = Field(None, description="store name under <cache>/stores (made with python -m tools.ingest)")
+    db: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+                           description="store name under <cache>/stores (made with python -m tools.ingest)")
     store_dir: str | None = Field(None, description="a store folder instead of a name")
 
 
@@ -82,7 +83,7 @@ class AgentSettings(AnswerSettings):
 
     actions: tuple[ActionName, ...] = Field(ALL_ACTIONS, description="neusym: the actions the agent may take "
                                                                      "(answer is always allowed)")
-    max_turns: int = Field(20, ge=1, le=100)
+    max_turns: int = Field(20, ge=1, le=100, description="neusym: the most turns (actions) the agent may take")
     answer_on_last_turn: bool = Field(True, description="neusym: the last turn may only answer; false = an explicit "
                                                         "no-answer when the turns run out")
     warm_start: WarmStart = Field("off", description="neusym: look up before the first turn and show it as the "

@@ -6,12 +6,17 @@ from __future__ import annotations
 import json
 import threading
 
+from evidex.agents.lazy_model import LazyChatModel
 from evidex.graphs.config import ConfigError
 from evidex.graphs.qa.config import QATaskConfig
 from evidex.graphs.registry import Resources
 from evidex.tools.qa import PaperQuestion, QAItem, QAPrediction
 from evidex.tools.runfolder import GroundedAnswer
 
+# What a run of a question-answering graph may change (graphs/settings.py): which store (by name, among the
+# operator's stores) and how the method reads and answers. The method itself, the model and the judge are the
+# operator's.
+RUN_SETTINGS = ("store.db", "qa.*", "!qa.method")
 QA_COLUMNS = ("score", "answered", "citations_valid", "turns", "needs_judge", "eval_error")
 LOWER_IS_BETTER = frozenset({"turns", "eval_error"})
 
@@ -54,7 +59,8 @@ def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):
             tools.query("SELECT 1")
         except StoreError as exc:
             raise ConfigError(f"store: {exc}") from None
-    llm = res.llm or (_LazyModel(cfg) if res.defer_model else _model(cfg))
+    llm = res.llm or (LazyChatModel(factory=lambda: _model(cfg), label=cfg.model.spec) if res.defer_model
+                      else _model(cfg))
     if qa.method in ("neusym", "iterative_rag"):
         iterative = qa.method == "iterative_rag"
         values = _shared(qa, NeuSymSettings)
@@ -78,19 +84,7 @@ def _model(cfg: QATaskConfig):
     m = cfg.model
     return make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens, base_url=m.base_url,
                            n_ctx=m.n_ctx, threads=m.threads, timeout_s=m.timeout_s,
-                           prompt_cache_mib=m.prompt_cache_mib)
-
-
-class _LazyModel:
-    """Stands in for the chat model in a graph built only to be shown; built on first use if it ever runs."""
-
-    def __init__(self, cfg: QATaskConfig):
-        self._cfg, self._llm = cfg, None
-
-    def __getattr__(self, name):
-        if self._llm is None:
-            self._llm = _model(self._cfg)
-        return getattr(self._llm, name)
+                           prompt_cache_mib=m.prompt_cache_mib, send_api_key=not m.client_endpoint)
 
 
 _JUDGES: dict[str, object] = {}

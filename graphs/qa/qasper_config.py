@@ -9,15 +9,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidex.graphs.config import Strict
+from evidex.graphs.config import PromptName, Strict
 from evidex.graphs.qa.config import QATaskConfig
 
 
 class QasperSettings(Strict):
-    answer_prompt: str = Field("qasper_answer_format",
+    answer_prompt: PromptName = Field("qasper_answer_format",
                                description="prompt (prompts/<name>.txt) given to the QA graph as the answer format: "
                                            "short spans joined with ', ', Yes/No, or Unanswerable")
-    boolean_prompt: str | None = Field(
+    boolean_prompt: PromptName | None = Field(
         "qasper_boolean_format", description="answer format (prompts/<name>.txt) for a question that asks whether "
         "something holds (tools.qasper_answer.is_boolean_question); it names 'yes or no', so the answer is a "
         "boolean under the grammar and comes out exactly Yes or No. null = answer_prompt for every question")
@@ -26,7 +26,7 @@ class QasperSettings(Strict):
                              "question that does not ask whether, an echo of the question or of the answer format): "
                              "retry = ask once more with retry_prompt, then as unanswerable; unanswerable = it "
                              "becomes 'Unanswerable' (the only reference it can match); keep = as given")
-    retry_prompt: str = Field("qasper_retry_format",
+    retry_prompt: PromptName = Field("qasper_retry_format",
                               description="answer format (prompts/<name>.txt) of the second try (non_answers: retry)")
     min_answer_support: float = Field(
         0.5, ge=0.0, le=1.0,
