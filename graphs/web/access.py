@@ -2,12 +2,13 @@
 
 * Bound to loopback (the default), the page needs no key, but the ``Host`` header must name loopback too, so a web
   page elsewhere cannot reach the server by pointing its own domain at 127.0.0.1 (DNS rebinding).
-* Bound elsewhere, every API call needs the access key (at least 16 characters): the page asks for it once (or
-  reads it from the URL's ``#key=`` fragment, which browsers never send) and trades it for an HttpOnly session
-  cookie; scripts may send it as ``X-Evidex-Key``. The key is never logged and never appears in a URL the server
-  sees; it is compared in constant time (``hmac.compare_digest`` of digests, so not even its length leaks).
-* Wrong keys are throttled (:class:`LoginThrottle`): a few per client address and a few more over all clients per
-  minute, counted before the key is checked so that guesses sent in parallel wait their turn like the rest.
+* Bound elsewhere, every API call needs the access key (at least 16 characters, the rule of all evidex servers:
+  ``tools.server_keys``): the page asks for it once (or reads it from the URL's ``#key=`` fragment, which
+  browsers never send) and trades it for an HttpOnly session cookie; scripts may send it as ``X-Evidex-Key``. The
+  key is never logged and never appears in a URL the server sees; it is compared in constant time
+  (``hmac.compare_digest`` of digests, so not even its length leaks).
+* Wrong keys are throttled (:class:`LoginThrottle`) per client address and over all clients, counted before the
+  key is checked so that guesses sent in parallel get no more checks than guesses sent one by one.
 * Calls that change something (ask, stop, upload, sign in) must carry ``X-Evidex-Request: 1`` and, when the
   browser says where they come from (``Origin``), come from this page: a form on another site cannot send them.
 * Every response gets a strict Content-Security-Policy (only the package's own scripts and styles, nothing
@@ -31,7 +32,6 @@ from evidex.tools.loopback import is_loopback
 KEY_ENV = "EVIDEX_WEB_KEY"
 SESSION_COOKIE = "evidex_session"
 KEY_HEADER = "x-evidex-key"
-MIN_KEY_CHARS = 16
 REQUEST_HEADER = "x-evidex-request"
 OPEN_PATHS = ("/", "/favicon.ico", "/api/access", "/api/login")  # the page itself and signing in
 OPEN_PREFIXES = ("/static/",)
@@ -52,11 +52,10 @@ def _host_name(host_header: str) -> str:
 
 
 def check_key(key: str, source: str = KEY_ENV) -> str:
-    """The key as given, or ValueError (one line) when it is too short to resist guessing."""
-    if len(key) < MIN_KEY_CHARS:
-        raise ValueError(f"{source} is {len(key)} characters long; use at least {MIN_KEY_CHARS}, e.g. "
-                         "python -c \"import secrets; print(secrets.token_urlsafe(24))\"")
-    return key
+    """The key, or ValueError (one line) when it is shorter than ``tools.server_keys.MIN_KEY_CHARS``."""
+    from evidex.tools.server_keys import check_key as check_server_key
+
+    return check_server_key(key, source)
 
 
 def _digest(text: str) -> bytes:
@@ -92,7 +91,10 @@ class LoginThrottle:
 
     ``begin(client)`` reserves a try before the key is checked (None), or says how many seconds to wait; ``end``
     records the outcome. A reserved try counts like a failure until it ends, so twenty guesses sent at once get
-    ``per_client`` checks, not twenty. A right key clears its client's failures."""
+    ``per_client`` checks, not twenty. Past ``per_client`` wrong keys a client waits until its oldest one is a
+    window old. Past ``overall`` wrong keys from anyone, every client that has guessed wrong waits too, so guesses
+    spread over many addresses get one try each, while a client that has not (the owner, arriving) is still
+    checked: many guessers cannot lock everyone out. A right key clears its client's failures."""
 
     def __init__(self, per_client: int = 5, overall: int = 20, window_s: float = 60.0,
                  clock: Callable[[], float] = time.monotonic, max_clients: int = 10_000) -> None:
@@ -113,7 +115,7 @@ class LoginThrottle:
                 times.popleft()
             if not times:
                 del self._failed[client]
-        while len(self._failed) > self.max_clients:  # an address flood: forget the oldest (the global cap holds)
+        while len(self._failed) > self.max_clients:  # an address flood: forget the oldest (the overall count holds)
             del self._failed[next(iter(self._failed))]
 
     def begin(self, client: str) -> float | None:
@@ -121,13 +123,13 @@ class LoginThrottle:
             now = self.clock()
             self._prune(now)
             mine = self._failed.get(client, deque())
-            waits = []
-            if len(mine) + self._pending.get(client, 0) >= self.per_client:
-                waits.append(mine[0] + self.window_s - now if mine else 1.0)
-            if len(self._all) + sum(self._pending.values()) >= self.overall:
-                waits.append(self._all[0] + self.window_s - now if self._all else 1.0)
-            if waits:
-                return max(1.0, max(waits))
+            tried = len(mine) + self._pending.get(client, 0)
+            own_wait = mine[0] + self.window_s - now if mine else 1.0
+            if tried >= self.per_client:
+                return max(1.0, own_wait)
+            if tried and len(self._all) + sum(self._pending.values()) >= self.overall:
+                overall_wait = self._all[0] + self.window_s - now if self._all else 1.0
+                return max(1.0, min(own_wait, overall_wait))
             self._pending[client] = self._pending.get(client, 0) + 1
             return None
 

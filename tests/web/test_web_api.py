@@ -337,7 +337,7 @@ def test_the_command_line(web_store, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("EVIDEX_WEB_KEY", "too-short")  # refused at start, in one line, before anything is made
     assert main(["--store-dir", str(tmp_path / "never"), "--new", "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "EVIDEX_WEB_KEY is 9 characters long; use at least 16" in err
+    assert err.count("\n") == 1 and "the API key from EVIDEX_WEB_KEY has 9 characters; use at least 16" in err
     assert "too-short" not in err and not (tmp_path / "never").exists()
 
     served = {}

@@ -223,14 +223,19 @@ def test_login_throttle_counts_per_client_and_overall():
 
     now = [1000.0]
     t = LoginThrottle(per_client=3, overall=5, window_s=60, clock=lambda: now[0])
-    assert [t.check("a", lambda: False) for _ in range(4)][:3] == [False] * 3
+    assert [t.check("a", lambda: False) for _ in range(4)] == [False, False, False, 60.0]
     assert t.check("a", lambda: True) == 60.0  # held back, even with the right key
-    assert [t.check("b", lambda: False), t.check("b", lambda: False)] == [False, False]
-    assert t.check("c", lambda: True) == 60.0  # five failures over all clients: everyone waits
-    now[0] += 61
-    assert t.check("c", lambda: True) is True and t.check("a", lambda: False) is False
-    assert t.check("a", lambda: True) is True and len(t._failed.get("a", [])) == 0  # a right key clears its client
-    tries = [t.begin("d") for _ in range(4)]  # tries in flight count before they end
+    assert t.check("b", lambda: False) is False
+    now[0] += 10
+    assert t.check("b", lambda: False) is False  # five wrong keys in all now
+    assert t.check("b", lambda: False) == 50.0  # past the overall count, a client that guessed wrong waits
+    assert t.check("c", lambda: True) is True  # one that has not is still checked: the owner gets in
+    assert t.check("d", lambda: False) is False and t.check("d", lambda: False) == 50.0  # new guessers: one try each
+    now[0] += 51
+    assert t.check("a", lambda: False) is False  # a's failures aged out
+    assert t.check("a", lambda: True) is True and "a" not in t._failed  # a right key clears its client
+    fresh = LoginThrottle(per_client=3, overall=5, window_s=60, clock=lambda: now[0])
+    tries = [fresh.begin("e") for _ in range(4)]  # tries in flight count before they end
     assert tries[:3] == [None, None, None] and tries[3] is not None
 
     access = Access(key="k" * 16, loopback=False)
