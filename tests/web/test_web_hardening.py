@@ -57,7 +57,7 @@ def test_a_chunked_upload_past_the_limit_is_stopped_at_the_limit(make_app, store
     assert result["status"] == 413 and "larger than 1 MB" in result["body"]["error"]
     assert result["headers"].get("connection") == "close"  # the rest of the body is not read
     assert 1 << 20 <= result["sent_bytes"] < 8 << 20  # stopped near the limit, not after the 20 MB
-    assert 0 < watch.peak_bytes <= 2 << 20 and watch.samples > 20
+    assert 0 < watch.peak_bytes <= 2 << 20  # > 0: the watch saw the part being written
     assert list((store_copy / "uploads").iterdir()) == []  # the part is gone
 
 
