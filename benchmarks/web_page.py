@@ -181,6 +181,7 @@ def ask_one(page, q: dict, timeout_s: float) -> dict:
     page.check(f'#papers li[data-pdf-id="{q["anchor_pdf"][0]}"] input')
     page.fill("#question", q["question"])
     page.fill("#answer-format", q["answer_format"])
+    seen = page.evaluate("window.evidexView.seq")
     page.click("#ask")
     page.wait_for_function("() => !document.getElementById('ask').disabled && "
                            "window.evidexTimings.answerMs !== undefined", timeout=timeout_s * 1000)
@@ -191,8 +192,7 @@ def ask_one(page, q: dict, timeout_s: float) -> dict:
     sources = page.locator("#sources button:not([disabled])")
     shown = []
     if sources.count():  # the first source opens by itself; wait for it, then click each
-        page.wait_for_function("() => window.evidexView.seq > 0 && window.evidexView.auto !== undefined",
-                               timeout=30_000)
+        page.wait_for_function(f"() => window.evidexView.seq > {seen}", timeout=30_000)
     for n in range(min(sources.count(), 3)):
         seq = page.evaluate("window.evidexView.seq")
         sources.nth(n).click()
