@@ -193,9 +193,12 @@ def _create_app(options: WebOptions, paths, claim, llm, embeddings) -> Starlette
         except ValueError:
             return _error(400, "page must be a page number")
         pdf_id = check_pdf_id(q.get("pdf_id", ""))
-        path, _ = await read(pdf_file, tools, pdf_id)
+
+        def lines_of(number: int):  # the page's text lines, from its PDF (a PDF that moved: the passage without)
+            return renderer.lines(pdf_file(tools, pdf_id)[0], number)
+
         found = await read(passage, tools, pdf_id, page, q.get("source", "")[:200], q.get("answer", "")[:2000],
-                           q.get("question", "")[:4000], lambda number: renderer.lines(path, number))
+                           q.get("question", "")[:4000], lines_of)
         return JSONResponse(found.model_dump())
 
     async def page_image(request: Request) -> Response:

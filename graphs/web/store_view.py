@@ -240,8 +240,8 @@ def passage(tools: StoreTools, pdf_id: str, page_number: int, source: str = "", 
     if lines_of is not None and kind != "metadata":
         try:
             lines = lines_of(page_number)
-        except Exception as exc:  # noqa: BLE001 - without its lines the page is still shown, with the region only
-            log.warning("text lines of %s page %s: %s", pdf_id, page_number, exc)
+        except Exception as exc:  # noqa: BLE001 - without its lines the passage is still shown, with the region only
+            log.info("text lines of %s page %s: %s", pdf_id, page_number, exc)
     focus = focus_lines(lines, answer, question, region) if lines else []
     if focus:
         # in a table (cited, or the one the lines fall in), the answer's whole row rather than its one cell

@@ -437,3 +437,21 @@ def test_store_gate_lets_readers_share_and_writers_wait():
     assert order == ["write"]
     with gate.reading(timeout=0.05):
         pass
+
+
+def test_a_paper_whose_pdf_moved_still_shows_its_passages(make_app, store_copy, tmp_path):
+    from pdfgen_helpers import make_paper_pdf
+
+    app, _ = make_app()
+    pdf = make_paper_pdf(tmp_path / "moving.pdf", "A Paper Whose File Will Move", seed=9)
+    with client_for(app) as client:
+        wait_ready(client)
+        up = client.post("/api/upload", files={"file": ("moving.pdf", pdf.read_bytes(), "application/pdf")},
+                         headers=ASK_HEADERS).json()
+        assert up["status"] == "ingested"
+        (store_copy / "uploads" / up["saved_as"]).unlink()
+        chunk = client.get("/api/passage", params={"pdf_id": up["paper_id"], "page": 2, "answer": ANSWER}).json()
+        assert chunk["page_number"] == 2 and chunk["focus"] is None and chunk["text"]  # its text, without lines
+        r = client.get(f"/api/pages/{up['paper_id']}/2.png")
+        assert r.status_code == 404 and "is no longer at moving.pdf" in r.json()["error"]
+        assert str(store_copy) not in r.text
