@@ -324,7 +324,7 @@
     const answer = $("answer");
     show(answer, true);
     if (view.status === "answered") {
-      answer.className = "answer";
+      answer.className = "answer" + (view.answer.length <= 60 && !view.answer.includes("\n") ? " short" : "");
       textBlocks(answer, view.answer);
     } else if (view.status === "no_answer") {
       answer.className = "answer none";
