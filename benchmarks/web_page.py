@@ -103,6 +103,11 @@ def chunked_upload(url: str, total_bytes: int, chunk_bytes: int = 16 << 10, head
     import socket
     from urllib.parse import urlsplit
 
+    def readable(sock, timeout_s: float) -> bool:  # poll, not select: a test process may hold fds past 1024
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(timeout_s * 1000))
+
     where = urlsplit(url)
     boundary = "evidex-chunked-probe"
     part_head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.pdf\"\r\n"
@@ -123,14 +128,14 @@ def chunked_upload(url: str, total_bytes: int, chunk_bytes: int = 16 << 10, head
         answered = False
         try:
             while sent < total_bytes:
-                if select.select([sock], [], [], 0)[0]:
+                if readable(sock, 0):
                     answered = True
                     break
                 piece = block[:min(chunk_bytes, total_bytes - sent)]
                 send(piece)
                 sent += len(piece)
                 if pause_s:
-                    select.select([sock], [], [], pause_s)
+                    readable(sock, pause_s)
             if not answered:
                 send(f"\r\n--{boundary}--\r\n".encode())
                 sock.sendall(b"0\r\n\r\n")
