@@ -30,7 +30,8 @@ Contract of the callables (``cfg`` is an instance of ``config_model``):
   charts that ``report.md``, ``report.html`` and the console render; stored in ``metrics.json``);
 * ``run_settings``: the settings a run may change (``section.field`` or ``section.*``, ``!section.field`` to
   leave one out), shown as the graph's LangGraph ``context_schema`` (:mod:`graphs.settings`). Never a setting
-  that decides where models, data, files or endpoints come from.
+  that decides where models, data, files or endpoints come from. ``reads_run_settings``: the family's graphs read
+  them per run themselves (:func:`graphs.settings.config_of_run`), so one compiled graph serves every run.
 """
 from __future__ import annotations
 
@@ -122,6 +123,7 @@ class TaskFamily:
     finish_run: Callable[..., list[ReportSection]] = _no_finish
     config_dir: Path | None = None  # default: configs/<name>/ of the shipped configs
     run_settings: tuple[str, ...] = ()
+    reads_run_settings: bool = False
 
     @property
     def configs(self) -> Path:

@@ -198,5 +198,56 @@ def config_for_run(cfg: TaskConfig, overrides: Mapping[str, Any]) -> TaskConfig:
     return out
 
 
-__all__ = ["SERVER_ALLOW_ENV", "SettingRefused", "allowed_paths", "config_for_run", "context_model", "flatten",
+# -- inside a node: the run's config ----------------------------------------------------------------------
+def _run_values(model: type[TaskConfig]) -> Mapping[str, Any]:
+    """The settings the current run asks for: its LangGraph context (what a client set, defaults aside), else the
+    keys of its configurable that name a section of the config (an app's own configurable keys are its business;
+    the server's factory refuses unknown keys before a run starts); {} outside a run."""
+    try:
+        from langgraph.config import get_config
+        from langgraph.runtime import get_runtime
+
+        runtime = get_runtime()
+        config = get_config()
+    except (RuntimeError, KeyError, LookupError):
+        return {}
+    context = getattr(runtime, "context", None)
+    if isinstance(context, BaseModel):
+        values = context.model_dump(exclude_unset=True)
+    elif isinstance(context, Mapping):
+        values = dict(context)
+    else:
+        values = {}
+    if values:
+        return values
+    sections = set(_section_models(model))
+    return {k: v for k, v in ((config or {}).get("configurable") or {}).items()
+            if isinstance(k, str) and k.split(".", 1)[0] in sections}
+
+
+_RUN_CACHE: dict[tuple[int, str], TaskConfig] = {}
+
+
+def config_of_run(cfg: TaskConfig) -> TaskConfig:
+    """``cfg`` (the operator's config the graph was built from) with the current run's allowed settings applied:
+    what a node reads its settings from, so one compiled graph serves runs that change them. Unknown or
+    operator-only keys raise :class:`SettingRefused`."""
+    from evidex.graphs.registry import get_family
+
+    values = _run_values(type(cfg))
+    if not values:
+        return cfg
+    patterns = (*get_family(cfg.family).run_settings, *operator_allowed())
+    overrides = run_overrides(values, type(cfg), patterns, source=f"{cfg.task} run")
+    if not overrides:
+        return cfg
+    key = (id(cfg), json.dumps(overrides, sort_keys=True, default=str))
+    if key not in _RUN_CACHE:
+        if len(_RUN_CACHE) > 256:
+            _RUN_CACHE.clear()
+        _RUN_CACHE[key] = config_for_run(cfg, overrides)
+    return _RUN_CACHE[key]
+
+
+__all__ = ["SERVER_ALLOW_ENV", "SettingRefused", "allowed_paths", "config_for_run", "config_of_run", "context_model", "flatten",
            "is_allowed", "is_server_key", "operator_allowed", "run_overrides", "setting_paths"]

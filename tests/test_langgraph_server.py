@@ -254,8 +254,9 @@ def test_langgraph_server_refuses_client_chosen_models_files_and_unknown_keys(tm
 
 ROUTES = [("GET", "/assistants/search", None), ("POST", "/assistants/search", {}), ("POST", "/threads", {}),
           ("POST", "/threads/search", {}), ("POST", "/runs/wait", {"assistant_id": "mixed", "input": {}}),
-          ("GET", "/info", None), ("GET", "/docs", None), ("GET", "/openapi.json", None),
-          ("POST", "/store/items/search", {})]
+          ("GET", "/info", None), ("GET", "/docs", None), ("GET", "/openapi.json", None), ("GET", "/metrics", None),
+          ("POST", "/store/items/search", {}), ("GET", "/ui/mixed", None), ("POST", "/mcp", {}),
+          ("POST", "/a2a/mixed", {})]
 
 
 def _call(url: str, method: str, path: str, body, headers: dict[str, str]) -> int:
@@ -307,6 +308,8 @@ async def exercise_keyed_server(url: str, replies: Path, listener_url: str) -> d
         out["wrong_key"][path + method] = _call(url, method, path, body,
                                                 {"Authorization": "Bearer not-the-key-0123456789"})
     out["after_guessing"] = _call(url, "POST", "/assistants/search", {}, {"Authorization": f"Bearer {SERVER_KEY}"})
+    with urllib.request.urlopen(f"{url}/ok", timeout=10) as resp:  # noqa: S310 - loopback
+        out["ok"] = json.loads(resp.read())
     return out
 
 
@@ -326,8 +329,10 @@ def test_langgraph_server_needs_its_key_on_every_route(tmp_path, kit, listener):
     text = log.read_text()
     assert "BlockingError" not in text and "Blocking call" not in text, text[-3000:]
     for kind in ("no_key", "studio_scheme", "wrong_key"):
-        open_routes = {route: code for route, code in out[kind].items() if code not in (401, 403)}
+        # refused, or not served at all (langgraph.json: http.disable_meta/ui/mcp/a2a; /ok alone says {"ok": true})
+        open_routes = {route: code for route, code in out[kind].items() if code not in (401, 403, 404, 405)}
         assert open_routes == {}, (kind, open_routes)
+    assert out["ok"] == {"ok": True}  # the health check, and nothing else, without the key
     assert out["after_guessing"] == 401  # 9 wrong keys in a minute: this client is shut out for a while
     assert out["graphs"][:2] == ["airqa", "assignment"]
     assert {"judge_given", "write", "finalize"} <= set(out["stream_nodes"])

@@ -26,5 +26,6 @@ FAMILY = register_family(TaskFamily(
     finish_run=qasper.finish_run,
     # the QA settings, and the answer contract (prompts chosen by name); which ingestion config builds the store
     # is the operator's
+    reads_run_settings=True,
     run_settings=(*RUN_SETTINGS, "qasper.*", "!qasper.ingest_config"),
 ))

@@ -102,10 +102,10 @@ def create_app(options: WebOptions, *, llm=None, embeddings=None) -> Starlette:
 
 
 def _create_app(options: WebOptions, paths, claim, llm, embeddings) -> Starlette:
-    from evidex.graphs.qa.store_tools import StoreTools
+    from evidex.tools.paperstore import PaperStore
 
     store_dir = None if options.db else str(paths.root)
-    tools = StoreTools(options.db, store_dir)
+    tools = PaperStore(options.db, store_dir)
     gate = StoreGate()
     history = History(paths.root / "web")
     store_overrides = [f"store.db={options.db}"] if options.db else [f"store.store_dir={paths.root}"]

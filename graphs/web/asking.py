@@ -181,10 +181,10 @@ class Asker:
         starts with the first question, not here: a page opened only to read or upload does not load it."""
         try:
             with self.gate.reading(timeout=60):
-                self.tools.schema()
+                self.tools.schema_text()
                 for mode in ("hybrid", "bm25"):
                     try:
-                        self.tools.search_hits("warm up", "chunks", "text_content", None, 1, mode)
+                        self.tools.search("warm up", k=1, mode=mode)
                         break
                     except Exception:  # noqa: BLE001 - an empty store or no embedder: the question reports it
                         continue
@@ -295,7 +295,7 @@ class Asker:
         from evidex.tools.qa import QAPrediction
 
         tracer = RunTreeTracer(self.history.traces, run.id)
-        tracker = StepTracker(labels=lambda sources: source_labels(self.tools, sources), titles=self.tools.title_by_id)
+        tracker = StepTracker(labels=lambda sources: source_labels(self.tools, sources), titles=self.tools.titles)
         prediction = None
         stream = graph.stream({"input": question}, stream_mode="updates",
                               config={"callbacks": [tracer, StopWhenAsked(run.stop_requested)], "run_name": cfg.name})

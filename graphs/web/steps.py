@@ -31,7 +31,7 @@ _KIND_WORDS = {"chunks": ("passage", "passages"), "pages": ("page", "pages"), "s
 _ROWS_SHOWN = re.compile(r"(?:In total, |only )(\d+) rows are displayed")
 
 # What the summaries may ask of the store: the title of a paper, the label of a cited row ("Table 2").
-Labels = Callable[[list[str]], dict[str, str]]  # sources ("tables.<id>") -> label
+Labels = Callable[[list[tuple[str, str]]], dict[str, str]]  # (source "tables.<id>", paper id) -> label
 Titles = Callable[[], dict[str, str]]  # pdf_id -> title
 
 
@@ -99,8 +99,8 @@ def describe_found(found: list[Found], labels: Labels | None = None, titles: Tit
     by_kind: dict[str, list[Found]] = {}
     for f in found:
         by_kind.setdefault(f.source.partition(".")[0] or "pages", []).append(f)
-    named = labels([f.source for f in found if f.source.partition(".")[0] in ("tables", "images", "equations",
-                                                                                  "sections")]) if labels else {}
+    named = labels([(f.source, f.pdf_id) for f in found if f.source.partition(".")[0] in
+                    ("tables", "images", "equations")]) if labels else {}
     parts = []
     for kind in ("tables", "images", "equations", "sections", "chunks", "pages", "reference", "metadata"):
         rows = by_kind.pop(kind, [])
@@ -215,13 +215,16 @@ def summarize(action: dict[str, Any], observation: str | None, found: list[Found
 
 # -- events ----------------------------------------------------------------------------------------------------
 def _found_of(rows: Iterable[Any]) -> list[Found]:
-    """Typed cited pages (``tools.qa.CitedPage``) as found rows."""
+    """Typed rows as found rows: cited pages (``tools.qa.CitedPage``) or the QA core's store items."""
     out = []
     for row in rows:
-        page = row[1] if isinstance(row, tuple) else row
-        if hasattr(page, "pdf_id"):
-            out.append(Found(str(getattr(page, "source", "") or f"pages.{page.pdf_id}"), str(page.pdf_id),
-                             int(page.page_number)))
+        item = row[1] if isinstance(row, tuple) else row
+        if hasattr(item, "pdf_id") and hasattr(item, "page_number"):
+            out.append(Found(str(getattr(item, "source", "") or f"pages.{item.pdf_id}"), str(item.pdf_id),
+                             int(item.page_number)))
+        elif hasattr(item, "paper_id") and hasattr(item, "page"):
+            source = getattr(item, "source", "") or f"pages.{item.paper_id}"
+            out.append(Found(str(source), str(item.paper_id), int(item.page or 0)))
     return out
 
 
@@ -234,6 +237,7 @@ class StepTracker:
     titles: Titles | None = None
     n: int = 0
     waiting: tuple[int, dict[str, Any]] | None = None
+    answered: bool = False
     _steps: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def _next(self) -> int:
@@ -256,10 +260,36 @@ class StepTracker:
                 "detail": action_detail(action) if detail is None else detail,
                 "observation": preview(observation) if observation is not None else None}
 
+    def _typed(self, node: str, step: Any, n: int | None = None, event: str = "step") -> dict[str, Any]:
+        """A typed step of the QA core (``agents.neusym_steps.Step``): its action as a dict, what it found."""
+        from evidex.agents.neusym_steps import observation_text
+
+        action = step.action.model_dump() if hasattr(step.action, "model_dump") else dict(step.action)
+        o = step.observation
+        text = observation_text(o)
+        found = _found_of(o.context.items) if o.kind in ("probe", "search") and not o.failed else None
+        if o.kind == "sql" and o.rows is not None and not o.failed:
+            count = len(o.rows.rows)
+            first = json.dumps(dict(zip(o.rows.columns, o.rows.rows[0])), ensure_ascii=False, default=str) \
+                if count == 1 else ""
+            text = f"{first}\nIn total, {count} rows are displayed." if first else \
+                (f"In total, {count} rows are displayed." if count else "[Warning]: no rows")
+            raw = observation_text(o)
+        else:
+            raw = text
+        summary = self._summary(action, text, found)
+        if event == "observation":
+            return {"type": "observation", "n": n, "observation": preview(raw), "summary": summary}
+        return self._step(node, action, raw, found=found, summary=summary, n=n)
+
     def events(self, node: str, update: Any) -> list[dict[str, Any]]:
         update = update if isinstance(update, dict) else {}
-        if node == "warm_start" and update.get("steps"):
-            shown, observation = update["steps"][-1]
+        steps = update.get("steps") or []
+        last = steps[-1] if steps else None
+        if node in ("probe", "warm_start") and last is not None:
+            if not isinstance(last, tuple):
+                return [self._typed(node, last)]
+            shown, observation = last
             action = _parse(shown)
             found = _found_of(update.get("warm_rows") or []) if action.get("action") == "probe" else None
             return [self._step(node, action, observation, found=found)]
@@ -269,13 +299,15 @@ class StepTracker:
                 return [self._step(node, {"action": "early answer"}, None, summary="The look-up does not hold the "
                                    "answer by itself: the agent's turns begin",
                                    detail="the look-up does not hold the answer: the agent's turns begin")]
-            text = one_line(getattr(answer, "answer", ""), 120)
+            self.answered = True
+            text = one_line(_answer_value(answer), 120)
             return [self._step(node, {"action": "early answer", "thought": str(getattr(answer, "thought", ""))}, None,
                                summary=f"Answered from the look-up: {_quote(text, 120)}",
-                               detail=one_line(f"found in the look-up: {getattr(answer, 'answer', '')}", DETAIL_CHARS))]
+                               detail=one_line(f"found in the look-up: {_answer_value(answer)}", DETAIL_CHARS))]
         if node == "decide":
             if update.get("pending"):
                 action = update["pending"]
+                action = action.model_dump() if hasattr(action, "model_dump") else action
                 n = self._next()
                 self.waiting = (n, action)
                 if action.get("action") == "invalid":
@@ -283,13 +315,17 @@ class StepTracker:
                                        detail=one_line(action.get("error", ""), DETAIL_CHARS))]
                 return [self._step(node, action, None, n=n)]
             if update.get("answer") is not None:
-                answer = update["answer"]
-                action = {"action": "answer", "thought": str(getattr(answer, "thought", "")),
-                          "answer": getattr(answer, "answer", ""), "citations": getattr(answer, "citations", None)}
-                return [self._step(node, action, None, detail=one_line(action["answer"], DETAIL_CHARS))]
+                return self._answered(node, update["answer"], update.get("cited"))
             return []
-        if node == "act" and update.get("steps"):
-            shown, observation = update["steps"][-1]
+        if node == "answer" and update.get("answer") is not None and not self.answered:
+            return self._answered(node, update["answer"], None)
+        if node == "act" and last is not None:
+            if not isinstance(last, tuple):
+                if self.waiting is None:
+                    return [self._typed(node, last)]
+                (n, _), self.waiting = self.waiting, None
+                return [self._typed(node, last, n=n, event="observation")]
+            shown, observation = last
             if self.waiting is None:
                 action = _parse(shown)
                 return [self._step(node, {**action, "action": "observation"}, observation,
@@ -298,12 +334,37 @@ class StepTracker:
             return [{"type": "observation", "n": n, "observation": preview(observation),
                      "summary": self._summary(action, observation)}]
         if node == "context":
+            context = update.get("context")
+            if context is not None and not isinstance(context, str):  # typed: the items the answer will read
+                from evidex.agents.qa.render import render_context
+
+                text = render_context(context, keys=True)
+                items = list(getattr(context, "items", []))
+                return [self._step(node, {"action": "context"}, text or "(no context: the question alone)",
+                                   found=_found_of(items), detail=f"{len(items)} item(s), {len(text):,} characters")]
             sources = update.get("sources") or []
-            context = update.get("context") or ""
+            context = context or ""
             return [self._step(node, {"action": "context"}, context if context else "(no context: the question alone)",
                                found=_found_of(sources),
                                detail=f"{len(sources)} source(s), {len(context):,} characters")]
         return []
+
+    def _answered(self, node: str, answer: Any, cited: Any) -> list[dict[str, Any]]:
+        self.answered = True
+        value = _answer_value(answer)
+        citations = cited if cited is not None else getattr(answer, "citations", None) or getattr(answer, "sources", None)
+        action = {"action": "answer", "thought": str(getattr(answer, "thought", "")), "answer": value,
+                  "citations": list(citations or [])}
+        return [self._step(node, action, None, detail=one_line(value, DETAIL_CHARS))]
+
+
+def _answer_value(answer: Any) -> str:
+    """The text of an answer: the QA core's ``Answer.value``, or an agent's ``answer`` field."""
+    for name in ("value", "answer"):
+        value = getattr(answer, name, None)
+        if value is not None:
+            return str(value)
+    return str(answer)
 
 
 def _parse(shown: str) -> dict[str, Any]:
