@@ -41,7 +41,7 @@ def fake_embeddings() -> FakeEmbeddings:
 
 @pytest.fixture(scope="session")
 def web_store(tmp_path_factory, fake_embeddings) -> WebStore:
-    from evidex.graphs.qa.store_tools import StoreTools
+    from evidex.tools.paperstore import PaperStore
     from evidex.tools.ingest import ingest
 
     pdfs = tmp_path_factory.mktemp("web_pdfs")
@@ -52,11 +52,11 @@ def web_store(tmp_path_factory, fake_embeddings) -> WebStore:
     assert not report.failed, report.failed
     by_title = {f.title: f.paper_id for f in report.files}
     paper_id = by_title["Synthetic Evidence Paper About Tables"]
-    tools = StoreTools(None, str(store))
-    chunk = tools.query("SELECT CAST(c.chunk_id AS VARCHAR) AS id, c.bounding_box AS box FROM chunks c "
+    tools = PaperStore(None, str(store))
+    chunk = tools.rows("SELECT CAST(c.chunk_id AS VARCHAR) AS id, c.bounding_box AS box FROM chunks c "
                         "JOIN pages p ON c.ref_page_id = p.page_id WHERE CAST(c.ref_paper_id AS VARCHAR) = ? "
                         "AND p.page_number = 2 ORDER BY c.ordinal LIMIT 1", [paper_id])[0]
-    table = tools.query("SELECT CAST(table_id AS VARCHAR) AS id FROM tables WHERE CAST(ref_paper_id AS VARCHAR) = ?",
+    table = tools.rows("SELECT CAST(table_id AS VARCHAR) AS id FROM tables WHERE CAST(ref_paper_id AS VARCHAR) = ?",
                         [paper_id])[0]
     return WebStore(store_dir=store, pdf_dir=pdfs, paper_id=paper_id,
                     other_id=by_title["A Second Synthetic Study of Pangolins"],

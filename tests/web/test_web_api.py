@@ -133,12 +133,11 @@ def test_cited_passages_name_their_region_focus_and_text(make_app, web_store):
         assert table["table"]["rows"] == [["System", "Accuracy", "F1"], ["Baseline", "61.2", "58.0"],
                                           ["Ours", "74.9", "71.3"]] and table["table"]["header_rows"] == 1
         assert table["focus_text"] == "Ours 74.9 71.3"
-        # a citation that names only its page: the lines the answer was read from, not the page (nor a chunk that
-        # covers most of it), and what holds them (here the table)
+        # a citation that names only its page: the lines the answer was read from (its table row), not the page
+        # (nor the chunk that covers most of it)
         page_only = passage(page=2, answer=ANSWER)
-        assert page_only["kind"] == "table" and page_only["box"] is None and "only the page" in page_only["note"]
+        assert page_only["kind"] == "chunk" and page_only["box"] is None and "only the page" in page_only["note"]
         assert page_only["focus_text"] == "Ours 74.9 71.3" and area(page_only["focus"]) < 0.01
-        assert page_only["table"]["rows"][2] == ["Ours", "74.9", "71.3"]
         prose = passage(page=2, answer="a dense retriever with a keyword index")
         assert prose["kind"] == "chunk" and prose["focus_text"].startswith("The method combines a dense retriever")
         assert area(prose["focus"]) < 0.03
@@ -213,7 +212,7 @@ def test_errors_come_back_as_messages(make_app):
         assert client.post("/api/ask", content=b"not json", headers=ASK_HEADERS).status_code == 400
         started = ask(client, "What is the title?", pdf_ids=[missing])
         events = events_of(client, started["events_url"])
-        assert events[-2]["type"] == "error" and missing in events[-2]["error"] and "tools.ingest" in events[-2]["error"]
+        assert events[-2]["type"] == "error" and missing in events[-2]["error"] and "ingest PDFS" in events[-2]["error"]
         assert client.get("/api/runs/web-20260101-000000-abcdef/events").status_code == 404
         assert client.get("/trace/../../etc/passwd").status_code == 404
         r = client.get("/api/nothing-here")
@@ -362,7 +361,7 @@ def test_step_events_from_langgraph_updates():
 
     titles = {"p1": "A Paper On Pangolins"}
     labels = {"tables.t2": "Table 2"}
-    t = StepTracker(labels=lambda sources: {s: labels[s] for s in sources if s in labels}, titles=lambda: titles)
+    t = StepTracker(labels=lambda sources: {s: labels[s] for s, _ in sources if s in labels}, titles=lambda: titles)
     (probe,) = t.events("warm_start", {
         "steps": [('{"action": "probe", "thought": "look up"}', "[tables.t2, p1 page 8] Table 2: ... " * 200)],
         "warm_rows": [("x", CitedPage(pdf_id="p1", page_number=8, source="tables.t2")),
