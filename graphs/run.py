@@ -105,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
                            prepare=False if args.skip_ingest else None, executor=executor,
                            ray_address=args.ray_address)
     except ConfigError as exc:
+        busy = _busy_store(exc)
+        if busy is not None:  # another process holds the store: not a config error
+            print(f"error: {busy}", file=sys.stderr)
+            return 1
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -114,6 +118,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return _print_summary(run_dir)
+
+
+def _busy_store(exc: BaseException):
+    """The StoreBusyError a config check met (families wrap store errors as config errors), if any."""
+    from evidex.tools.store import StoreBusyError
+
+    seen = exc
+    for _ in range(8):
+        if isinstance(seen, StoreBusyError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+        if seen is None:
+            return None
+    return None
 
 
 def _print_task_list() -> int:
