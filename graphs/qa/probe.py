@@ -15,8 +15,10 @@ from itertools import zip_longest
 from typing import TYPE_CHECKING
 
 from evidex.graphs.qa.scope import names_papers, paper_label, sql_marks
+from evidex.tools.degraded import search_degradations
 from evidex.tools.first_page import corresponding_authors
 from evidex.tools.qa import CitedPage, PaperQuestion
+from evidex.tools.store import StoreError
 from evidex.tools.table_records import table_records
 
 if TYPE_CHECKING:
@@ -191,8 +193,8 @@ def _interleave(*rankings: list) -> list:
 def _ranked(tools: StoreTools, q: PaperQuestion, query: str, limit: int, mode: str) -> list:
     try:
         return tools.question_hits(q, query, "chunks", "text_content", limit, mode)
-    except Exception:  # noqa: BLE001 - the probe is a head start; the agent's own searches report errors
-        return []
+    except (ValueError, StoreError):  # a request the store cannot serve; a lost part of the search is not hidden:
+        return []  # the search answers with the other part and reports it (tools/degraded.py)
 
 
 def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> list[Block]:
@@ -202,10 +204,14 @@ def _passages(tools: StoreTools, q: PaperQuestion, limit: int) -> list[Block]:
     the titles taken out; test, 8 passages: 46/56 -> 51/56)."""
     by_id = tools.title_by_id()
     query = without_titles(q.question, [by_id[i] for i in q.pdf_ids if i in by_id])[:500]
-    # keywords alone when the store's embedder cannot encode a query here (the hybrid ranking is then empty)
-    hits = _interleave(_ranked(tools, q, query, limit, "hybrid"), _ranked(tools, q, query, limit, "bm25"))[:limit]
+    with search_degradations() as lost:  # a part of the hybrid search that could not run is said, not hidden
+        hits = _interleave(_ranked(tools, q, query, limit, "hybrid"), _ranked(tools, q, query, limit, "bm25"))[:limit]
     titles = by_id if names_papers(q) else {}
-    return [_block("chunks", h.primary_key, h.pdf_id, h.page_number, h.text, titles.get(h.pdf_id)) for h in hits]
+    blocks = [_block("chunks", h.primary_key, h.pdf_id, h.page_number, h.text, titles.get(h.pdf_id)) for h in hits]
+    if lost and blocks:
+        warning = "".join(f"[Warning]: {u.text()}; these passages come from the other part only.\n" for u in lost[:1])
+        blocks[0] = (warning + blocks[0][0], blocks[0][1])
+    return blocks
 
 
 def probe_blocks(tools: StoreTools, q: PaperQuestion, passages: int = 4, records: bool = False) -> list[Block]:

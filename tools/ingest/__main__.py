@@ -130,7 +130,7 @@ def print_check(check: StoreCheck, console: Console) -> None:
         console.print("[green]consistent[/green]: 0 orphan rows, 0 orphan or missing index entries")
     else:
         for line in check.problems():
-            console.print(f"[red]problem:[/red] {line}")
+            console.print(f"[red]problem:[/red] {escape(line)}")
 
 
 def print_repair(repaired: RepairReport, console: Console) -> None:
@@ -139,7 +139,7 @@ def print_repair(repaired: RepairReport, console: Console) -> None:
         console.print("nothing to repair")
     else:
         for line in before.problems():
-            console.print(f"[yellow]found:[/yellow] {line}")
+            console.print(f"[yellow]found:[/yellow] {escape(line)}")
         console.print(f"repaired in {repaired.seconds:.1f}s: {repaired.rows_deleted} orphan rows and "
                       f"{repaired.vectors_deleted} orphan vectors deleted"
                       + (f" (collections {', '.join(repaired.collections_deleted)})" if repaired.collections_deleted else "")

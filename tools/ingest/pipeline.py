@@ -117,9 +117,15 @@ def sha256_file(path: Path) -> str:
 _WORKER = None  # the ParseEmbedWorker of a parser process (or of this process when parsing in-process)
 
 
-def _init_worker(config_json: str, embed: bool = False, threads: int = 1, metadata_dir: str | None = None) -> None:
+def _init_worker(config_json: str, embed: bool = False, threads: int = 1, metadata_dir: str | None = None,
+                 parent_pid: int | None = None) -> None:
     global _WORKER
     from evidex.tools.ingest.worker import ParseEmbedWorker
+
+    if parent_pid is not None:  # a parser process: it dies with the ingestion, even a SIGKILLed one
+        from evidex.tools.lifeline import die_with_parent
+
+        die_with_parent(parent_pid)
 
     _WORKER = ParseEmbedWorker(config_json, embed, threads, metadata_dir)
 
@@ -138,10 +144,30 @@ def _parse_stream(jobs: list[tuple[str, str]], config: IngestConfig, workers: in
         for path, sha in jobs:
             yield _parse_one(path, sha)
         return
+    yield from _parse_in_processes(jobs, config, workers, embed, metadata_dir)
+
+
+def _parse_in_processes(jobs: list[tuple[str, str]], config: IngestConfig, workers: int, embed: bool,
+                        metadata_dir: str | None):
+    """``_parse_stream`` on parser processes that die with this one, however it dies: the lifeline's watcher kills
+    them (also while they are still starting), and once started they carry a parent-death signal. The
+    multiprocessing resource tracker is started before, outside the lifeline: it outlives pools (shared by every
+    pool of this process) and exits by itself once this process and its parser processes are gone."""
+    from multiprocessing import resource_tracker
+
+    from evidex.tools.lifeline import reaped
+
+    resource_tracker.ensure_running()
+    with reaped():
+        yield from _parse_pool(jobs, config, workers, embed, metadata_dir)
+
+
+def _parse_pool(jobs: list[tuple[str, str]], config: IngestConfig, workers: int, embed: bool,
+                metadata_dir: str | None):
     pending = list(jobs)
     ctx = multiprocessing.get_context("spawn")  # fork after torch/onnx threads start can deadlock
     threads = max(1, (config.embedding.threads or os.cpu_count() or 1) // workers)
-    init = (config.model_dump_json(), embed, threads, metadata_dir)
+    init = (config.model_dump_json(), embed, threads, metadata_dir, os.getpid())
     while pending:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=init) as pool:
             futures: dict[Future, tuple[str, str]] = {}
