@@ -135,7 +135,9 @@ def chroma_client(root: Path, vector: VectorConfig | None = None, *, create: boo
             chroma_server_headers=headers or None))
         try:
             admin.get_database(database)
-        except Exception:  # noqa: BLE001 - chromadb raises NotFoundError (or a bare Exception on older servers)
+        except Exception as exc:  # noqa: BLE001 - chromadb raises NotFoundError (or a bare Exception on older servers)
+            if not server_answers(vector):  # not "no such database": no server (said below, not taken as empty)
+                raise exc
             if not create:
                 return None
             admin.create_database(database)
