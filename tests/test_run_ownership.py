@@ -179,3 +179,35 @@ def test_a_run_whose_ray_node_dies_is_not_left_running(tmp_path, kit, kb_index, 
     assert main(["--resume", str(run_dir), "--executor", "local", "--no-progress"]) == 0
     ids = [r["id"] for r in rows_of(run_dir)]
     assert len(ids) == N_ITEMS == len(set(ids))
+
+
+@pytest.mark.skipif(not Path(sys.executable).with_name("ray").is_file(), reason="Ray is not installed")
+def test_a_sigkilled_ray_run_takes_its_ray_along_and_resumes(tmp_path, kit, kb_index, use_test_cache):
+    """SIGKILL a run on its own Ray while a worker runs an item: 5 s later no process of it is left (Ray's own
+    would live on for a minute and more), the run shows as dead, and a resume writes every item once."""
+    import time
+
+    from evidex.graphs.run import main
+    from evidex.tools.runfolder import run_state
+    from loopback import session_pids
+
+    kit.require_task_data(TASK)
+    out, log = tmp_path / "runs", tmp_path / "ray.log"
+    cli = start_cli(run_args(script(tmp_path, 2.0), out, "--executor", "ray"), log)
+    try:
+        wait_for(lambda: any(cmdline(p).startswith("ray::ItemWorker.run_item") for p in descendants(cli.pid)), 600,
+                 "a Ray worker running an item", cli, log)
+        before = descendants(cli.pid)
+        cli.send_signal(signal.SIGKILL)
+        cli.wait(timeout=30)
+        time.sleep(5)
+        left = [p for p in set(before) | set(session_pids(cli.pid)) if Path(f"/proc/{p}").exists()
+                and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+        assert len(before) >= 4 and left == [], [cmdline(p)[:100] for p in left]
+    finally:
+        stop_session(cli)
+    run_dir = the_run(out)
+    assert run_state(run_dir)["state"] == "dead"
+    assert main(["--resume", str(run_dir), "--executor", "local", "--no-progress"]) == 0
+    ids = [r["id"] for r in rows_of(run_dir)]
+    assert len(ids) == N_ITEMS == len(set(ids))

@@ -282,3 +282,51 @@ def test_a_search_that_loses_its_server_says_so_and_recovers(corpus, server, fak
     server.start()  # back: the same engine searches densely again
     again = engine.search(args)
     assert not again.degraded and [h.primary_key for h in again.hits] == [h.primary_key for h in whole.hits]
+
+
+def test_a_run_over_a_lost_server_flags_its_items(corpus, server, fake_embeddings, tmp_path):
+    """A question-answering run whose store's server is away: the item's hybrid searches answer from BM25, and the
+    row says so (degraded, and an error by default), so do its trace and metrics.json; with run.on_degraded:
+    warning the answer is kept, still marked."""
+    import json
+
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.runner import run_task
+    from evidex.graphs.tasks import config_for_task
+    from evidex.tools.runfolder import read_results
+
+    store = tmp_path / "store"
+    f = ingest_into(store, pdfs(corpus)[:1], fake_embeddings, server).files[0]
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(json.dumps({
+        "uuid": "q-pages", "question": "How many pages does the paper have?", "answer_format": "An integer.",
+        "tags": ["single", "metadata", "objective"], "anchor_pdf": [f.paper_id], "reference_pdf": [],
+        "conference": [], "evaluator": {"eval_func": "eval_int_exact_match", "eval_kwargs": {"gold": f.pages}}}) + "\n")
+    looked_up = f"SELECT num_pages FROM metadata WHERE paper_id = '{f.paper_id}'"
+
+    def reply(prompt: str) -> str:
+        if "Reply with one JSON object" in prompt:
+            return json.dumps({"answer": f.pages})
+        if looked_up not in prompt:
+            return json.dumps({"step": {"action": "sql", "thought": "count", "sql": looked_up}})
+        return json.dumps({"step": {"action": "answer", "thought": "found", "answer": str(f.pages), "citations": [
+            {"pdf_id": f.paper_id, "page_number": 1, "source": "metadata"}]}})
+
+    server.stop()
+    for on_degraded in ("error", "warning"):
+        cfg = config_for_task("airqa", [f"store.store_dir={store}", f"dataset.file={questions}",
+                                        f"run.on_degraded={on_degraded}"])
+        run_dir = run_task(cfg, out_dir=tmp_path / on_degraded, llm=ScriptedChatModel(responses=reply),
+                           progress=False)
+        row = read_results(run_dir / "results.jsonl")[0]
+        assert row["prediction"]["answer"] == str(f.pages)  # answered from what was left
+        assert row["degraded"][0]["part"] == "dense" and server.where in row["degraded"][0]["reason"]
+        if on_degraded == "error":
+            assert row["error"].startswith("Degraded: dense search unavailable (the Chroma server at")
+        else:
+            assert row["error"] is None
+        trace = json.loads((run_dir / row["trace"]).read_text())
+        assert trace["degraded"] == row["degraded"]
+        metrics = json.loads((run_dir / "metrics.json").read_text())
+        assert metrics["n_degraded"] == 1 and metrics["degraded"] == {"dense_unavailable": 1}
+        assert metrics["n_errors"] == (1 if on_degraded == "error" else 0)
