@@ -93,8 +93,9 @@ class SearchResult(BaseModel):
                                            "not run: the hits come from the other part only")
 
     @property
-    def degraded(self) -> bool:
-        return bool(self.unavailable)
+    def degraded(self) -> str | None:
+        """Which part of the search was missing and why, in one line; None when the search was whole."""
+        return "; ".join(u.text() for u in self.unavailable) or None
 
     def to_text(self) -> str:
         """Agent-facing observation: one JSON object per line, most relevant first; a degraded search says so first."""
