@@ -341,15 +341,11 @@ def ingest(
     ray_address: str | None = None,
     embed_in: Literal["workers", "writer"] = "workers",
     wait_s: float | None = None,
-    finish_store: bool = False,
-    force_bm25: bool = False,
 ) -> IngestReport:
     """Ingest PDFs into the store ``db`` (or ``store_dir``). See the module docstring for guarantees.
 
     The store has one writer at a time (:func:`tools.store.writer_lock`): another writer, or a process reading the
     store, is waited for up to ``wait_s`` seconds (default ``EVIDEX_STORE_WAIT_S``), then StoreBusyError names it.
-    ``finish_store``: also embed every stored paper not embedded yet (not only the ``inputs``); ``force_bm25``:
-    rebuild the keyword indexes even when the store did not change (both used by ``--check --repair``).
 
     ``executor="ray"``: parse and embed on Ray workers (``workers`` of them, default one per CPU; a Ray started on
     loopback for this call, or the cluster at ``ray_address``), this process the single writer (see
@@ -372,7 +368,7 @@ def ingest(
     paths = store_paths(db, store_dir)
     inputs = list(inputs)
     files, missing = discover(inputs)
-    if not files and not paths.db.exists() and not finish_store:
+    if not files and not paths.db.exists():
         why = "; ".join(f.error for f in missing if f.error) or f"no PDF under {', '.join(map(str, inputs)) or '(no path)'}"
         raise IngestError(f"nothing to ingest ({why}); no store was created at {paths.root}")
     from evidex.tools.vectorstore import require_reachable, with_store_vector
@@ -397,8 +393,7 @@ def ingest(
             swept = 0 if skip_dense else _vector_step(paths, cfg, "deleting vectors of an earlier life of the store",
                                                       lambda: _sweep(con, paths, cfg))
             report = _run(con, (files, missing), cfg, paths, metadata_dir, workers, skip_dense, summariser, embeddings,
-                          progress, seconds, executor, ray_address, embed_in, finish_store=finish_store,
-                          force_bm25=force_bm25)
+                          progress, seconds, executor, ray_address, embed_in)
             if swept:
                 report.executor["foreign_vectors_deleted"] = swept
         finally:
@@ -447,8 +442,7 @@ def _vector_step(paths: StorePaths, cfg: IngestConfig, doing: str, step, resume:
 
 def _run(con, discovered: tuple[list[Path], list[FileResult]], cfg: IngestConfig, paths: StorePaths, metadata_dir,
          workers, skip_dense, summariser, embeddings, progress, seconds, executor: str = "local",
-         ray_address: str | None = None, embed_in: str = "workers", finish_store: bool = False,
-         force_bm25: bool = False) -> IngestReport:
+         ray_address: str | None = None, embed_in: str = "workers") -> IngestReport:
     from tqdm import tqdm
 
     files, results = discovered[0], list(discovered[1])
@@ -470,10 +464,6 @@ def _run(con, discovered: tuple[list[Path], list[FileResult]], cfg: IngestConfig
                 reindex.append((f, sha, pid))
         else:
             jobs.append((str(f), sha))
-    if finish_store:  # every stored paper not embedded yet, wherever its file is
-        queued = {pid for _, _, pid in reindex}
-        reindex += [(Path(path or pid), sha, pid) for sha, (pid, indexed, path) in sorted(known.items())
-                    if not indexed and pid not in queued]
     resume = ("Papers committed so far are kept; start the server again and run the same command again: it embeds "
               "what is not embedded yet and ingests the rest")
 
@@ -569,7 +559,7 @@ def _run(con, discovered: tuple[list[Path], list[FileResult]], cfg: IngestConfig
     seconds["parse_wall"] = max(0.0, time.perf_counter() - t_parse - seconds["dense"] - seconds["write"])
 
     t = time.perf_counter()
-    bm25_counts = rebuild_bm25(con, paths, cfg, force=force_bm25)
+    bm25_counts = rebuild_bm25(con, paths, cfg)
     seconds["bm25"] = time.perf_counter() - t
     dense_counts = _vector_step(paths, cfg, "counting the store's vectors", lambda: get_dense().counts(),
                                 resume) if not skip_dense else {}

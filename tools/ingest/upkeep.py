@@ -449,34 +449,52 @@ def repair_store(db: str | None = None, *, store_dir: str | Path | None = None,
                  wait_s: float | None = None) -> RepairReport:
     """``--check --repair``: make DuckDB, Chroma and BM25 agree again. Interrupted removals are finished; rows of
     papers not in the store are deleted; orphan vectors (entries without a cell, collections of no configured
-    column) are deleted on the store's Chroma (its server too); papers with missing vectors are embedded again; the
-    keyword indexes are rebuilt. Takes the writer lock; every part of the store must answer first."""
-    from evidex.tools.ingest.pipeline import _vector_step, ingest
+    column) are deleted on the store's Chroma (its server too); papers with missing vectors are embedded again (with
+    ``embeddings``, else the store's model); the keyword indexes are rebuilt. Takes the writer lock; every part of
+    the store must answer first. Works on any store (PDF or QASPER): nothing is parsed again."""
+    from evidex.tools.ingest.pipeline import _vector_step
     from evidex.tools.ingest.writer import delete_paper
 
     paths = _existing_store(db, store_dir)
     t0 = time.perf_counter()
-    report = None
-    with writer_lock(paths.root, wait_s):
-        with _Locked(paths, wait_s) as con:
-            cfg = _store_config(con, config, paths)
-            _vector_step(paths, cfg, "finishing interrupted removals", lambda: finish_pending_removals(con, paths))
-            before = _check(con, paths, cfg)
-            rows_deleted = _delete_orphan_rows(con, delete_paper)
-            deleted, dropped, stale = _vector_step(paths, cfg, "deleting orphan vectors",
-                                                   lambda: _delete_orphan_vectors(con, paths, cfg))
-            if stale:  # papers whose vectors are (partly) missing: embedded again by the ingest below
-                con.execute("UPDATE evidex.files SET dense_indexed = false WHERE CAST(paper_id AS VARCHAR) IN "
-                            "(SELECT unnest(?::VARCHAR[]))", [sorted(stale)])
-            con.execute("CHECKPOINT")
-        done = ingest([], db, store_dir=store_dir, config=cfg, embeddings=embeddings, progress=progress,
-                      wait_s=wait_s, finish_store=True, force_bm25=True)
-        after = check_store(db, store_dir=store_dir, config=cfg, wait_s=wait_s)
-        report = RepairReport(store=str(paths.root), before=before, after=after, rows_deleted=rows_deleted,
-                              vectors_deleted=deleted, collections_deleted=dropped,
-                              papers_embedded=done.count("reindexed"))
-    report.seconds = round(time.perf_counter() - t0, 3)
-    return report
+    with _Locked(paths, wait_s) as con:
+        cfg = _store_config(con, config, paths)
+        if embeddings is not None:
+            cfg = cfg.with_embedder(embeddings)
+        _vector_step(paths, cfg, "finishing interrupted removals", lambda: finish_pending_removals(con, paths))
+        before = _check(con, paths, cfg)
+        rows_deleted = _delete_orphan_rows(con, delete_paper)
+        deleted, dropped, stale = _vector_step(paths, cfg, "deleting orphan vectors",
+                                               lambda: _delete_orphan_vectors(con, paths, cfg))
+        todo = sorted(stale | {r[0] for r in con.execute(
+            "SELECT CAST(paper_id AS VARCHAR) FROM evidex.files WHERE NOT dense_indexed").fetchall()})
+        if todo:
+            _vector_step(paths, cfg, "embedding the papers whose vectors are missing",
+                         lambda: _embed_again(con, paths, cfg, todo, embeddings, progress),
+                         "Start it again and run --check --repair again")
+        from evidex.tools.ingest.indexer import rebuild_bm25
+
+        rebuild_bm25(con, paths, cfg, force=True)
+        _vector_step(paths, cfg, "counting the store's vectors", lambda: refresh_indexes(con, paths, cfg))
+        after = _check(con, paths, cfg)
+    return RepairReport(store=str(paths.root), before=before, after=after, rows_deleted=rows_deleted,
+                        vectors_deleted=deleted, collections_deleted=dropped, papers_embedded=len(todo),
+                        seconds=round(time.perf_counter() - t0, 3))
+
+
+def _embed_again(con, paths: StorePaths, cfg: IngestConfig, paper_ids: list[str], embeddings, progress: bool) -> None:
+    """Delete and write again every vector of these papers (from their rows in DuckDB), then mark them embedded."""
+    from evidex.tools.ingest.indexer import DenseIndexer, make_embeddings
+    from evidex.tools.progress import Progress
+
+    indexer = DenseIndexer(paths, cfg, embeddings if embeddings is not None else make_embeddings(cfg))
+    bar = Progress(len(paper_ids), desc=f"embed {paths.root.name}", unit="paper", enabled=progress and len(paper_ids) > 1)
+    for pid in paper_ids:
+        indexer.delete_paper(pid)
+        indexer.index_paper(con, pid)
+        con.execute("UPDATE evidex.files SET dense_indexed = true WHERE CAST(paper_id AS VARCHAR) = ?", [pid])
+        bar.update(1)
+    bar.close()
 
 
 def _delete_orphan_rows(con, delete_paper) -> int:
