@@ -108,6 +108,10 @@ class RunConfig(Strict):
     out: str | None = Field(None, description="the run folder (default: runs/<task>-<config hash>/<time>-<task>)")
     prepare: bool = Field(True, description="run the family's preparation before the items (qasper: ingest the "
                                             "papers into the store); false = reuse what exists (--skip-ingest)")
+    on_degraded: Literal["error", "warning"] = Field(
+        "error", description="an item whose hybrid search lost a part (e.g. dense: the Chroma server did not "
+        "answer) is recorded as an error (default), or kept with a warning on its row; either way the row says "
+        "which part and why (degraded) and metrics.json counts such items")
 
 
 class TracingConfig(Strict):

@@ -44,7 +44,13 @@ def synthetic_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def fake_embeddings() -> FakeEmbeddings:
-    return FakeEmbeddings()
+    """The fake embedder, also registered for query encoding: stores built with it search densely wherever they are
+    opened (without it their dense search is unavailable, which a run reports as a degraded item)."""
+    from evidex.tools.search import register_embeddings
+
+    fake = FakeEmbeddings()
+    register_embeddings(fake.model_name, fake)
+    return fake
 
 
 @pytest.fixture(scope="session")
