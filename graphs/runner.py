@@ -100,7 +100,7 @@ def run_task(cfg: TaskConfig | None, *, out_dir: Path | None = None, resume: Pat
         _make_run_dir(run_dir)
         (run_dir / "config.yaml").write_text(dump_config(cfg), encoding="utf-8")
     update_status(run_dir, run_id=run_dir.name, family=cfg.family, task=cfg.task, config=cfg.name,
-                  status="running", n_items=len(items), model=cfg.model_label,
+                  status="running", n_items=len(items), model=_model_label(cfg, llm),
                   **{"resumed" if resume is not None else "started": _now()})
     if resume is not None and not pending:
         print(f"{run_dir}: every item already has a result; metrics and report rewritten", flush=True)
@@ -173,6 +173,16 @@ def _execute_local(pending, cfg, one, record) -> None:
             raise
 
 
+def _model_label(cfg: TaskConfig, llm) -> str:
+    """The model reports and traces name: an ``llm=`` object by its class and model name (not the config's spec),
+    else the config's label."""
+    if llm is not None and cfg.uses_model:
+        from evidex.agents.models import describe_model
+
+        return describe_model(llm)
+    return cfg.model_label
+
+
 def finalize_run(run_dir: Path, cfg: TaskConfig, status: dict[str, Any] | None = None) -> dict[str, Any]:
     """Aggregate results.jsonl into metrics.json, report.md and report.html. ``status``: fields about to be
     written to ``run.json`` (the final status), shown in the reports over what run.json says now."""
@@ -182,7 +192,8 @@ def finalize_run(run_dir: Path, cfg: TaskConfig, status: dict[str, Any] | None =
 
     family = get_family(cfg.family)
     rows = read_results(run_dir / "results.jsonl")
-    summary = summarize_run(rows, run_id=run_dir.name, task=cfg.task, config_name=cfg.name, model=cfg.model_label,
+    model = (status or {}).get("model") or read_status(run_dir).get("model") or cfg.model_label
+    summary = summarize_run(rows, run_id=run_dir.name, task=cfg.task, config_name=cfg.name, model=model,
                             family=cfg.family, aggregate=family.aggregate, headline=family.report_columns,
                             lower_is_better=sorted(family.lower_is_better))
     try:

@@ -23,8 +23,9 @@ EXTRAS: dict[str, str] = {
 }
 
 
-class MissingExtraError(ImportError):
-    """An optional feature's packages are not installed; ``str(err)`` is one line saying what to install."""
+class MissingExtraError(ImportError, RuntimeError):
+    """An optional feature's packages are not installed; ``str(err)`` is one line saying what to install. A
+    RuntimeError too, so the CLIs' one-line error handling covers it."""
 
     def __init__(self, extra: str, feature: str | None = None, missing: str | None = None):
         self.extra = extra

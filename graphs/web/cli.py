@@ -67,8 +67,16 @@ def main(argv: list[str] | None = None) -> int:
         print("error: give --db NAME (or --store-dir DIR) of a store made with python -m tools.ingest PDFS --db NAME",
               file=sys.stderr)
         return 2
+    from evidex.tools.extras import MissingExtraError, require
     from evidex.tools.loopback import is_loopback
     from evidex.tools.store import StoreError, connect_writable, store_paths
+
+    try:  # the page's server packages are the web extra
+        for module in ("starlette", "sse_starlette", "uvicorn", "multipart"):
+            require(module, "web", "the web page")
+    except MissingExtraError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     try:
         paths = store_paths(args.db, args.store_dir)
