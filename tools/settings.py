@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     offline: bool = Field(False, description="Never try the network for data or models.")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
+    server_api_key: SecretStr | None = Field(None, description="The key every client of the LangGraph server must "
+                                             "send (graphs/server_auth.py); unset = this machine's clients only.")
 
     @property
     def models_dir(self) -> Path:

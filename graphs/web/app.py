@@ -68,12 +68,12 @@ def _error(status: int, message: str) -> JSONResponse:
 def create_app(options: WebOptions, *, llm=None, embeddings=None) -> Starlette:
     """The app over one store. ``llm`` replaces the configs' chat model (tests pass a scripted one);
     ``embeddings`` replaces the store's embedding model for uploads and queries (tests pass fake ones)."""
-    from evidex.graphs.qa.store_tools import StoreTools
+    from evidex.tools.paperstore import PaperStore
     from evidex.tools.store import require_store, store_paths
 
     paths = require_store(store_paths(options.db, options.store_dir))
     store_dir = None if options.db else str(paths.root)
-    tools = StoreTools(options.db, store_dir)
+    tools = PaperStore(options.db, store_dir)
     gate = StoreGate()
     history = History(paths.root / "web")
     store_overrides = [f"store.db={options.db}"] if options.db else [f"store.store_dir={paths.root}"]

@@ -180,10 +180,10 @@ class Asker:
         starts with the first question, not here: a page opened only to read or upload does not load it."""
         try:
             with self.gate.reading(timeout=60):
-                self.tools.schema()
+                self.tools.schema_text()
                 for mode in ("hybrid", "bm25"):
                     try:
-                        self.tools.search_hits("warm up", "chunks", "text_content", None, 1, mode)
+                        self.tools.search("warm up", k=1, mode=mode)
                         break
                     except Exception:  # noqa: BLE001 - an empty store or no embedder: the question reports it
                         continue

@@ -1,12 +1,12 @@
-"""A table's markdown as one line per row, each value next to its column's full name.
+"""A stored table's markdown read back into rows of cells, and each column's full name resolved across a
+multi-level header ("Yelp" over "R", "M" gives "Yelp R", "Yelp M").
 
-A small model reads a wide markdown table badly: under a two-level header ("|Yelp||Amazon||" over "|R|M|R|M|") it
-counts columns wrong and reads the value of the column beside the one asked (REV Table 2: X→YR's 0.5840 for
-X→RY's 0.5599). As records the header is resolved once, by code: "ECQA: Y∗;R∗ = 0.7943; ... X→RY = 0.5599".
+A small model reads a wide markdown table badly (it counts columns wrong under a two-level header and reads the
+value beside the one asked), so code resolves the header once and readers work on named cells.
 
-    from evidex.tools.table_records import table_records
-    table_records("|Metric|AUC|P@R90|\\n|---|---|---|\\n|LaBSE|91.7|25.9|\\n|XNLI|90.9|24.1|")
-    # 'LaBSE: AUC = 91.7; P@R90 = 25.9\\nXNLI: AUC = 90.9; P@R90 = 24.1'
+    from evidex.tools.paperstore.table_text import column_names, markdown_rows
+    rows = markdown_rows("|Metric|AUC|F1|\\n|---|---|---|\\n|Model A|91.7|25.9|")   # [["Metric", "AUC", "F1"], ...]
+    column_names(rows[:1], 3)                                                           # ["Metric", "AUC", "F1"]
 """
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import re
 
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _SEPARATOR = re.compile(r"^\|?(\s*:?-{3,}:?\s*\|)+\s*$")
-_NUMERIC = re.compile(r"^[-\u2212+~<>≈]?\s*\(?\d")  # "0.7943", "-1.23", "47.6±0.3", "<0.01"; not "–" (missing)
 
 
 def _cells(line: str) -> list[str] | None:
@@ -22,10 +21,6 @@ def _cells(line: str) -> list[str] | None:
     if len(line) < 2 or not (line.startswith("|") and line.endswith("|")) or _SEPARATOR.match(line):
         return None
     return [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(line[1:-1])]
-
-
-def _has_values(row: list[str]) -> bool:
-    return any(_NUMERIC.match(c) for c in row[1:])
 
 
 def column_names(header: list[list[str]], width: int) -> list[str]:
@@ -82,25 +77,4 @@ def markdown_rows(markdown: str) -> list[list[str]]:
     return [r + [""] * (width - len(r)) for r in rows]
 
 
-def table_records(markdown: str) -> str | None:
-    """The table as records (``label: column = value; ...``, one per body row; a row without values, such as a
-    group label, as itself), or None when it is not a table of values under a header (prose caught as a table,
-    a one-column list): the markdown then stays as it is."""
-    rows = markdown_rows(markdown)
-    width = len(rows[0]) if rows else 0
-    start = next((i for i, r in enumerate(rows) if _has_values(r)), None)
-    if width < 2 or not start or sum(_has_values(r) for r in rows[start:]) < 2:
-        return None
-    names = column_names(rows[:start], width)
-    lines = []
-    for row in rows[start:]:
-        if not _has_values(row):
-            if any(row):
-                lines.append(" ".join(c for c in row if c))
-            continue
-        values = "; ".join(f"{names[j]} = {row[j]}" for j in range(1, width) if row[j])
-        lines.append(f"{row[0] or '(unlabelled row)'}: {values}")
-    return "\n".join(lines)
-
-
-__all__ = ["column_names", "markdown_rows", "table_records"]
+__all__ = ["column_names", "markdown_rows"]

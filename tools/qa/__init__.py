@@ -21,26 +21,17 @@ class CitedPage(BaseModel):
     exists: bool | None = None  # checked against the store when the answer is final
 
 
-class AnswerConfidence(BaseModel):
-    """How sure the model was of its answer, from the reply's token log-probabilities (``agents.answer_logprobs``;
-    None where the model reports none)."""
-
-    first_token_p: float | None = None  # probability of the answer's first token as written
-    mean_logprob: float | None = None  # mean log-probability of the answer's tokens
-    abstain_p: float | None = None  # probability of beginning the answer with qa.abstain_word instead
-    check_p: float | None = None  # qa.answer_check: P(true) that the context answers the question, asked after
-
-
 class QAPrediction(BaseModel):
     id: str
     answer: str | None = None
     raw_answer: str | None = None  # the model's own words, when the answer was reshaped to the answer format
-    quote: str | None = None  # the passage the model copied before answering (qa.quote_first), its evidence
-    confidence: AnswerConfidence | None = None  # single-call answers with qa.abstain_word or qa.answer_check
+    quote: str | None = None  # the sentence the model copied as its evidence, when it was asked to
     citations: list[CitedPage] = Field(default_factory=list)
     no_answer: str | None = None  # why there is no answer (turn limit, ...)
     turns: int = 0
     actions: list[str] = Field(default_factory=list)  # the action names, in order
+    reader: str | None = None  # the answer reader that gave the answer (qa.readers)
+    degraded: list[str] = Field(default_factory=list)  # parts of hybrid search that were unavailable for this answer
 
 
 class QuestionItem(BaseModel):
