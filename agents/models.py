@@ -27,6 +27,12 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
     if provider == "local":
         from langchain_openai import ChatOpenAI
 
+        from evidex.tools.extras import MissingExtraError, require
+
+        try:  # before fetching 1.1 GB of weights it could not run
+            require("xllamacpp", "local", "the local model (model spec 'local', the configs' default)")
+        except MissingExtraError as exc:
+            raise ModelSpecError(f"{exc}; or name a hosted model: --llm openai:<model> (Python: llm=...)") from None
         from evidex.agents.local_llm import resolve_gguf, start_local_server
 
         path = resolve_gguf()
@@ -66,6 +72,20 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
         raise ModelSpecError(f"Cannot create model {spec!r}: {first} Use local, openai:<model>, scripted:<file> or a "
                              "LangChain provider:model (anthropic:..., ollama:..., groq:..., ...) whose "
                              "integration package is installed.") from exc
+
+
+_NAME_FIELDS = ("model_name", "model", "model_id", "deployment_name", "repo_id")
+
+
+def describe_model(llm) -> str:
+    """How reports and traces name a chat model object: its class and model name, e.g. ``ChatOpenAI(gpt-4o-mini)``
+    (``local`` only names the spec; an app's ``llm=`` object is named by what it is)."""
+    cls = type(llm).__name__
+    for field in _NAME_FIELDS:
+        value = getattr(llm, field, None)
+        if isinstance(value, str) and value.strip():
+            return f"{cls}({value.strip()})"
+    return cls
 
 
 def is_openai_compatible(llm: BaseChatModel) -> bool:

@@ -64,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
+    except (ValueError, RuntimeError, ImportError) as exc:  # a model, store or extra that is not there: one line
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     qid = time.strftime("ask-%Y%m%d-%H%M%S")
     question = PaperQuestion(id=qid, question=args.question, answer_format=args.format, pdf_ids=args.paper)
     traces = args.traces or Path(get_settings().runs_dir) / "ask"

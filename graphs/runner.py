@@ -146,7 +146,7 @@ def _run_task(cfg: TaskConfig, resume: Path | None, *, out_dir, llm, embedder, i
 def _items(cfg, family, run_dir: Path, resume, items, done, pending, graph, resources, ragas_llm, progress) -> None:
     """Run the pending items into the owned run folder and finish it (metrics, reports, status)."""
     update_status(run_dir, run_id=run_dir.name, family=cfg.family, task=cfg.task, config=cfg.name,
-                  status="running", n_items=len(items), model=cfg.model_label,
+                  status="running", n_items=len(items), model=_model_label(cfg, resources.llm),
                   **{"resumed" if resume is not None else "started": _now()})
     if resume is not None and not pending:
         print(f"{run_dir}: every item already has a result; metrics and report rewritten", flush=True)
@@ -222,6 +222,16 @@ def _execute_local(pending, cfg, one, record) -> None:
             raise
 
 
+def _model_label(cfg: TaskConfig, llm) -> str:
+    """The model reports and traces name: an ``llm=`` object by its class and model name (not the config's spec),
+    else the config's label."""
+    if llm is not None and cfg.uses_model:
+        from evidex.agents.models import describe_model
+
+        return describe_model(llm)
+    return cfg.model_label
+
+
 def finalize_run(run_dir: Path, cfg: TaskConfig, status: dict[str, Any] | None = None) -> dict[str, Any]:
     """Aggregate results.jsonl into metrics.json, report.md and report.html. ``status``: fields about to be
     written to ``run.json`` (the final status), shown in the reports over what run.json says now."""
@@ -234,7 +244,8 @@ def finalize_run(run_dir: Path, cfg: TaskConfig, status: dict[str, Any] | None =
     if dropped:  # folders written before run locks: two resumes at once wrote some items twice
         log.warning("%s: %d duplicate rows not counted (python -m graphs.run --repair %s removes them)", run_dir,
                     dropped, run_dir)
-    summary = summarize_run(rows, run_id=run_dir.name, task=cfg.task, config_name=cfg.name, model=cfg.model_label,
+    model = (status or {}).get("model") or read_status(run_dir).get("model") or cfg.model_label
+    summary = summarize_run(rows, run_id=run_dir.name, task=cfg.task, config_name=cfg.name, model=model,
                             family=cfg.family, aggregate=family.aggregate, headline=family.report_columns,
                             lower_is_better=sorted(family.lower_is_better))
     try:

@@ -38,9 +38,11 @@ class VectorConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: Literal["embedded", "http"] = Field(
-        "embedded", description="embedded: a Chroma inside this process, files under <store>/chroma (default); "
-        "http: a Chroma server (chroma run --path DIR --host 127.0.0.1 --port P) through its HTTP client")
+    mode: Literal["embedded", "flat", "http"] = Field(
+        "embedded", description="embedded: inside this process (default): a Chroma under <store>/chroma, or, for a "
+        "new store without the chroma extra installed, flat; flat: a SQLite file under <store>/vectors searched "
+        "exactly, no Chroma (tools/flatvectors.py); http: a Chroma server (chroma run --path DIR --host 127.0.0.1 "
+        "--port P) through its HTTP client")
     host: str = Field("127.0.0.1", description="http: the server's address (loopback by default)")
     port: int = Field(8000, ge=1, le=65535, description="http: the server's port")
     ssl: bool = Field(False, description="http: use https")
@@ -50,8 +52,8 @@ class VectorConfig(BaseModel):
                                   "x-chroma-token (a proxy or hosted Chroma that checks one); the token is never stored")
 
     def where(self) -> str:
-        if self.mode == "embedded":
-            return "embedded"
+        if self.mode in ("embedded", "flat"):
+            return self.mode
         return f"{'https' if self.ssl else 'http'}://{self.host}:{self.port}"
 
 
@@ -105,14 +107,34 @@ def write_vector_config(root: Path, vector: VectorConfig) -> None:
     tmp.replace(path)
 
 
-def chroma_client(root: Path, vector: VectorConfig | None = None, *, create: bool = True):
-    """A Chroma client for the store at ``root`` (``vector`` = its recorded location when not given). Embedded and
-    ``create=False`` with no vectors yet: None."""
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
+def uses_flat(root: Path, vector: VectorConfig) -> bool:
+    """Whether an in-process store keeps its vectors flat (``tools/flatvectors.py``) rather than in Chroma: asked
+    for, already so on disk, or a new store where Chroma (the ``chroma`` extra) is not installed."""
+    import importlib.util
 
+    from evidex.tools.flatvectors import has_flat_vectors
+
+    if vector.mode != "embedded":
+        return vector.mode == "flat"
+    if (Path(root) / "chroma").exists():
+        return False
+    return has_flat_vectors(root) or importlib.util.find_spec("chromadb") is None
+
+
+def chroma_client(root: Path, vector: VectorConfig | None = None, *, create: bool = True):
+    """A Chroma(-shaped) client for the store at ``root`` (``vector`` = its recorded location when not given).
+    In-process and ``create=False`` with no vectors yet: None."""
     root = Path(root)
     vector = vector or read_vector_config(root)
+    if uses_flat(root, vector):
+        from evidex.tools.flatvectors import FlatClient, has_flat_vectors
+
+        return FlatClient(root) if create or has_flat_vectors(root) else None
+    from evidex.tools.extras import require
+
+    chromadb = require("chromadb", "chroma", "this store's Chroma vectors")
+    from chromadb.config import Settings as ChromaSettings
+
     settings = ChromaSettings(anonymized_telemetry=False)
     if vector.mode == "embedded":
         folder = root / "chroma"
@@ -157,8 +179,11 @@ def wipe_vectors(root: Path, vector: VectorConfig | None = None) -> None:
     that does not answer raises :class:`VectorStoreError` (nothing is deleted then)."""
     root = Path(root)
     vector = vector or read_vector_config(root)
-    if vector.mode == "embedded":
+    if vector.mode in ("embedded", "flat"):
+        from evidex.tools.flatvectors import store_folder
+
         shutil.rmtree(root / "chroma", ignore_errors=True)
+        shutil.rmtree(store_folder(root), ignore_errors=True)
         return
     client = chroma_client(root, vector, create=False)
     if client is None:

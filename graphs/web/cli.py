@@ -69,8 +69,16 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     from evidex.graphs.web.store_claim import StoreInUseError
+    from evidex.tools.extras import MissingExtraError, require
     from evidex.tools.loopback import is_loopback
     from evidex.tools.store import StoreError, connect_writable, store_paths
+
+    try:  # the page's server packages are the web extra
+        for module in ("starlette", "sse_starlette", "uvicorn", "multipart"):
+            require(module, "web", "the web page")
+    except MissingExtraError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     shown_host = f"[{args.host}]" if ":" in args.host else args.host
     address = f"http://{shown_host}:{args.port}/"
