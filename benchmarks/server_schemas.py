@@ -90,9 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=30)
-    print(f"{'assistant':<22} {'cold s':>7} {'warm s':>7} {"sections":>8}")
+    print(f"{'assistant':<22} {'cold s':>7} {'warm s':>7} {'sections':>8}")
     for r in rows:
-        print(f"{r['assistant']:<22} {r['cold_s']:>7.2f} {r['warm_s']:>7.2f} {r["sections_shown"]:>8}")
+        print(f"{r['assistant']:<22} {r['cold_s']:>7.2f} {r['warm_s']:>7.2f} {r['sections_shown']:>8}")
     worst = max(r["cold_s"] for r in rows)
     print(f"slowest first fetch {worst:.2f} s (target <= {TARGET_S:g} s): {'met' if worst <= TARGET_S else 'NOT met'}")
     write_results(args.json, {"target_s": TARGET_S, "met": worst <= TARGET_S, "cpu_count": os.cpu_count(),
