@@ -200,7 +200,7 @@ def wipe_vectors(root: Path, vector: VectorConfig | None = None) -> None:
 
 def server_answers(vector: VectorConfig, timeout_s: float = 3.0) -> bool:
     """Whether the Chroma server of ``vector`` answers its heartbeat (an embedded Chroma always does)."""
-    if vector.mode == "embedded":
+    if vector.mode in ("embedded", "flat"):
         return True
     import httpx
 
@@ -220,7 +220,7 @@ def require_reachable(root: Path, *vectors: VectorConfig | None) -> None:
     root = Path(root)
     seen: set[str] = set()
     for vector in (read_vector_config(root), *vectors):
-        if vector is None or vector.mode == "embedded" or vector.where() in seen:
+        if vector is None or vector.mode in ("embedded", "flat") or vector.where() in seen:
             continue
         seen.add(vector.where())
         if not server_answers(vector):
