@@ -10,7 +10,7 @@ cached prefix covers them across calls and items, and short TASK lines that only
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -79,8 +79,11 @@ def evidence_block(evidence: Iterable[Evidence], evidence_chars: int, title: str
 
 
 def messages(claims: dict[str, Claim], evidence: Iterable[Evidence], task: str, *, evidence_chars: int,
-             context_chars: int, evidence_title: str = "EVIDENCE", system: str = "system") -> list[BaseMessage]:
-    """[system prompt ``system``] then one human message: claim block, evidence block, TASK (item-specific last)."""
-    body = "\n\n".join([claim_block(claims, context_chars),
-                        evidence_block(evidence, evidence_chars, evidence_title), task])
+             context_chars: int, evidence_title: str = "EVIDENCE", system: str = "system",
+             more: Sequence[tuple[str, Iterable[Evidence]]] = ()) -> list[BaseMessage]:
+    """[system prompt ``system``] then one human message: claim block, evidence block, any ``more`` blocks
+    (title, items), TASK (item-specific last)."""
+    blocks = [evidence_block(evidence, evidence_chars, evidence_title)]
+    blocks += [evidence_block(items, evidence_chars, title) for title, items in more]
+    body = "\n\n".join([claim_block(claims, context_chars), *blocks, task])
     return [SystemMessage(content=load_prompt(system)), HumanMessage(content=body)]

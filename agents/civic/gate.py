@@ -198,6 +198,19 @@ class CivicGate:
         return assign_by_relevance(self.index, claims, evidence, self.settings.keep_rank, catalog=catalog,
                                    check=check)
 
+    def owners(self, claim: Claim, ids: list[str]) -> dict[str, Claim]:
+        """The competing claim (``claim_catalog``) that ranks each item within its top ``given_claim_floor``:
+        the claim the item most likely belongs to. Items no known claim ranks that high are left out."""
+        catalog = self.catalog
+        if catalog is None:
+            return {}
+        out = {}
+        for i in ids:
+            found = catalog.best_other(i, [claim])
+            if found is not None and found[0] <= self.settings.given_claim_floor:
+                out[i] = found[1]
+        return out
+
     def data_files(self, graph: GraphKind) -> list[DataFile]:
         from evidex.tools.claim_data import load_claim_catalog, load_kb
 
