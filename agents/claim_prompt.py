@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from evidex.agents.prompts import load_prompt
 from evidex.tools.claims import Claim, Evidence
@@ -29,6 +29,7 @@ class PromptStyle:
     stance_labels: str  # several kept items in one call, labels only (ids)
     write: str  # the explanation (stance_hint)
     revise: str  # one revision (draft, problems)
+    example: str = ""  # a worked example (``<example>_user`` / ``<example>_reply``) shown before the write call
     max_sentences: int = 5  # the explanation schema's cap, matching the sentence count the write prompt asks for
 
 
@@ -39,10 +40,10 @@ PROMPT_STYLES: dict[str, PromptStyle] = {
                            stance_labels="stance_labels", write="write_compact", revise="revise_explanation",
                            max_sentences=4),
     # the grounded writer (agents/grounded_writer.py): the model sees findings, not whole evidence texts, and
-    # writes only the "why"; stances are labels only
+    # writes the reasons (after one worked example); stances are labels only
     "grounded": PromptStyle(system="system_grounded", stance="judge_stance", stances="stances_compact",
                             stance_labels="stance_labels", write="write_grounded", revise="revise_explanation",
-                            max_sentences=2),
+                            example="reasons_example", max_sentences=2),
 }
 FULL = PROMPT_STYLES["full"]
 
@@ -76,6 +77,15 @@ def claim_block(claims: dict[str, Claim], context_chars: int) -> str:
 def evidence_block(evidence: Iterable[Evidence], evidence_chars: int, title: str = "EVIDENCE") -> str:
     rows = [f"[{e.id}] {clip(e.text, evidence_chars)}" for e in evidence]
     return f"{title}:\n" + ("\n".join(rows) if rows else "(none)")
+
+
+def with_example(msgs: list[BaseMessage], example: str) -> list[BaseMessage]:
+    """``msgs`` with a worked example (user turn ``<example>_user``, model turn ``<example>_reply``) between the
+    system prompt and the real request: fixed text, so it is part of the cached prefix."""
+    if not example:
+        return msgs
+    return [msgs[0], HumanMessage(content=load_prompt(f"{example}_user")),
+            AIMessage(content=load_prompt(f"{example}_reply")), *msgs[1:]]
 
 
 def messages(claims: dict[str, Claim], evidence: Iterable[Evidence], task: str, *, evidence_chars: int,

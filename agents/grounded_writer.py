@@ -26,19 +26,20 @@ from typing import Literal
 from langchain_core.language_models.chat_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from evidex.agents.claim_prompt import PromptStyle, messages
+from evidex.agents.claim_prompt import PromptStyle, messages, with_example
 from evidex.agents.prompts import render
 from evidex.agents.structured import StructuredOutputError, call_structured
-from evidex.tools.cited_text import is_complete_sentence, sentence_stance, strip_citations
+from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split_sentences, strip_citations
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
-from evidex.tools.evidence_design import describe_designs, design_of, strength, strength_phrase
+from evidex.tools.findings import tidy
+from evidex.tools.evidence_design import design_of, design_phrase, strength, strength_phrase
 from evidex.tools.reasons import MAX_REASON_WORDS, kept_reason_problem, names_other, other_names, unbacked_facts
 
 Verdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
 Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited texts) -> supported?
 MAX_VERDICT_IDS = 6  # a longer list of ids reads as noise; the reasons cite the rest
 MAX_SENTENCE_WORDS = 40
-ABOUT_WORDS = 10
+ABOUT_WORDS = 8
 
 
 def verdict_of(labels: Sequence[str]) -> Verdict:
@@ -64,19 +65,33 @@ def _cite(ids: Sequence[str]) -> str:
     return f"[{', '.join(ids[:MAX_VERDICT_IDS])}]"
 
 
-def verdict_sentences(claim: str, supporting: Sequence[str], contradicting: Sequence[str]) -> list[str]:
-    """The opening: the verdict and the ids behind it (one side per sentence, so no sentence cites both)."""
+def verdict_sentences(claim: str, supporting: Sequence[str], contradicting: Sequence[str],
+                      kinds: str = "") -> list[str]:
+    """The opening: the verdict, how many items are behind it and the ids (one side per sentence, so no sentence
+    cites both). ``kinds``: how the items split between clinical and preclinical ("2 clinical, 1 preclinical")."""
     clause = _claim_clause(claim)
     verdict = verdict_of(["supports"] * len(supporting) + ["contradicts"] * len(contradicting))
-    if verdict == "supported":
-        return [f"The evidence supports the claim that {clause} {_cite(supporting)}."]
-    if verdict == "refuted":
-        return [f"The evidence contradicts the claim that {clause} {_cite(contradicting)}."]
+    split = f" ({kinds})" if kinds else ""
+    if verdict in ("supported", "refuted"):
+        ids = supporting or contradicting
+        verb = "support" if verdict == "supported" else "contradict"
+        who = f"All {len(ids)} kept items{split} {verb}" if len(ids) > 1 else f"The one kept item{split} {verb}s"
+        return [f"{who} the claim that {clause} {_cite(ids)}."]
     if verdict == "mixed":
-        return [f"The evidence on the claim that {clause} is mixed.",
+        return [f"The evidence on the claim that {clause} is mixed{split}.",
                 f"{_count(len(supporting))} support it {_cite(supporting)}.",
                 f"{_count(len(contradicting))} contradict it {_cite(contradicting)}."]
     return [f"There is not enough evidence for the claim that {clause}: no item was kept as evidence for it."]
+
+
+def kinds_of(texts: Sequence[str]) -> str:
+    """How many of ``texts`` report clinical and how many preclinical studies ("2 clinical, 1 preclinical");
+    empty when none states a design."""
+    designs = [d for t in texts if (d := design_of(t)) is not None]
+    clinical = sum(d.clinical for d in designs)
+    parts = [f"{clinical} clinical" if clinical else "", f"{len(designs) - clinical} preclinical"
+             if len(designs) > clinical else ""]
+    return ", ".join(p for p in parts if p)
 
 
 def _count(n: int) -> str:
@@ -84,6 +99,13 @@ def _count(n: int) -> str:
 
 
 # -- what the model is shown ----------------------------------------------------------------------------------
+def opening(item_id: str, text: str, words: int = 25) -> Evidence:
+    """An item set aside as the notes call shows it: its first sentence (where a text says what it studies),
+    cut to ``words`` words."""
+    first = (split_sentences(tidy(text)) or [""])[0]
+    return Evidence(id=item_id, text=clip_words(first.rstrip(" ."), words))
+
+
 def shown_item(item_id: str, finding: str | None, text: str) -> Evidence:
     """An item as the notes call shows it: its design, when its text states one, then its finding (the whole
     text when it has none)."""
@@ -115,12 +137,12 @@ def write_notes(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evidenc
     task = render(style.write, ids=ids, dropped=", ".join(f"[{i}]" for i in dropped_ids) or "none",
                   words=words, about_words=ABOUT_WORDS).strip()
     blocks = [("EVIDENCE", kept)] + ([("SET ASIDE", dropped)] if dropped else [])
-    msgs = messages(claims, kept, task, evidence_chars=4000, context_chars=context_chars, system=style.system,
-                    more=blocks[1:])
-    reason_chars, about_chars = words * 8, ABOUT_WORDS * 9
+    msgs = with_example(messages(claims, kept, task, evidence_chars=4000, context_chars=context_chars,
+                                 system=style.system, more=blocks[1:]), style.example)
+    reason_chars, about_chars = words * 9, ABOUT_WORDS * 12
     schema = notes_schema(kept_ids, dropped_ids, reason_chars, about_chars)
-    # ~1.6 tokens per word plus the key and quotes of every entry
-    max_tokens = 24 + len(kept_ids) * (2 * words + 10) + len(dropped_ids) * (2 * ABOUT_WORDS + 10)
+    # the grammar caps every string; at least one token per 3 characters of each, plus its key and quotes
+    max_tokens = 24 + len(kept_ids) * (reason_chars // 3 + 10) + len(dropped_ids) * (about_chars // 3 + 10)
     result = call_structured(llm, schema, msgs, name=name, max_tokens=max_tokens, repair=False)
 
     def marked(text: str, cap: int) -> str:
@@ -153,9 +175,11 @@ class Reason:
     text: str
     source: Literal["model", "fallback"]
     problem: str | None = None
+    written: str | None = None  # the model's text when it did not stand (for the run's record)
 
     def record(self) -> dict:
-        return {"source": self.source, **({"problem": self.problem} if self.problem else {})}
+        return {"source": self.source, **({"problem": self.problem} if self.problem else {}),
+                **({"written": self.written} if self.written and self.source == "fallback" else {})}
 
 
 def _finish(text: str) -> str:
@@ -179,7 +203,8 @@ def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, 
                 problem = f"reads as '{stance}' but the item is labelled '{decision.label}'"
         if problem is None:
             return Reason(text, "model")
-    return Reason(fallback_reason(decision, evidence), "fallback", problem)
+    return Reason(fallback_reason(decision, evidence), "fallback", problem,
+                  written.removeprefix(CUT) if written else None)
 
 
 def fallback_reason(decision: EvidenceDecision, evidence: str) -> str:
@@ -213,7 +238,12 @@ def dropped_reason(written: str | None, text: str, claim: Claim, owner: Claim | 
     lead = f"Not about this claim: it is about {about}" if about else \
         "Not about this claim: it ranks far from the claim among the evidence"
     sentence = lead + (f", and it fits the known claim \"{_claim_clause(owner.text)}\" better" if owner else "") + "."
-    return Reason(_finish(sentence), source, problem)
+    return Reason(_finish(sentence), source, problem, written.removeprefix(CUT) if written else None)
+
+
+def clip_words(text: str, n: int) -> str:
+    words = text.split()
+    return " ".join(words[:n]) + (" ..." if len(words) > n else "")
 
 
 def _join(words: Sequence[str]) -> str:
@@ -262,19 +292,24 @@ def strongest_first(order: Sequence[str], texts: Mapping[str, str]) -> list[str]
     return sorted(order, key=lambda i: -strength(texts.get(i, "")))
 
 
+STRENGTH_ITEMS = 4  # designs named in the strength sentence; the counts cover every kept item
+
+
 def strength_sentence(order: Sequence[str], labels: Mapping[str, str], texts: Mapping[str, str]) -> str | None:
-    """How consistent and how strong the kept evidence is, from the designs its texts state; None when no text
-    states one. Takes no side (it counts designs), so it may cite items on both sides."""
-    designs = describe_designs([texts[i] for i in order if i in texts])
-    if designs is None:
-        return None
-    side = verdict_of([labels[i] for i in order if i in labels])
-    consistency = {"supported": "all pointing the same way", "refuted": "all pointing the same way",
-                   "mixed": "not all pointing the same way"}.get(side, "")
-    lead = strength_phrase([texts[i] for i in order if i in texts])
+    """How consistent and how strong the kept evidence is: whether it points one way, the strength its strongest
+    design gives, and the strongest items' designs in their own words ("a randomized phase 3 trial, Ba/F3 cells"),
+    so the sentence says what its cited texts state; None when no text states a design. It takes no side (it
+    names designs), so it may cite items on both sides."""
     cited = [i for i in strongest_first(order, texts) if design_of(texts.get(i, "")) is not None]
-    tail = f", {consistency}" if consistency else ""
-    return f"{lead[:1].upper()}{lead[1:]}: {designs}{tail} {_cite(cited)}."
+    if not cited:
+        return None
+    phrases = list(dict.fromkeys(p for i in cited[:STRENGTH_ITEMS] if (p := design_phrase(texts[i]))))
+    side = verdict_of([labels[i] for i in order if i in labels])
+    consistency = {"supported": "Consistent", "refuted": "Consistent", "mixed": "Mixed"}.get(side, "The")
+    strength_word = strength_phrase([texts[i] for i in cited]).replace(" evidence", "")
+    more = len(cited) - STRENGTH_ITEMS
+    tail = f" and {more} more" if more > 0 else ""
+    return f"{consistency}, {strength_word} evidence from {_join(phrases)}{tail} {_cite(cited[:STRENGTH_ITEMS])}."
 
 
 def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons: Mapping[str, Reason],
@@ -287,10 +322,10 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
     At most ``sentences`` sentences (the verdict may take three when the evidence is mixed)."""
     supporting = [i for i in order if labels.get(i) == "supports"]
     contradicting = [i for i in order if labels.get(i) == "contradicts"]
-    opening = verdict_sentences(claim, supporting, contradicting)
+    opening = verdict_sentences(claim, supporting, contradicting, kinds_of([texts[i] for i in order if i in texts]))
     record = [{"text": s, "source": "verdict", "kept": True} for s in opening]
-    closing = strength_sentence(order, labels, texts) if order else None
-    room = max(1, sentences - len(opening) - (1 if closing else 0))
+    closing = None
+    room = max(1, sentences - len(opening))
     body: list[str] = []
     for item_id in strongest_first(order, texts):
         if len(body) >= room:
@@ -316,6 +351,6 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
 
 
 __all__ = ["CUT", "GroundedExplanation", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
-           "fallback_reason", "kept_reason", "notes_schema", "safe_notes", "sentence_problem", "shown_item",
+           "fallback_reason", "kept_reason", "notes_schema", "opening", "safe_notes", "sentence_problem", "shown_item",
            "strength_sentence", "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences",
            "write_notes"]

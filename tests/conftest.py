@@ -177,7 +177,7 @@ def prompt_role(prompt: str) -> str:
 
 def evidence_lines(prompt: str) -> dict[str, str]:
     """id -> shown text of the items in the prompt's EVIDENCE block (the first HUMAN message)."""
-    human = prompt.split("HUMAN: ", 1)[-1]
+    human = prompt.rsplit("HUMAN: ", 1)[-1]
     if "EVIDENCE:\n" not in human:
         return {}
     block = human.split("EVIDENCE:\n", 1)[1].split("\n\n", 1)[0]
@@ -186,7 +186,7 @@ def evidence_lines(prompt: str) -> dict[str, str]:
 
 def aside_lines(prompt: str) -> dict[str, str]:
     """id -> shown text of the items in the prompt's SET ASIDE block (the grounded reasons call)."""
-    human = prompt.split("HUMAN: ", 1)[-1]
+    human = prompt.rsplit("HUMAN: ", 1)[-1]
     if "SET ASIDE:\n" not in human:
         return {}
     block = human.split("SET ASIDE:\n", 1)[1].split("\n\n", 1)[0]
@@ -204,7 +204,7 @@ def scripted_reason(claim: str, shown: str) -> str:
 
 def prompt_claims(prompt: str) -> dict[str, str]:
     """'claim' / 'A' / 'B' -> claim text shown in the prompt."""
-    human = prompt.split("HUMAN: ", 1)[-1].split("EVIDENCE:\n", 1)[0]
+    human = prompt.rsplit("HUMAN: ", 1)[-1].split("EVIDENCE:\n", 1)[0]
     return {(k or "claim"): v for k, v in _CLAIM_LINE.findall(human)}
 
 

@@ -48,8 +48,11 @@ def test_a_reason_that_invents_misses_the_entity_copies_or_is_cut_fails(reason, 
 def test_facts_may_come_from_the_claim_and_its_context():
     assert unbacked_facts("EGFR L858R NSCLC responded to erlotinib.", "Patients responded to erlotinib.",
                           "EGFR L858R NSCLC is sensitive to erlotinib") == []
-    assert unbacked_facts("VHL R167Q was found in 6 families.", "This mutation was found in six families.",
-                          "R167Q is pathogenic", {"Molecular Profile": "VHL R167Q"}) == ["6"]
+    assert unbacked_facts("VHL R167Q was found in 7 families.", "This mutation was found in six families.",
+                          "R167Q is pathogenic", {"Molecular Profile": "VHL R167Q"}) == ["7"]
+    # a number the evidence spells out, an abbreviation it writes in full
+    assert unbacked_facts("BCOR ITD in 22 CCSK cases.", "Twenty two clear cell sarcomas of kidney had BCOR ITD.") == []
+    assert unbacked_facts("ALL in 5 cases.", "Glioma in five cases.") == ["ALL"]
 
 
 def test_copy_share_counts_words_in_long_shared_runs_of_one_sentence():

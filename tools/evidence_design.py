@@ -48,6 +48,7 @@ PLURAL = {"approval": "approvals", "patient study": "patient studies", "family s
 class Design:
     name: str
     weight: float
+    span: str = ""  # the words of the text that state it ("Phase III", "Ba/F3 cells", "14 of 19")
 
     @property
     def clinical(self) -> bool:
@@ -57,9 +58,38 @@ class Design:
 def design_of(text: str) -> Design | None:
     """The strongest design ``text`` states, or None when it states none."""
     for name, weight, pattern in _COMPILED:
-        if pattern.search(text or ""):
-            return Design(name, weight)
+        if m := pattern.search(text or ""):
+            return Design(name, weight, " ".join(m.group().split()))
     return None
+
+
+# The words around a design that name it in the text's own terms ("randomized phase 3 trial", "Ba/F3 cells").
+_PHRASES = {
+    "approval": r"\b(?:fda|ema)\b[^.]{0,60}?\bapproved\b|\bfood and drug administration\b|\bguidelines?\b",
+    "phase 3 trial": r"(?:\brandomi[sz]ed,? )?(?:open-label )?\bphase[\s-]*(?:3|iii)\b(?: \w+)?|\brandomi[sz]ed (?:\w+ )?"
+                     r"(?:trial|study)\b|\bmeta-analys[ie]s\b",
+    "phase 2 trial": r"\bphase[\s-]*(?:2|ii|1/2|i/ii|1b/2|ib/ii)\b(?: \w+)?",
+    "phase 1 trial": r"\bphase[\s-]*(?:1|i|1b|ib)\b(?: \w+)?",
+    "clinical trial": r"\bclinical trial\b",
+    "patient study": r"\b(?:retrospective|prospective) (?:\w+ )?(?:study|analysis|cohort)\b|\bcohort\b|\b\d[\d,]* patients\b",
+    "family study": r"\b\d+ (?:\w+ ){0,2}famil(?:y|ies)\b|\bfamil(?:y|ies)\b|\bprobands?\b|\bkindreds?\b",
+    "case series": r"\b\d+ (?:of|out of) (?:the )?\d+ (?:\w+ ){0,2}?(?:cases|tumou?rs|samples|patients|\w+omas)\b",
+    "case report": r"\bcase (?:report|study)\b|\b\d+[- ](?:year|yr)s?[- ]old (?:\w+ )?(?:patient|man|woman|male|female|"
+                   r"boy|girl)\b",
+    "mouse study": r"\b(?:\w+ )?mice\b|\bmouse (?:xenograft )?models?\b|\bxenografts?\b",
+    "cell study": r"\b(?:\w+/)?\w+ cells\b|\bcell lines?\b|\bin vitro\b",
+}
+_PHRASE_RES = {k: re.compile(v, re.I) for k, v in _PHRASES.items()}
+
+
+def design_phrase(text: str) -> str | None:
+    """The design of ``text`` in the text's own words ("randomized phase 3 trial", "Ba/F3 cells", "14 of 19
+    tumors"), or its name when no phrase is found; None when the text states no design."""
+    found = design_of(text)
+    if found is None:
+        return None
+    m = _PHRASE_RES[found.name].search(text or "")
+    return " ".join(m.group().split()) if m else found.name
 
 
 def strength(text: str) -> float:
@@ -102,7 +132,7 @@ def strength_phrase(texts: Sequence[str]) -> str | None:
     if best >= 6.0:
         return "strong clinical evidence"
     if best >= 4.0:
-        return "clinical evidence from early-phase trials"
+        return "early clinical evidence"
     if best >= CLINICAL:
-        return "clinical evidence from patient studies, without a trial"
-    return "preclinical evidence only"
+        return "clinical evidence without a trial"
+    return "preclinical evidence"

@@ -95,14 +95,45 @@ def _context_text(context: Mapping[str, str] | None) -> str:
     return " ".join((context or {}).values())
 
 
+_NUMBER_WORDS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * n for n, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if n > 1}
+_SPELLED = re.compile(r"\b(" + "|".join(_TENS) + r")(?:[\s-](" + "|".join(list(_NUMBER_WORDS)[1:10]) + r"))?\b|\b("
+                      + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+_STOP_INITIALS = frozenset({"of", "the", "and", "with", "in", "for", "to", "a", "an"})
+
+
+def spelled_numbers(text: str) -> set[str]:
+    """Numbers written as words ("Twenty two cases", "six families"), as digits."""
+    out = set()
+    for m in _SPELLED.finditer(text or ""):
+        if m.group(3):
+            out.add(str(_NUMBER_WORDS[m.group(3).lower()]))
+        else:
+            out.add(str(_TENS[m.group(1).lower()] + (_NUMBER_WORDS[m.group(2).lower()] if m.group(2) else 0)))
+    return out
+
+
+def _acronyms(text: str) -> set[str]:
+    """Initials of runs of 2-6 words of ``text`` ("clear cell sarcoma of kidney" -> ccsk, ccs, cs, ...), lower-cased,
+    skipping small words, so an abbreviation the evidence spells out counts as stated."""
+    words = [w.lower() for w in _words(text) if w.lower() not in _STOP_INITIALS]
+    return {"".join(w[0] for w in words[i: i + n]) for n in range(2, 7) for i in range(len(words) - n + 1)}
+
+
 def unbacked_facts(reason: str, evidence: str, claim: str = "", context: Mapping[str, str] | None = None) -> list[str]:
-    """The numbers and names ``reason`` states that neither the evidence, the claim nor its context state."""
+    """The numbers and names ``reason`` states that neither the evidence, the claim nor its context state. A number
+    may be spelled out there ("twenty two"), an abbreviation spelled out in full ("CCSK")."""
     source = " ".join([evidence, claim, _context_text(context)])
-    have_numbers, have_words = numbers(source), _lower_words(source)
+    have_numbers, have_words = numbers(source) | spelled_numbers(source), _lower_words(source)
     missing = sorted(numbers(reason) - have_numbers)
-    missing += [w for w in dict.fromkeys(terms(reason)) if w.lower() not in have_words
-                and not (w[:-1].lower() in have_words and w.endswith("s"))]  # "EGFRs" for "EGFR"
-    return missing
+    unknown = [w for w in dict.fromkeys(terms(reason)) if w.lower() not in have_words
+               and not (w[:-1].lower() in have_words and w.endswith("s"))]  # "EGFRs" for "EGFR"
+    if unknown:
+        initials = _acronyms(source)
+        unknown = [w for w in unknown if not (w.isupper() and w.isalpha() and w.lower() in initials)]
+    return missing + unknown
 
 
 def names_claim(reason: str, claim: str) -> bool:

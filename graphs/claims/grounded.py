@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evidex.agents.grounded_writer import (Reason, compose, dropped_reason, kept_reason, safe_notes, shown_item,
-                                           unsupported_explanation, write_notes)
+from evidex.agents.grounded_writer import (Reason, compose, dropped_reason, kept_reason, opening, safe_notes,
+                                           shown_item, unsupported_explanation, write_notes)
 from evidex.graphs.claims.deps import GraphDeps
 from evidex.graphs.claims.nodes import Node, _scope, _texts, kept_decisions, verdict
 from evidex.graphs.claims.state import ClaimGraphState
@@ -81,7 +81,7 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
             written, abouts, failure = {}, {}, None
             if asked or asked_dropped:
                 shown = [shown_item(d.id, state.findings.get(d.id), texts[d.id]) for d in asked]
-                aside = [Evidence(id=d.id, text=state.findings.get(d.id) or texts[d.id]) for d in asked_dropped]
+                aside = [opening(d.id, texts[d.id]) for d in asked_dropped]
                 written, abouts, failure = safe_notes(lambda: write_notes(
                     deps.llm, {key: claim}, shown, aside, words=x.reason_words, context_chars=p.context_chars,
                     style=deps.style, name=f"write_reasons[{key}]"))
