@@ -32,7 +32,7 @@ from evidex.agents.structured import StructuredOutputError, call_structured
 from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split_sentences, strip_citations
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
 from evidex.tools.findings import tidy
-from evidex.tools.evidence_design import design_of, design_phrase, strength, strength_phrase
+from evidex.tools.evidence_design import design_of, strength
 from evidex.tools.reasons import MAX_REASON_WORDS, kept_reason_problem, names_other, other_names, unbacked_facts
 
 Verdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
@@ -292,26 +292,6 @@ def strongest_first(order: Sequence[str], texts: Mapping[str, str]) -> list[str]
     return sorted(order, key=lambda i: -strength(texts.get(i, "")))
 
 
-STRENGTH_ITEMS = 4  # designs named in the strength sentence; the counts cover every kept item
-
-
-def strength_sentence(order: Sequence[str], labels: Mapping[str, str], texts: Mapping[str, str]) -> str | None:
-    """How consistent and how strong the kept evidence is: whether it points one way, the strength its strongest
-    design gives, and the strongest items' designs in their own words ("a randomized phase 3 trial, Ba/F3 cells"),
-    so the sentence says what its cited texts state; None when no text states a design. It takes no side (it
-    names designs), so it may cite items on both sides."""
-    cited = [i for i in strongest_first(order, texts) if design_of(texts.get(i, "")) is not None]
-    if not cited:
-        return None
-    phrases = list(dict.fromkeys(p for i in cited[:STRENGTH_ITEMS] if (p := design_phrase(texts[i]))))
-    side = verdict_of([labels[i] for i in order if i in labels])
-    consistency = {"supported": "Consistent", "refuted": "Consistent", "mixed": "Mixed"}.get(side, "The")
-    strength_word = strength_phrase([texts[i] for i in cited]).replace(" evidence", "")
-    more = len(cited) - STRENGTH_ITEMS
-    tail = f" and {more} more" if more > 0 else ""
-    return f"{consistency}, {strength_word} evidence from {_join(phrases)}{tail} {_cite(cited[:STRENGTH_ITEMS])}."
-
-
 def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons: Mapping[str, Reason],
             findings: Mapping[str, str], *, sentences: int, texts: Mapping[str, str],
             judge: Judge | None = None) -> GroundedExplanation:
@@ -324,7 +304,6 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
     contradicting = [i for i in order if labels.get(i) == "contradicts"]
     opening = verdict_sentences(claim, supporting, contradicting, kinds_of([texts[i] for i in order if i in texts]))
     record = [{"text": s, "source": "verdict", "kept": True} for s in opening]
-    closing = None
     room = max(1, sentences - len(opening))
     body: list[str] = []
     for item_id in strongest_first(order, texts):
@@ -343,14 +322,11 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
                        "problem": problem})
         if problem is None:
             body.append(sentence)
-    if closing:
-        record.append({"text": closing, "source": "strength", "kept": True})
-        body.append(closing)
     return GroundedExplanation(text=" ".join(opening + body), sentences=record,
                                verdict=verdict_of([labels[i] for i in order if i in labels]))
 
 
 __all__ = ["CUT", "GroundedExplanation", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
            "fallback_reason", "kept_reason", "notes_schema", "opening", "safe_notes", "sentence_problem", "shown_item",
-           "strength_sentence", "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences",
+           "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences",
            "write_notes"]

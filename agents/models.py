@@ -16,15 +16,23 @@ class ModelSpecError(ValueError):
 
 def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens: int = 512,
                     base_url: str | None = None, n_ctx: int = 8192, threads: int | None = None,
-                    timeout_s: float = 600.0, parallel: int = 1, prompt_cache_mib: int = 0) -> BaseChatModel:
+                    timeout_s: float = 600.0, parallel: int = 1, prompt_cache_mib: int = 0,
+                    send_api_key: bool = True) -> BaseChatModel:
     """A chat model for ``spec``. ``local`` only: ``n_ctx`` tokens of context per slot, ``parallel`` slots
     (requests in flight that llama.cpp decodes together), ``threads`` CPU threads, ``prompt_cache_mib`` of host
-    memory for the prompts of finished requests."""
+    memory for the prompts of finished requests. ``send_api_key=False``: the environment's ``OPENAI_API_KEY`` is
+    not sent (the ``base_url`` was chosen by a run, not by the operator)."""
     spec = (spec or "local").strip()
     provider, _, name = spec.partition(":")
     if provider == "local":
         from langchain_openai import ChatOpenAI
 
+        from evidex.tools.extras import MissingExtraError, require
+
+        try:  # before fetching 1.1 GB of weights it could not run
+            require("xllamacpp", "local", "the local model (model spec 'local', the configs' default)")
+        except MissingExtraError as exc:
+            raise ModelSpecError(f"{exc}; or name a hosted model: --llm openai:<model> (Python: llm=...)") from None
         from evidex.agents.local_llm import resolve_gguf, start_local_server
 
         path = resolve_gguf()
@@ -37,7 +45,7 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
         from langchain_openai import ChatOpenAI
 
         settings = get_settings()
-        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key and send_api_key else None
         url = base_url or settings.openai_base_url
         if key is None and url is None:
             raise ModelSpecError("openai models need OPENAI_API_KEY (environment or .env) or model.base_url "
@@ -66,5 +74,21 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
                              "integration package is installed.") from exc
 
 
+_NAME_FIELDS = ("model_name", "model", "model_id", "deployment_name", "repo_id")
+
+
+def describe_model(llm) -> str:
+    """How reports and traces name a chat model object: its class and model name, e.g. ``ChatOpenAI(gpt-4o-mini)``
+    (``local`` only names the spec; an app's ``llm=`` object is named by what it is)."""
+    cls = type(llm).__name__
+    for field in _NAME_FIELDS:
+        value = getattr(llm, field, None)
+        if isinstance(value, str) and value.strip():
+            return f"{cls}({value.strip()})"
+    return cls
+
+
 def is_openai_compatible(llm: BaseChatModel) -> bool:
-    return type(llm).__name__ == "ChatOpenAI"
+    from evidex.agents.lazy_model import unwrap
+
+    return type(unwrap(llm)).__name__ == "ChatOpenAI"

@@ -26,6 +26,7 @@ import threading
 from pathlib import Path
 
 from evidex.tools.loopback import is_loopback
+from evidex.tools.server_keys import check_key, read_key_file, write_key_file
 
 KEY_ENV = "EVIDEX_SERVE_API_KEY"
 DEFAULT_PORT = 8080
@@ -54,21 +55,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def resolve_key(key_file: Path | None) -> tuple[str, str]:
-    """(key, where it came from). Order: the environment, the key file, a new key."""
+    """(key, where it came from). Order: the environment, the key file, a new key. A key shorter than 16
+    characters, or a key file others can read, is refused (:mod:`tools.server_keys`)."""
     key = os.environ.get(KEY_ENV, "").strip()
     if key:
-        return key, f"${KEY_ENV}"
+        return check_key(key, f"${KEY_ENV}"), f"${KEY_ENV}"
     if key_file is not None:
         if key_file.is_file():
-            key = key_file.read_text(encoding="utf-8").strip()
-            if not key:
-                raise ValueError(f"{key_file} is empty; delete it to get a new key")
-            return key, str(key_file)
+            return read_key_file(key_file), str(key_file)
         key = secrets.token_urlsafe(24)
-        key_file.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never readable by others
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(key + "\n")
+        write_key_file(key_file, key)  # mode 0600: never readable by others
         return key, f"{key_file} (new)"
     return secrets.token_urlsafe(24), "new"
 

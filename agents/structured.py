@@ -11,6 +11,7 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
+from evidex.agents.lazy_model import unwrap
 from evidex.agents.models import is_openai_compatible
 from evidex.agents.prompts import render
 
@@ -49,7 +50,7 @@ class _CutOff(ValueError):
 
 def _invoke(llm: BaseChatModel, messages: list[BaseMessage], name: str, kwargs: dict) -> AIMessage:
     try:
-        return llm.invoke(messages, config={"run_name": name}, **kwargs)
+        return unwrap(llm).invoke(messages, config={"run_name": name}, **kwargs)
     except Exception as exc:  # openai raises LengthFinishReasonError instead of returning a truncated reply
         if type(exc).__name__ == "LengthFinishReasonError":
             raise _CutOff("the reply was cut off at the token limit; answer more briefly") from exc

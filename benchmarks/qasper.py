@@ -59,11 +59,11 @@ def ingest(papers, db: str, skip: bool) -> dict:
 
 
 def evidence_maps(db: str, store_ids: list[str]) -> dict[str, dict[int, str | None]]:
-    from evidex.graphs.qa.store_tools import StoreTools
+    from evidex.tools.paperstore import PaperStore
     from evidex.tools.qasper_answer import page_evidence
 
-    tools = StoreTools(db, None)
-    return {sid: page_evidence(tools.query, sid) for sid in store_ids}
+    store = PaperStore(db)
+    return {sid: page_evidence(store.rows, sid) for sid in store_ids}
 
 
 def oracle_evidence(engine, flt: str, question: str, refs, ranked_texts: list[str], by_page: dict,

@@ -52,7 +52,10 @@ def _quiet_ragas() -> Iterator[None]:
 
 
 def _specs() -> dict[str, _MetricSpec]:
+    from evidex.tools.extras import require
+
     with _quiet_ragas():
+        require("ragas", "ragas", "RAGAS metrics (metrics.ragas)")
         from ragas.metrics import Faithfulness, ResponseRelevancy
     return {
         "faithfulness": _MetricSpec(Faithfulness, "faithfulness", needs_contexts=True, needs_embeddings=False),

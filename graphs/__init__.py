@@ -12,10 +12,10 @@ This file only re-exports: in a source checkout ``python -m graphs.run`` runs it
 """
 from __future__ import annotations
 
-from evidex.graphs.api import build_graph
+from evidex.graphs.api import build_graph, graph_as_tool, prediction_json
 from evidex.graphs.config import ConfigError, TaskConfig
 from evidex.graphs.registry import Resources, TaskFamily, families, get_family, register_family
 from evidex.graphs.tasks import config_for_task, load_config, task_table
 
-__all__ = ["build_graph", "load_config", "config_for_task", "task_table", "TaskConfig", "ConfigError", "families",
+__all__ = ["build_graph", "graph_as_tool", "prediction_json", "load_config", "config_for_task", "task_table", "TaskConfig", "ConfigError", "families",
            "get_family", "register_family", "TaskFamily", "Resources"]

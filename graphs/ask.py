@@ -64,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
+    except (ValueError, RuntimeError, ImportError) as exc:  # a model, store or extra that is not there: one line
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     qid = time.strftime("ask-%Y%m%d-%H%M%S")
     question = PaperQuestion(id=qid, question=args.question, answer_format=args.format, pdf_ids=args.paper)
     traces = args.traces or Path(get_settings().runs_dir) / "ask"
@@ -86,19 +89,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _print_answer(pred, cfg, seconds: float, trace: Path) -> None:
-    from evidex.graphs.qa.scope import sql_marks
-    from evidex.graphs.qa.store_tools import StoreTools
+    from evidex.tools.paperstore import PaperStore
     from evidex.tools.safe_text import visible_controls
 
     print(f"answer: {visible_controls(pred.answer) if pred.answer is not None else pred.no_answer}")
     titles: dict[str, str] = {}
     if pred.citations:
-        tools = StoreTools(cfg.store.db, cfg.store.store_dir)
         ids = sorted({c.pdf_id for c in pred.citations})
-        titles = {r["pdf_id"]: r["title"] for r in tools.query(
-            "SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title FROM metadata "
-            f"WHERE CAST(paper_id AS VARCHAR) IN ({sql_marks(ids)})",
-            ids)}
+        titles = {p.paper_id: p.title or p.paper_id for p in PaperStore(cfg.store.db, cfg.store.store_dir).papers(ids)}
     shown = set()
     for c in pred.citations:  # several passages of one page are one (title, page) to a reader
         if (c.pdf_id, c.page_number) in shown:

@@ -10,10 +10,10 @@ Which tasks exist, and loading a config by name, are in :mod:`graphs.tasks`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 # Shipped configs. In the checkout this is the repository's configs/; installed, the same files are package data
 # beside the code (evidex/configs). EVIDEX_CONFIG_DIR still points elsewhere for a user's own tree.
@@ -22,6 +22,19 @@ PACKAGED_CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 
 class ConfigError(ValueError):
     """A config file or override is invalid; the message says where and what is allowed."""
+
+
+def _known_prompt(name: str) -> str:
+    """A prompt chosen by name: a file of the prompt folder, never a path."""
+    from evidex.agents.prompts import prompt_names
+
+    known = prompt_names()
+    if name not in known:
+        raise ValueError(f"no prompt named {name!r} (known: {', '.join(sorted(known))})")
+    return name
+
+
+PromptName = Annotated[str, AfterValidator(_known_prompt)]
 
 
 class Strict(BaseModel):
@@ -35,29 +48,41 @@ class ModelConfig(Strict):
     (any OpenAI-compatible endpoint via ``base_url``), any LangChain ``provider:model``, or
     ``scripted:<file.json>`` (tests)."""
 
-    spec: str = "local"
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(512, ge=16, le=8192)
-    base_url: str | None = None
+    spec: str = Field("local", description="local (the verified Qwen2.5-Coder-1.5B GGUF, in-process), "
+                      "openai:<model> (any OpenAI-compatible endpoint), a LangChain provider:model, or scripted:<file>")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="sampling temperature (0 = deterministic)")
+    max_tokens: int = Field(512, ge=16, le=8192, description="tokens per reply unless a step asks for fewer")
+    base_url: str | None = Field(None, description="the OpenAI-compatible endpoint of an openai:<model> spec "
+                                 "(default: OPENAI_BASE_URL, else OpenAI's); the API key goes only to the operator's")
     n_ctx: int = Field(8192, ge=1024, le=131072, description="Context per slot of the local server, in tokens.")
-    threads: int | None = Field(None, ge=1, le=256)
+    threads: int | None = Field(None, ge=1, le=256, description="CPU threads of the local model (null = every core)")
     slots: int | None = Field(None, ge=1, le=16, description="Parallel slots of the in-process llama.cpp server "
                               "(spec local): requests decoded together in one batch, each slot with n_ctx tokens "
                               "and its own prompt cache. null = run.concurrency, so --concurrency 2 gets 2 slots.")
-    timeout_s: float = Field(600.0, gt=0)
+    timeout_s: float = Field(600.0, gt=0, description="seconds a model call may take")
     prompt_cache_mib: int = Field(0, ge=0, le=65536, description="Host memory (MiB) llama.cpp may keep for the "
                                   "prompts of finished requests so a later request with the same start can skip "
                                   "them (spec local; xllamacpp's own default is 8192, which grows by ~60 MB per "
                                   "claim item). The slot's own cache still serves the shared system prompt at 0.")
+    _client_endpoint: bool = PrivateAttr(default=False)
+
+    @property
+    def client_endpoint(self) -> bool:
+        """Whether a run (not the operator's config) chose ``base_url``: the model then gets no API key from the
+        environment (graphs.settings)."""
+        return self._client_endpoint
+
+    def mark_client_endpoint(self) -> None:
+        self._client_endpoint = True
 
 
 class DatasetConfig(Strict):
     file: str | None = Field(None, description="Override the task's data file (relative to EVIDEX_DATA_DIR).")
-    shuffle: bool = True
-    seed: int = 13
+    shuffle: bool = Field(True, description="shuffle the items (with seed) before offset and limit")
+    seed: int = Field(13, description="the shuffle's seed")
     offset: int = Field(0, ge=0, description="Skip the first N items of the file (after shuffling), e.g. to report "
                                              "on questions 100-199 after tuning on 0-99.")
-    limit: int | None = Field(None, ge=1)
+    limit: int | None = Field(None, ge=1, description="answer at most this many items (after offset)")
 
     def window(self, items: list) -> list:
         """The items this run answers: ``offset`` skipped, then the first ``limit``."""
@@ -67,7 +92,7 @@ class DatasetConfig(Strict):
 
 class MetricsConfig(Strict):
     similarity: bool = Field(True, description="Embedding-similarity metrics (they load the embedding model).")
-    ragas: bool = False
+    ragas: bool = Field(False, description="RAGAS metrics with the judge model (needs evidex[ragas])")
     ragas_llm: str | None = Field(None, description="Judge model spec for RAGAS (default: the graph's model).")
 
 
@@ -80,13 +105,17 @@ class RunConfig(Strict):
     ray_address: str | None = Field(None, description="executor ray: the cluster to join (ray start's address, "
                                     "e.g. 127.0.0.1:6379); null = a Ray started for this run on loopback")
     ray_cpus_per_worker: float = Field(1.0, gt=0, le=256, description="executor ray: CPUs Ray reserves per worker")
-    out: str | None = None
+    out: str | None = Field(None, description="the run folder (default: runs/<task>-<config hash>/<time>-<task>)")
     prepare: bool = Field(True, description="run the family's preparation before the items (qasper: ingest the "
                                             "papers into the store); false = reuse what exists (--skip-ingest)")
+    on_degraded: Literal["error", "warning"] = Field(
+        "error", description="an item whose hybrid search lost a part (e.g. dense: the Chroma server did not "
+        "answer) is recorded as an error (default), or kept with a warning on its row; either way the row says "
+        "which part and why (degraded) and metrics.json counts such items")
 
 
 class TracingConfig(Strict):
-    enabled: bool = True
+    enabled: bool = Field(True, description="write each item's trace (a LangSmith-style run tree) in the run folder")
     phoenix_endpoint: str | None = Field(None, description="Phoenix OTLP/HTTP collector, e.g. "
                                          "http://127.0.0.1:6006/v1/traces (needs pip install -e .[phoenix]); unset = off.")
 

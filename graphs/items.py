@@ -13,6 +13,7 @@ from evidex.graphs.config import TaskConfig
 from evidex.graphs.registry import Resources, RunItem, TaskFamily
 from evidex.graphs.tracing import RunTreeTracer, safe_name
 from evidex.tools.memory import release_free_memory, rss_mb
+from evidex.tools.degraded import search_degradations
 
 
 def run_one(graph, item: RunItem, cfg: TaskConfig, family: TaskFamily, run_dir: Path, resources: Resources,
@@ -22,16 +23,19 @@ def run_one(graph, item: RunItem, cfg: TaskConfig, family: TaskFamily, run_dir: 
     row: dict[str, Any] = {"id": item.id, "task": cfg.task, "tags": family.item_tags(item) or [cfg.task],
                            "input": item.public_input(), "prediction": None, "metrics": {}, "error": None}
     start = time.perf_counter()
-    try:
-        out = graph.invoke(item.graph_input(), config={"callbacks": [tracer], "run_name": cfg.name,
-                                                       "metadata": {"item_id": item.id},
-                                                       "tags": [f"task:{cfg.task}", f"family:{cfg.family}"]})
-        pred = out["prediction"]
-        row["prediction"] = pred.model_dump()
-    except Exception as exc:  # noqa: BLE001 - any failure of one item is recorded, the run goes on
-        row["error"] = f"{type(exc).__name__}: {exc}"
-        pred = None
+    with search_degradations() as degraded:  # a hybrid search that lost a part, anywhere inside the graph
+        try:
+            out = graph.invoke(item.graph_input(), config={"callbacks": [tracer], "run_name": cfg.name,
+                                                           "metadata": {"item_id": item.id},
+                                                           "tags": [f"task:{cfg.task}", f"family:{cfg.family}"]})
+            pred = out["prediction"]
+            row["prediction"] = pred.model_dump()
+        except Exception as exc:  # noqa: BLE001 - any failure of one item is recorded, the run goes on
+            row["error"] = f"{type(exc).__name__}: {exc}"
+            pred = None
     row["latency_s"] = round(time.perf_counter() - start, 3)
+    if degraded:
+        _flag_degraded(row, degraded, cfg, tracer)
     release_free_memory()
     row["rss_mb"] = rss_mb()  # resident memory after the item: a run whose memory grows shows it item by item
     tree = tracer.last_tree or {}
@@ -50,6 +54,20 @@ def run_one(graph, item: RunItem, cfg: TaskConfig, family: TaskFamily, run_dir: 
         except Exception as exc:  # noqa: BLE001
             row["error"] = f"scoring failed: {type(exc).__name__}: {exc}"
     return row
+
+
+def _flag_degraded(row: dict[str, Any], degraded: list, cfg: TaskConfig, tracer: RunTreeTracer) -> None:
+    """The item's searches lost a part: the row says which and why (``degraded``), and is an error unless
+    ``run.on_degraded: warning``; the trace's root says so too."""
+    parts = list({(u.part, u.reason): u.model_dump() for u in degraded}.values())
+    row["degraded"] = parts
+    said = "; ".join(f"{p['part']} search unavailable ({p['reason']})" for p in parts)
+    if cfg.run.on_degraded == "error" and row["error"] is None:
+        row["error"] = (f"Degraded: {said}; the answer rests on the other part of the search only (set "
+                        "run.on_degraded: warning to keep such answers)")
+    if tracer.last_tree is not None and tracer.folder is not None:
+        tracer.last_tree["degraded"] = parts
+        tracer.write(tracer.last_tree)
 
 
 def _ragas_for(grounded, llm, embedder) -> dict[str, float]:

@@ -1,8 +1,8 @@
 """Optional: send every LangChain/LangGraph run to a local Arize Phoenix server (OpenInference spans over OTLP).
 
 The built-in run-tree traces (``graphs/tracing.py``, viewed with ``python -m graphs.trace``) need nothing; Phoenix
-is for when you want a live UI. App side (this process): ``pip install -e .[phoenix]``
-(arize-phoenix-otel + openinference-instrumentation-langchain, no conflicts with the main pins). Server: its own
+is for when you want a live UI. App side (this process): ``pip install 'evidex[phoenix]'``
+(arize-phoenix-otel + openinference-instrumentation-langchain, no conflicts with the core). Server: its own
 venv, because the full ``arize-phoenix`` package upgrades openai/jiter past what instructor allows, started on
 loopback only (UI, OTLP/HTTP and OTLP/gRPC) by ``python -m evidex.graphs.phoenix serve``::
 
@@ -15,6 +15,10 @@ loopback only (UI, OTLP/HTTP and OTLP/gRPC) by ``python -m evidex.graphs.phoenix
     enable_phoenix()                                   # or enable_phoenix("http://127.0.0.1:6006/v1/traces")
     graph.invoke(...)                                  # spans appear in Phoenix, project "evidex"
 
+When nothing listens at the endpoint, ``enable_phoenix()`` prints one line, exports nothing and returns None (as
+the CLI does): an exporter aimed at nothing logs connection errors and holds the process for seconds at exit.
+At exit, buffered spans get one short flush.
+
 ``python -m graphs.run`` exports when ``tracing.phoenix_endpoint`` (or ``EVIDEX_PHOENIX_ENDPOINT``) is set, into the
 project ``evidex``. When nothing listens there, it says so in one line and exports nothing, so a run without a
 Phoenix server is as quick and quiet as one without the setting.
@@ -26,16 +30,19 @@ import threading
 from typing import Any
 from urllib.parse import urlparse
 
+from evidex.tools.extras import MissingExtraError
+
 DEFAULT_ENDPOINT = "http://127.0.0.1:6006/v1/traces"
 PROJECT = "evidex"
-INSTALL_HINT = 'pip install -e ".[phoenix]"  (arize-phoenix-otel==0.17.2 openinference-instrumentation-langchain==0.1.80)'
+INSTALL_HINT = "pip install 'evidex[phoenix]'"
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
+_state_flags: dict[str, bool] = {}
 
 
-class PhoenixNotInstalledError(ImportError):
-    """The optional Phoenix packages are missing; the message says what to install."""
+class PhoenixNotInstalledError(MissingExtraError):
+    """The optional Phoenix packages are missing; the message (one line) says what to install."""
 
 
 def phoenix_available() -> bool:
@@ -51,10 +58,7 @@ def _import():
         from openinference.instrumentation.langchain import LangChainInstrumentor
         from phoenix.otel import register
     except ImportError as exc:
-        raise PhoenixNotInstalledError(
-            f"Phoenix tracing needs the optional packages: {INSTALL_HINT}. Missing: {exc.name or exc}. "
-            "The Phoenix server itself runs from its own venv: pip install arize-phoenix==20.26.1, then "
-            "PHOENIX_TELEMETRY_ENABLED=false PHOENIX_ALLOW_EXTERNAL_RESOURCES=false phoenix serve") from exc
+        raise PhoenixNotInstalledError("phoenix", "Phoenix tracing", exc.name or str(exc)) from None
     return register, LangChainInstrumentor
 
 
@@ -71,22 +75,39 @@ def resolve_endpoint(endpoint: str | None = None) -> str:
 
 
 def enable_phoenix(endpoint: str | None = None, *, project_name: str = PROJECT, batch: bool = True,
-                   set_global_tracer_provider: bool = False):
+                   set_global_tracer_provider: bool = False, check_collector: bool = True):
     """Instrument LangChain (hence every graph) to export OpenInference spans to Phoenix; returns the
-    OpenTelemetry ``TracerProvider``. Calling it again with the same endpoint is a no-op; a new endpoint
-    re-instruments. Raises :class:`PhoenixNotInstalledError` naming ``pip install -e .[phoenix]``."""
+    OpenTelemetry ``TracerProvider``, or None when nothing listens at the endpoint (one line on stderr, nothing
+    exported; ``check_collector=False`` exports regardless). Calling it again with the same endpoint is a no-op; a
+    new endpoint re-instruments. Raises :class:`PhoenixNotInstalledError` naming ``pip install 'evidex[phoenix]'``."""
     register, LangChainInstrumentor = _import()
     url = resolve_endpoint(endpoint)
     with _lock:
         if _state.get("endpoint") == url and _state.get("project") == project_name:
             return _state["provider"]
+    if check_collector and not collector_listening(url):
+        _say_nothing_listens(url)
+        return None
+    with _lock:
         _disable_locked()
         provider = register(endpoint=url, project_name=project_name, batch=batch,
                             set_global_tracer_provider=set_global_tracer_provider, verbose=False)
         instrumentor = LangChainInstrumentor()
         instrumentor.instrument(tracer_provider=provider, skip_dep_check=True)
         _state.update(endpoint=url, project=project_name, provider=provider, instrumentor=instrumentor)
+        if not _state_flags.get("atexit"):
+            import atexit
+
+            atexit.register(_flush_quickly)
+            _state_flags["atexit"] = True
         return provider
+
+
+def _say_nothing_listens(url: str) -> None:
+    import sys
+
+    print(f"phoenix: nothing listens at {url}; spans are not exported (start it: python -m "
+          "evidex.graphs.phoenix serve)", file=sys.stderr, flush=True)
 
 
 def flush_phoenix(timeout_ms: int = 10_000) -> bool:
@@ -136,24 +157,17 @@ def collector_listening(url: str, timeout_s: float = 0.5) -> bool:
 
 def maybe_enable_phoenix(config) -> Any | None:
     """Enable Phoenix when the config asks for it (``tracing.phoenix_endpoint``) or ``EVIDEX_PHOENIX_ENDPOINT`` is
-    set; returns the provider, or None. With no collector listening it prints one line and exports nothing: an
-    exporter aimed at nothing logs errors and holds the process for seconds at exit."""
-    import sys
-
+    set; returns the provider, or None. With no collector listening it prints one line and exports nothing, as
+    :func:`enable_phoenix` does."""
     tracing = getattr(config, "tracing", None)
     endpoint = getattr(tracing, "phoenix_endpoint", None) or os.environ.get("EVIDEX_PHOENIX_ENDPOINT")
     if not endpoint:
         return None
     url = resolve_endpoint(endpoint)
-    if not collector_listening(url):
-        print(f"phoenix: nothing listens at {url}; spans are not exported (start it: python -m "
-              "evidex.graphs.phoenix serve)", file=sys.stderr, flush=True)
+    if not collector_listening(url):  # before the import: a run without the extra and without a server is quiet
+        _say_nothing_listens(url)
         return None
-    provider = enable_phoenix(url, project_name=PROJECT)
-    import atexit
-
-    atexit.register(_flush_quickly)
-    return provider
+    return enable_phoenix(url, project_name=PROJECT)
 
 
 def _flush_quickly() -> None:

@@ -27,7 +27,11 @@ Contract of the callables (``cfg`` is an instance of ``config_model``):
   (``--skip-ingest``);
 * ``finish_run(cfg, run_dir, rows, summary) -> [ReportSection]``: after every (re)aggregation, write the family's
   own files into the run folder (e.g. official-format predictions) and return extra report sections (tables and
-  charts that ``report.md``, ``report.html`` and the console render; stored in ``metrics.json``).
+  charts that ``report.md``, ``report.html`` and the console render; stored in ``metrics.json``);
+* ``run_settings``: the settings a run may change (``section.field`` or ``section.*``, ``!section.field`` to
+  leave one out), shown as the graph's LangGraph ``context_schema`` (:mod:`graphs.settings`). Never a setting
+  that decides where models, data, files or endpoints come from. ``reads_run_settings``: the family's graphs read
+  them per run themselves (:func:`graphs.settings.config_of_run`), so one compiled graph serves every run.
 """
 from __future__ import annotations
 
@@ -118,6 +122,8 @@ class TaskFamily:
     prepare: Callable[..., None] = _no_prepare
     finish_run: Callable[..., list[ReportSection]] = _no_finish
     config_dir: Path | None = None  # default: configs/<name>/ of the shipped configs
+    run_settings: tuple[str, ...] = ()
+    reads_run_settings: bool = False
 
     @property
     def configs(self) -> Path:

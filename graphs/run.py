@@ -7,6 +7,8 @@ Examples:
   python -m graphs.run --task airqa --db corpus --data questions.jsonl --config airqa/classic_rag
   python -m graphs.run --task qasper --data qasper-dev-v0.3.json --limit 50 --config qasper/neusym
   python -m graphs.run --resume runs/20261121-120000-mixed
+  python -m graphs.run --list-runs                       # every run folder: running, dead, interrupted, complete
+  python -m graphs.run --repair runs/20261121-120000-mixed   # one row per item, metrics recomputed
   python -m graphs.run --task mixed --executor ray --concurrency 4 [--ray-address 127.0.0.1:6379]
 """
 from __future__ import annotations
@@ -49,6 +51,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "from  ray start --head); default: start a Ray on loopback for this run")
     p.add_argument("--out", type=Path, help="parent folder for run folders (default: runs/)")
     p.add_argument("--list", action="store_true", help="list every task, grouped by family")
+    p.add_argument("--list-runs", action="store_true", help="list the run folders under --out (default runs/) with "
+                   "their state: running (and by whom), dead (its process is gone: --resume it), interrupted, failed "
+                   "or complete, and items done")
+    p.add_argument("--repair", type=Path, metavar="RUN_DIR", help="repair a run folder: one row per item in "
+                   "results.jsonl (a torn last line and duplicate rows of older versions removed), metrics and "
+                   "reports recomputed, a dead run marked interrupted; refuses a run in progress")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true")
     return p.parse_args(argv)
@@ -63,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.list:
         return _print_task_list()
+    if args.list_runs:
+        return _print_runs(args.out)
+    if args.repair is not None:
+        return _repair(args.repair)
     for flag, value, least in (("--limit", args.limit, 1), ("--concurrency", args.concurrency, 1),
                                ("--offset", args.offset, 0)):
         if value is not None and value < least:
@@ -105,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
                            prepare=False if args.skip_ingest else None, executor=executor,
                            ray_address=args.ray_address)
     except ConfigError as exc:
+        busy = _busy_store(exc)
+        if busy is not None:  # another process holds the store: not a config error
+            print(f"error: {busy}", file=sys.stderr)
+            return 1
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -114,6 +130,59 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return _print_summary(run_dir)
+
+
+def _print_runs(out: Path | None) -> int:
+    """``--list-runs``: one line per run folder, oldest first, with its state now (a dead run told from a live one)."""
+    from evidex.graphs.trace_tree import list_runs
+    from evidex.tools.runfolder import run_state
+    from evidex.tools.settings import get_settings
+
+    runs_dir = Path(out or get_settings().runs_dir)
+    runs = list_runs(runs_dir)
+    if not runs:
+        print(f"no run folders under {runs_dir}")
+        return 0
+    print(f"{'run':<44} {'state':<12} {'items':>9}  since / owner")
+    for path in runs:
+        st = run_state(path)
+        items = f"{st['rows']}/{st.get('n_items', '?')}"
+        when = st.get("finished") or st.get("interrupted") or st.get("failed") or st.get("resumed") or st.get("started", "")
+        extra = st["owner"] if st["state"] == "running" and st.get("owner") else when
+        if st["state"] == "dead":
+            extra = f"{when}; its process is gone: python -m graphs.run --resume {path}"
+        if st["duplicates"]:
+            extra += f"; {st['duplicates']} duplicate rows (--repair)"
+        print(f"{path.name:<44} {st['state']:<12} {items:>9}  {extra}")
+    return 0
+
+
+def _repair(run_dir: Path) -> int:
+    from evidex.graphs.config import ConfigError
+    from evidex.graphs.runner import RunError, repair_run
+
+    try:
+        done = repair_run(run_dir)
+    except (RunError, ConfigError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{done['run']}: {done['rows']} items, {done['duplicates_removed']} duplicate rows removed; metrics and "
+          f"reports recomputed; status {done['status']}")
+    return 0
+
+
+def _busy_store(exc: BaseException):
+    """The StoreBusyError a config check met (families wrap store errors as config errors), if any."""
+    from evidex.tools.store import StoreBusyError
+
+    seen = exc
+    for _ in range(8):
+        if isinstance(seen, StoreBusyError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+        if seen is None:
+            return None
+    return None
 
 
 def _print_task_list() -> int:
@@ -159,6 +228,10 @@ def _print_summary(run_dir: Path) -> int:
     print(f"\nrun folder: {run_dir}")
     print(f"items: {summary['n_ok']}/{summary['n_items']} ok, errors: {summary['n_errors']}; "
           f"median latency {summary['latency_s'].get('median', 'n/a')} s")
+    if summary.get("n_degraded"):
+        parts = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in (summary.get("degraded") or {}).items())
+        print(f"warning: {summary['n_degraded']} items answered with part of the search unavailable ({parts}); "
+              "see 'degraded' on their rows in results.jsonl", file=sys.stderr)
     for name, value, n, nan in metric_rows(summary["metrics"], summary.get("headline") or [])[:14]:
         print(f"  {name:<32} {value:<24} n={n}")
     from evidex.evaluators.summary import section_text

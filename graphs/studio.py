@@ -1,17 +1,20 @@
 """Graph factories for the LangGraph server (``langgraph dev``, LangGraph Studio), one per task of every family.
 
 ``langgraph.json`` names them as ``evidex.graphs.studio:<task>`` (``mixed``, ``r4c``, ...); an app that depends
-on evidex lists the same in its own ``langgraph.json``. Each factory takes the run's config, so every run can
-change settings through ``configurable``, as LangChain's rag-research-agent-template reads its Configuration:
+on evidex lists the same in its own ``langgraph.json``. The task's YAML config is the operator's; a run changes only
+the settings its family allows (:mod:`graphs.settings`), as LangGraph runtime ``context`` or ``configurable``::
 
-    {"configurable": {"model": {"spec": "openai:gpt-4o-mini"}, "retrieval": {"k": 8}}}     # sections, or
-    {"configurable": {"model.spec": "openai:gpt-4o-mini", "steps.write": false}}           # dotted keys
+    {"context": {"retrieval": {"k": 8}, "steps": {"write": false}}}       # sections, or
+    {"configurable": {"retrieval.k": 8, "steps.write": false}}            # dotted keys
 
-Keys that are not sections of the task's config (the server's own ``thread_id``, ``run_id``, ...) are ignored;
-the task's YAML config is the default, and ``EVIDEX_STUDIO_SET`` (``;``-separated ``key.path=value`` pairs) changes
-it for every run of the server. Nothing blocking runs on the server's event loop: a factory builds its graph in a
-worker thread (and caches it per task and settings), and a graph built only to show its schema never starts the
-model.
+An unknown key, or one that decides where models, files or endpoints come from (``model.spec``, ``store.store_dir``,
+...), fails the run with a message naming the key; ``EVIDEX_SERVER_ALLOW`` lets the operator open more at start.
+Each graph's ``context_schema`` lists the allowed settings with their type, default and description, so Studio and
+``client.assistants.get_schemas`` show them. ``EVIDEX_STUDIO_SET`` (``;``-separated ``key.path=value`` pairs)
+changes the operator's config for every run of the server.
+
+Nothing blocking runs on the server's event loop: a factory builds its graph in a worker thread and caches it per
+task and settings. A graph built only to show its schema or drawing opens no model, store or embedder.
 
     from evidex.graphs.studio import graph_for_task
     graph = graph_for_task("mixed")                     # == build_graph(config_for_task("mixed"))
@@ -37,36 +40,36 @@ def studio_overrides() -> list[str]:
     return [part.strip() for part in raw.split(";") if part.strip()]
 
 
-def configurable_overrides(configurable: Mapping[str, Any], sections: set[str]) -> list[str]:
-    """``--set``-style overrides from a run's ``configurable``: nested sections and dotted keys whose first part
-    is a section of the task's config; everything else is the server's business and ignored."""
-    out: list[str] = []
+def task_settings(task: str):
+    """(the operator's config of ``task``, the run-settings patterns its runs may change)."""
+    from evidex.graphs.registry import get_family
+    from evidex.graphs.settings import operator_allowed
+    from evidex.graphs.tasks import config_for_task
 
-    def walk(prefix: str, value: Any) -> None:
-        if isinstance(value, Mapping):
-            for k, v in value.items():
-                walk(f"{prefix}.{k}", v)
-        else:
-            out.append(f"{prefix}={json.dumps(value)}")  # JSON is YAML: types survive the round trip
-
-    for key, value in configurable.items():
-        if key.split(".", 1)[0] in sections:
-            walk(key, value)
-    return sorted(out)
+    cfg = config_for_task(task, studio_overrides())
+    return cfg, (*get_family(cfg.family).run_settings, *operator_allowed())
 
 
-def graph_for_task(task: str, overrides: tuple[str, ...] = (), *, start_model: bool = True):
-    """The compiled graph of ``task`` with ``EVIDEX_STUDIO_SET`` and ``overrides`` applied (cached)."""
-    key = (task, tuple(studio_overrides()) + tuple(overrides), start_model)
+def graph_for_task(task: str, settings: Mapping[str, Any] | None = None, *, start_model: bool = True):
+    """The compiled graph of ``task`` (its config with ``EVIDEX_STUDIO_SET`` applied) for a run that asks for
+    ``settings`` (context or configurable: checked against the allow-list, raising
+    :class:`graphs.settings.SettingRefused`), with its ``context_schema`` set. Cached per task and settings.
+    ``start_model=False``: a graph to show (schema, drawing), whose model, store and embedder are never opened."""
+    from evidex.graphs.registry import Resources, get_family
+    from evidex.graphs.settings import config_for_run, context_model, run_overrides
+
+    cfg, patterns = task_settings(task)
+    overrides = run_overrides(settings, type(cfg), patterns, source=f"{task} run") if start_model else {}
+    if get_family(cfg.family).reads_run_settings and not any(k.startswith("model.") for k in overrides):
+        overrides = {}  # checked; the graph reads them per run itself (one compiled graph for every run)
+    key = (task, tuple(studio_overrides()), patterns, json.dumps(overrides, sort_keys=True, default=str), start_model)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    from evidex.graphs.registry import Resources, get_family
-    from evidex.graphs.tasks import config_for_task
-
-    cfg = config_for_task(task, list(key[1]))
-    graph = get_family(cfg.family).build_graph(cfg, Resources(defer_model=not start_model))
+    run_cfg = config_for_run(cfg, overrides)
+    graph = get_family(cfg.family).build_graph(run_cfg, Resources(defer_model=not start_model))
+    graph = graph.copy(update={"context_schema": context_model(cfg, patterns)})
     with _cache_lock:
         _cache[key] = graph
         while len(_cache) > _CACHE_SIZE:
@@ -74,29 +77,26 @@ def graph_for_task(task: str, overrides: tuple[str, ...] = (), *, start_model: b
     return graph
 
 
-def make_factory(task: str, sections: set[str]) -> Callable:
+def make_factory(task: str) -> Callable:
     async def factory(config):
-        configurable = (config or {}).get("configurable") or {}
-        overrides = tuple(configurable_overrides(configurable, sections))
+        configurable = dict((config or {}).get("configurable") or {})
         executing = bool(configurable.get("__is_for_execution__", True))
-        return await asyncio.to_thread(graph_for_task, task, overrides, start_model=executing)
+        return await asyncio.to_thread(graph_for_task, task, configurable, start_model=executing)
 
     factory.__name__ = factory.__qualname__ = task
-    factory.__doc__ = f"The {task} graph, built from its default config and the run's configurable settings."
+    factory.__doc__ = f"The {task} graph: its default config, with the settings a run may change."
     return factory
 
 
 def _register_factories() -> list[str]:
     """One module attribute per task (the server reads the module's ``__dict__``, not ``__getattr__``)."""
-    from evidex.graphs.registry import get_family
     from evidex.graphs.tasks import task_table
 
     names = []
-    for task, entry in sorted(task_table().items()):
+    for task in sorted(task_table()):
         if task in globals():
             continue  # never shadow this module's own names
-        sections = set(get_family(entry.family).config_model.model_fields) - {"name", "family", "task"}
-        globals()[task] = make_factory(task, sections)
+        globals()[task] = make_factory(task)
         names.append(task)
     return names
 

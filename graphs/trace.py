@@ -93,11 +93,14 @@ def print_runs(console, runs_dir: Path) -> None:
     table = Table(title=f"Runs under {runs_dir}", title_justify="left")
     for col in ("run", "task", "model", "status", "items", "errors"):
         table.add_column(col, justify="right" if col in ("items", "errors") else "left")
+    from evidex.tools.runfolder import run_state
+
     for path in runs:
         info = run_info(path)
         errs = info.get("n_errors")
+        state = run_state(path)["state"] if info.get("status") == "running" else info.get("status", "")
         table.add_row(_escape(path.name), _escape(info.get("task", "")), _escape(info.get("model", "")),
-                      _escape(info.get("status", "")),
+                      ("[red]dead[/red] (--resume it)" if state == "dead" else _escape(state)),
                       str(info.get("n_items", "")), f"[red]{errs}[/red]" if errs else str(errs if errs is not None else ""))
     console.print(table)
     console.print(f"[dim]Show one: python -m graphs.trace {runs[-1]}  (or --last)[/dim]")
@@ -143,6 +146,9 @@ def print_item(console, item: TraceItem, *, max_depth: int | None = None, show_i
                   + (f", [red]{err} with errors[/red]" if err else "") + "[/dim]")
     if item.row.get("error") and not tree.get("error"):
         console.print(f"[red]{ERROR_MARK} item error: {_escape(item.row['error'])}[/red]")
+    for part in tree.get("degraded") or item.row.get("degraded") or []:
+        console.print(f"[yellow]degraded: {_escape(part.get('part', '?'))} search unavailable "
+                      f"({_escape(part.get('reason', ''))})[/yellow]")
 
 
 # -- CLI --------------------------------------------------------------------------------------------------

@@ -104,6 +104,10 @@ class RunTreeTracer(BaseTracer):
     def _persist_run(self, run: Run) -> None:
         tree = run_to_dict(run)
         self.last_tree = tree
+        self.write(tree)
+
+    def write(self, tree: dict[str, Any]) -> None:
+        """(Re)write ``<folder>/<name>.json`` atomically (nothing without a folder)."""
         if self.folder is None:
             return
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -390,3 +390,28 @@ def test_a_setting_the_config_overrides_is_reported():
     (msg,) = config_for_task("mixed", ["gate.keep_rank=20"]).warnings()
     assert "gate.given_claim_keep_rank" in msg
     assert config_for_task("mixed", ["gate.keep_rank=20", "gate.given_claim_margin=null"]).warnings() == []
+
+
+def test_the_qa_families_share_one_qa_settings_model_and_every_qa_config_loads():
+    """One ``qa`` settings model for every QA family and method (an ablation is a config file, not a graph of
+    its own); the readers list names registered readers, the model last; a switch that was deleted when its other
+    branch lost is an unknown key, named with the keys that exist."""
+    from evidex.agents.readers import DEFAULT_READERS
+    from evidex.graphs.qa.config import QASettings
+    from evidex.graphs.qa.qasper_config import QasperTaskConfig
+
+    assert QATaskConfig.model_fields["qa"].annotation is QASettings
+    assert QasperTaskConfig.model_fields["qa"].annotation is QASettings
+    loaded = [load_config(f"{family}/{path.stem}") for family in ("airqa", "qasper")
+              for path in sorted((PACKAGED_CONFIG_DIR / family).glob("*.yaml")) if not path.stem.startswith("_")]
+    assert len(loaded) >= 10 and all(isinstance(cfg.qa, QASettings) for cfg in loaded)
+    assert all(cfg.qa.readers[-1] == "model" for cfg in loaded)
+    assert config_for_task("airqa").qa.readers == list(DEFAULT_READERS)
+    methods = {cfg.name: cfg.qa.method for cfg in loaded}
+    assert methods["airqa"] == "neusym" and methods["iterative_rag"] == "iterative_rag"
+    assert methods["neusym_vector_only"] == "neusym"  # an ablation: the same graph, fewer actions
+    assert "sql" not in load_config("airqa/neusym_vector_only").qa.actions
+    for deleted in ("qa.warm_start=multiview", "qa.quote_first=true", "qa.table_cells=true", "qa.answer_step=evidence"):
+        key = deleted.split("=")[0]
+        with pytest.raises(ConfigError, match=rf"{key}: .*unknown key; allowed here: method, readers, "):
+            config_for_task("airqa", [deleted])

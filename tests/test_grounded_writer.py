@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from evidex.agents.grounded_writer import (CUT, Reason, compose, dropped_reason, kept_reason, notes_schema,
-                                           sentence_problem, shown_item, strength_sentence, verdict_of,
+                                           sentence_problem, shown_item, verdict_of,
                                            verdict_sentences)
 from evidex.agents.scripted import ScriptedChatModel
 from evidex.evaluators.trust import reason_scores, self_contradiction, stance_consistency, trust_scores
@@ -84,7 +84,9 @@ def test_verdict_sentences_open_with_the_verdict_and_never_cite_both_sides():
     text = " ".join(mixed)
     assert self_contradiction(text, labels) == [] and stance_consistency(text, labels) == (3, 3)
     assert verdict_sentences("HER2 amplification predicts sensitivity", ["9"], [])[0] == \
-        "The evidence supports the claim that HER2 amplification predicts sensitivity [9]."
+        "The one kept item supports the claim that HER2 amplification predicts sensitivity [9]."
+    assert verdict_sentences("X is Y", ["1", "2"], [], "2 clinical")[0] == \
+        "All 2 kept items (2 clinical) support the claim that X is Y [1, 2]."
     assert "not enough evidence" in verdict_sentences("X is Y", [], [])[0]
 
 
@@ -160,7 +162,7 @@ def test_a_sentence_against_its_label_or_on_both_sides_is_not_written():
         == "not supported by the evidence it cites"
 
 
-def test_the_explanation_is_verdict_strongest_evidence_then_strength_and_consistency():
+def test_the_explanation_is_verdict_with_its_clinical_count_then_the_strongest_evidence():
     labels = {"2": "supports", "1": "supports"}
     reasons = {"1": Reason("Phase 3 trial of BRAF V600E melanoma: 48% responded to vemurafenib, so V600E predicts "
                            "response.", "model"),
@@ -169,21 +171,19 @@ def test_the_explanation_is_verdict_strongest_evidence_then_strength_and_consist
     found = {"2": "BRAF V600E cell lines were sensitive to vemurafenib"}
     out = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=4, texts=TEXTS)
     sents = split_sentences(out.text)
-    assert sents[0] == "The evidence supports the claim that BRAF V600E predicts response to vemurafenib in " \
-                       "melanoma [2, 1]."
+    assert sents[0] == "All 2 kept items (1 clinical, 1 preclinical) support the claim that BRAF V600E predicts " \
+                       "response to vemurafenib in melanoma [2, 1]."
     assert sents[1].startswith("Phase 3 trial of BRAF V600E melanoma") and sents[1].endswith("[1].")  # strongest
     assert sents[2] == "BRAF V600E cell lines were sensitive to vemurafenib [2]."  # no checked reason: its finding
-    assert sents[3] == "Strong clinical evidence: 1 phase 3 trial and 1 cell study, all pointing the same way [1, 2]."
-    assert [s["source"] for s in out.sentences] == ["verdict", "reason", "finding", "strength"]
+    assert len(sents) == 3 and [s["source"] for s in out.sentences] == ["verdict", "reason", "finding"]
     assert all(parse_citations(s) for s in sents) and self_contradiction(out.text, labels, CLAIM) == []
-    # mixed evidence: one side per verdict sentence, the strength sentence says they disagree and takes no side
+    # mixed evidence: one side per verdict sentence
     mixed = compose(CLAIM, LABELS, ["1", "2", "3"], {}, {}, sentences=5, texts=TEXTS)
-    assert "not all pointing the same way" in mixed.text and mixed.verdict == "mixed"
+    assert "is mixed (" in mixed.text and mixed.verdict == "mixed"
     assert self_contradiction(mixed.text, LABELS, CLAIM) == [] and stance_consistency(mixed.text, LABELS, CLAIM)[0]
     # a finding worded against its item's label is not written
     against = compose(CLAIM, {"3": "supports"}, ["3"], {}, {"3": TEXTS["3"]}, sentences=4, texts=TEXTS)
     assert "resistance" not in against.text and against.sentences[1]["kept"] is False
-    assert strength_sentence(["x"], {"x": "supports"}, {"x": "Prose without a design."}) is None
 
 
 def test_reason_metrics_see_copies_fallbacks_and_discards_that_name_nothing():
@@ -236,7 +236,7 @@ def test_grounded_run_gives_whole_reasons_and_explanations_that_cannot_contradic
         pred = graph.invoke({"input": inp})["prediction"]
         text = pred.explanations["claim"]
         labels = {d.id: d.label for d in pred.decisions if d.kept}
-        assert text.split(" ", 2)[:2] == ["The", "evidence"] or text.startswith("There is not enough")
+        assert text.startswith(("All ", "The one kept item", "The evidence on", "There is not enough")), text
         scores = trust_scores(pred)
         assert scores["reason_complete"] == 1.0 and scores["self_contradiction"] == 0.0
         assert set(parse_citations(text)) <= set(labels)
@@ -254,7 +254,7 @@ def test_a_malformed_reasons_reply_still_gives_reasons_and_an_explanation(kit, e
     pred = graph.invoke({"input": _inputs(kit, cfg, 1)[0]})["prediction"]
     assert "reasons_failed" in pred.verification["claim"]
     assert {r["source"] for r in pred.verification["reasons"].values()} == {"fallback"}
-    assert pred.explanations["claim"].startswith("The evidence") and parse_citations(pred.explanations["claim"])
+    assert pred.explanations["claim"].startswith(("All ", "The one kept item")) and parse_citations(pred.explanations["claim"])
     assert json.dumps(pred.verification)  # the record is plain data
     kept = [d for d in pred.decisions if d.kept]
     assert all(d.reason.startswith("Kept as supporting evidence") for d in kept)
@@ -306,6 +306,6 @@ def test_wrong_claim_explanations_say_what_the_verdict_says(kit, embedder, kb_in
     for p in preds:
         text = p.explanations["claim"]
         if p.supported:
-            assert text.startswith("The evidence supports the claim")
+            assert text.startswith(("All ", "The one kept item")) and " support" in text.split("[")[0]
         else:
             assert text.startswith("The evidence does not support the claim") and not parse_citations(text)

@@ -183,3 +183,114 @@ def test_an_apps_langgraph_json_serves_the_installed_graphs(fresh, app_dir, kit)
         stop_server(proc)
     assert "BlockingError" not in log.read_text()
     assert out["graphs"] == ["explain", "r4c"] and out["prediction"]["kept_ids"]
+
+
+# -- the core install: the wheel and its own dependencies in a fresh venv ---------------------------------------
+CORE_LIMIT_PACKAGES = 100
+CORE_LIMIT_BYTES = 10**9  # 1.0 GB
+NOT_IN_CORE = {"torch", "transformers", "sentence-transformers", "chromadb", "kubernetes", "xllamacpp", "ragas",
+               "ray", "scipy", "starlette", "uvicorn", "arize-phoenix-otel", "psycopg", "langchain-community"}
+
+
+def _wheels_dir() -> Path:
+    """Where evidex-minilm-onnx is (built once by .ci/setup); built here from this venv when missing."""
+    folder = Path(os.environ.get("EVIDEX_WHEELS") or Path.home() / ".cache" / "evidex" / "wheels")
+    from evidex.tools.embedder_package import wheel_name
+
+    if not (folder / wheel_name()).is_file():
+        subprocess.run([sys.executable, "-m", "evidex.tools.embedder_package", "--out", str(folder)], check=True,
+                       capture_output=True, timeout=1200, env=os.environ | {"HF_HUB_OFFLINE": "1"})
+    return folder
+
+
+def _du(path: Path) -> int:
+    return sum(p.lstat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+@pytest.fixture(scope="module")
+def core_venv(tmp_path_factory):
+    """(python, facts) of a venv with `pip install evidex` from the built wheel and nothing else: its dependencies
+    at the tested versions (constraints.txt), the embedder wheel from the wheels folder. The venv is kept under
+    ~/.cache/evidex/venvs/core-<hash of pyproject.toml and constraints.txt> (or EVIDEX_CORE_VENV), so only the
+    first run installs the dependencies (minutes); later runs swap in this checkout's wheel (seconds)."""
+    import hashlib
+
+    from filelock import FileLock
+
+    root = tmp_path_factory.mktemp("core")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(root / "dist"), str(REPO)], check=True, capture_output=True, timeout=300)
+    (wheel,) = (root / "dist").glob("evidex-*.whl")
+    wheels = _wheels_dir()
+    key = hashlib.sha256((REPO / "pyproject.toml").read_bytes() + (REPO / "constraints.txt").read_bytes())
+    env_dir = Path(os.environ.get("EVIDEX_CORE_VENV") or
+                   Path.home() / ".cache" / "evidex" / "venvs" / f"core-{key.hexdigest()[:16]}")
+    python = env_dir / "bin" / "python"
+    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    facts: dict = {}
+    env_dir.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(env_dir) + ".lock"):
+        done = env_dir / ".evidex-core-complete"
+        if not done.is_file():
+            import shutil
+            import time
+
+            shutil.rmtree(env_dir, ignore_errors=True)
+            start = time.monotonic()
+            venv.EnvBuilder(with_pip=True).create(env_dir)
+            proc = subprocess.run(pip + ["-c", str(REPO / "constraints.txt"), "--find-links", str(wheels), str(wheel)],
+                                  capture_output=True, text=True, timeout=3000)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            facts["install_seconds"] = round(time.monotonic() - start, 1)
+            done.write_text(json.dumps(facts))
+        proc = subprocess.run(pip + ["--no-deps", "--force-reinstall", str(wheel)], capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    listed = json.loads(subprocess.check_output([str(python), "-m", "pip", "list", "--format", "json",
+                                                 "--disable-pip-version-check"], text=True))
+    facts.update(packages=sorted(p["name"].lower() for p in listed), bytes=_du(env_dir))
+    return python, facts
+
+
+def test_the_core_install_is_light(core_venv):
+    """`pip install evidex` from the wheel: at most 100 packages and 1.0 GB, none of the extras' heavy ones."""
+    _, facts = core_venv
+    names = set(facts["packages"])
+    print(f"core install: {len(names)} packages, {facts['bytes'] / 1e6:.0f} MB")
+    assert len(names) <= CORE_LIMIT_PACKAGES, sorted(names)
+    assert facts["bytes"] <= CORE_LIMIT_BYTES, facts["bytes"]
+    assert not names & NOT_IN_CORE, names & NOT_IN_CORE
+    assert {"evidex", "evidex-minilm-onnx", "langgraph", "duckdb", "onnxruntime"} <= names
+
+
+@pytest.mark.shared_data
+def test_ask_with_a_hosted_model_works_from_an_app_folder_with_the_core_install(core_venv, app_dir):
+    """The core alone: ingest a PDF (flat vectors, ONNX embeddings) and ask it with --llm openai:<model> against an
+    OpenAI-compatible server; a missing extra (the local model, the web page) is one line naming its install."""
+    from openai_standin import ANSWER, KEY, Handler, standin_server
+    from test_python_api import corpus_pdf
+
+    python, _ = core_venv
+    pdf = corpus_pdf("layoutparser-excerpt-2p.pdf")
+    if pdf is None:
+        pytest.skip("shared corpus not found (EVIDEX_CORPUS_DIR)")
+    env = _env(app_dir) | {"HF_HUB_OFFLINE": "1", "OPENAI_API_KEY": KEY}
+    ingest = subprocess.run([str(python), "-m", "evidex.tools.ingest", str(pdf), "--store-dir", "store"], cwd=app_dir,
+                            env=env, capture_output=True, text=True, timeout=600)
+    assert ingest.returncode == 0, ingest.stderr[-3000:]
+    assert (app_dir / "store" / "vectors").is_dir() and not (app_dir / "store" / "chroma").exists()
+    ask = [str(python), "-m", "evidex.graphs.ask", "--store-dir", "store", "What does LayoutParser provide?"]
+    with standin_server() as url:
+        proc = subprocess.run(ask + ["--llm", "openai:hosted-model", "--set", f"model.base_url={url}"], cwd=app_dir,
+                              env=env, capture_output=True, text=True, timeout=600)
+        seen = list(Handler.seen)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.startswith(f"answer: {ANSWER}") and "cites: LayoutParser" in proc.stdout, proc.stdout
+    assert seen and all(c["authorized"] and c["model"] == "hosted-model" for c in seen)
+
+    local = subprocess.run(ask, cwd=app_dir, env=env, capture_output=True, text=True, timeout=300)  # configs: local
+    assert local.returncode != 0 and "Traceback" not in local.stderr
+    assert local.stderr.strip().count("\n") == 0 and "pip install 'evidex[local]'" in local.stderr, local.stderr
+    web = subprocess.run([str(python), "-m", "evidex.graphs.web", "--store-dir", "store"], cwd=app_dir, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert web.returncode == 2 and "pip install 'evidex[web]'" in web.stderr and "Traceback" not in web.stderr

@@ -128,9 +128,18 @@ def test_serve_always_has_a_key(tmp_path, monkeypatch):
     key1, where1 = resolve_key(key_file)
     assert where1.endswith("(new)") and stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert resolve_key(key_file) == (key1, str(key_file))  # the same key next time
-    monkeypatch.setenv(KEY_ENV, "from-env")
-    assert resolve_key(key_file) == ("from-env", f"${KEY_ENV}")
+    monkeypatch.setenv(KEY_ENV, "from-env-0123456789")
+    assert resolve_key(key_file) == ("from-env-0123456789", f"${KEY_ENV}")
+    monkeypatch.setenv(KEY_ENV, "abc")  # a 3-character key is no key
+    with pytest.raises(ValueError, match="3 characters; use at least 16"):
+        resolve_key(key_file)
     monkeypatch.delenv(KEY_ENV)
     key_file.write_text("\n")
     with pytest.raises(ValueError, match="empty"):
         resolve_key(key_file)
+    key_file.write_text("a-long-enough-key-0123456789\n")
+    key_file.chmod(0o644)  # readable by others: refused, with the fix
+    with pytest.raises(ValueError, match="chmod 600"):
+        resolve_key(key_file)
+    key_file.chmod(0o600)
+    assert resolve_key(key_file) == ("a-long-enough-key-0123456789", str(key_file))

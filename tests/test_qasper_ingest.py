@@ -168,3 +168,24 @@ def test_section_headings_in_the_index_keep_the_text_verbatim(tmp_path):
     assert DATA in stored and not any(t.startswith("Data: ") for t in stored)
     with pytest.raises(ValueError, match="chunks only"):
         IndexedColumn(table="sections", column="section_title", heading=True)
+
+
+def test_check_repair_works_on_a_qasper_store(tmp_path):
+    """--check --repair re-embeds from the stored rows (nothing parsed again), so a QASPER store, which has no PDFs,
+    is repaired like any other: two vectors deleted behind its back are found and written again."""
+    from evidex.tools.ingest.qasper import ingest_qasper
+    from evidex.tools.ingest.upkeep import check_store, repair_store
+    from evidex.tools.vectorstore import chroma_client
+
+    store = tmp_path / "store"
+    papers = load_qasper(write_official(tmp_path))
+    ingest_qasper(papers, store_dir=store, embeddings=HashEmbeddings(), progress=False)
+    client = chroma_client(store)
+    col = next(client.get_collection(c.name, embedding_function=None) for c in client.list_collections()
+               if c.name.startswith("chunks__text_content"))
+    ids = col.get(where={"pdf_id": papers[0].store_id}, include=[], limit=2)["ids"]
+    col.delete(ids=ids)
+    assert sum(p.missing for p in check_store(store_dir=store).indexes) == 2
+    repaired = repair_store(store_dir=store, embeddings=HashEmbeddings(), progress=False)
+    assert repaired.papers_embedded == 1 and repaired.after.ok, repaired.after.problems()
+    assert sorted(col.get(ids=ids, include=[])["ids"]) == sorted(ids)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from evidex.tools.evidence_design import describe_designs, design_of, strength_phrase
+from evidex.agents.grounded_writer import kinds_of
+from evidex.tools.evidence_design import design_of
 from evidex.tools.reasons import (claim_names, copied_share, is_copy, kept_reason_problem, names, names_claim,
                                   names_other, numbers, other_names, unbacked_facts)
 
@@ -91,9 +92,8 @@ def test_the_design_an_evidence_text_states(text, design):
     assert design_of(text).name == design
 
 
-def test_designs_are_summed_up_strongest_first():
+def test_kept_items_are_counted_clinical_and_preclinical():
     texts = ["Ba/F3 cells were sensitive.", "A randomized phase 3 trial.", "A phase III trial.", "Prose only."]
-    assert describe_designs(texts) == "2 phase 3 trials and 1 cell study"
-    assert strength_phrase(texts) == "strong clinical evidence"
-    assert strength_phrase(["Ba/F3 cells were sensitive."]) == "preclinical evidence only"
-    assert describe_designs(["Eenasul Fateh was a consultant."]) is None and strength_phrase(["x"]) is None
+    assert kinds_of(texts) == "2 clinical, 1 preclinical"
+    assert kinds_of(["Ba/F3 cells were sensitive."]) == "1 preclinical"
+    assert kinds_of(["Eenasul Fateh was a consultant."]) == ""

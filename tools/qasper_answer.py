@@ -89,7 +89,7 @@ Query = Callable[[str, list], list[dict]]
 
 def page_evidence(query: Query, store_id: str) -> dict[int, str | None]:
     """page number -> the evidence string that page stands for, for one QASPER paper in a store (``query`` runs
-    a parameterised read-only SQL and returns rows as dicts, e.g. ``StoreTools.query``)."""
+    a parameterised read-only SQL and returns rows as dicts, e.g. ``PaperStore.rows``)."""
     from evidex.tools.ingest.qasper import ABSTRACT_PAGE
 
     rows = query(

@@ -11,13 +11,15 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evidex.tools.lifeline import reaped
 from evidex.tools.loopback import is_loopback
 
 RAY_MISSING = ("--executor ray needs Ray, which is not installed. Install it with: pip install 'evidex[scale]' "
@@ -67,8 +69,12 @@ def dispatch(ray, pool: list, spawn: Callable[[], Any], jobs: Iterable[Any], sub
             running[submit(actor, job)] = (actor, job)
 
     hand_out()
+    checked = time.monotonic()
     while running:
         done, _ = ray.wait(list(running), num_returns=1, timeout=1.0)  # short: Ctrl-C stays responsive
+        if not done and time.monotonic() - checked > NODE_CHECK_S:
+            checked = time.monotonic()
+            _require_live_nodes(ray)  # jobs on a cluster with no node left would wait forever
         for ref in done:
             actor, job = running.pop(ref)
             finished: Finished | None
@@ -77,6 +83,7 @@ def dispatch(ray, pool: list, spawn: Callable[[], Any], jobs: Iterable[Any], sub
                 idle.append(actor)
             except RayActorError as exc:  # the actor died with the job in flight: a fresh one, the job again
                 info["worker_deaths"] += 1
+                _require_live_nodes(ray)  # its node may be gone with it: then a fresh actor never starts
                 ray.kill(actor)
                 pool.remove(actor)
                 fresh = spawn()
@@ -95,6 +102,23 @@ def dispatch(ray, pool: list, spawn: Callable[[], Any], jobs: Iterable[Any], sub
             hand_out()  # before the caller sees this job, so the actors work while it writes
             if finished is not None:
                 yield finished
+
+
+NODE_CHECK_S = 5.0  # while nothing comes back, how often dispatch checks that the cluster still has a live node
+
+
+def _require_live_nodes(ray) -> None:
+    """Raise when the cluster has no live node with a CPU left (its raylet died: killed, out of memory, its machine
+    gone): the actors handed out would never start, and the job would wait for ever."""
+    try:
+        alive = [n for n in ray.nodes() if n.get("Alive")]
+        cpus = float(ray.cluster_resources().get("CPU", 0))
+    except Exception as exc:  # noqa: BLE001 - the cluster's control store itself is gone
+        raise RayClusterError(f"the Ray cluster does not answer any more ({type(exc).__name__}: {first_line(exc)}); "
+                              "finished results are kept") from None
+    if not alive or cpus <= 0:
+        raise RayClusterError("every node of the Ray cluster is gone (its raylet died: killed, out of memory, or its "
+                              "machine went down); finished results are kept")
 
 
 def import_ray():
@@ -152,13 +176,20 @@ def ray_session(address: str | None, num_cpus: float | None = None) -> Iterator[
     main = threading.current_thread() is threading.main_thread()
     sigterm = signal.getsignal(signal.SIGTERM) if main else None
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    # A Ray started for this job dies with it, even when it is SIGKILLed (tools/lifeline.py): Ray's own processes
+    # outlive a killed driver by a minute or more otherwise. A joined cluster's processes are the cluster's.
+    lifeline = reaped() if address is None else nullcontext()
+    lifeline.__enter__()
     try:
         if address is None:
             _start_local(ray, num_cpus, kwargs)
         else:
             ray.init(address=address, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError, ...
+    except BaseException as exc:
         ray_constants.ENABLE_RAY_CLUSTER = cluster_mode
+        lifeline.__exit__(None, None, None)
+        if not isinstance(exc, Exception):
+            raise
         where = f"the Ray cluster at {address}" if address else "a local Ray"
         raise RayClusterError(f"cannot start or join {where} ({type(exc).__name__}: {first_line(exc)})") from None
     if main and sigterm is not None:
@@ -167,9 +198,12 @@ def ray_session(address: str | None, num_cpus: float | None = None) -> Iterator[
     try:
         yield ray
     finally:
-        ray.shutdown()
-        restore()
-        ray_constants.ENABLE_RAY_CLUSTER = cluster_mode
+        try:
+            ray.shutdown()
+        finally:
+            restore()
+            ray_constants.ENABLE_RAY_CLUSTER = cluster_mode
+            lifeline.__exit__(None, None, None)  # whatever of this Ray is still running is killed now
 
 
 def _cluster_messages_to_stderr():

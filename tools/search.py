@@ -7,6 +7,11 @@ Filters use the Milvus-style grammar of ``tools.filters``. The part of a filter 
 becomes a ``where`` clause; whatever it cannot (arithmetic on boxes, ``like``, array functions) is checked in
 Python on an over-fetched candidate list, and BM25 applies the whole filter as a document mask.
 Each hit names its cell (table, column, primary key) and carries pdf_id, page number, box and the cell text.
+
+A hybrid search that loses one of its parts (the Chroma server does not answer, the embedder cannot encode, the
+keyword index cannot be read) answers with the other part and says so: the result carries ``unavailable`` (which
+part, and why), its text starts with the warning, a warning is logged once per store and cause, and every search
+made inside :func:`search_degradations` is collected there (the runner flags the item; docs/paper-store.md).
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from evidex.tools.bm25_index import ENTRIES_FILE, LEGACY_ENTRIES_FILE, BM25Index, query_tokens
+from evidex.tools.degraded import Unavailable, record_degraded
 from evidex.tools.filters import Filter, FilterSyntaxError, parse_filter
 from evidex.tools.kb_index import rrf_fuse
 from evidex.tools.store import (
@@ -83,12 +89,21 @@ class SearchResult(BaseModel):
     hits: list[SearchHit]
     note: str | None = None
     seconds: float = 0.0
+    unavailable: list[Unavailable] = Field(default_factory=list, description="parts of a hybrid search that could "
+                                           "not run: the hits come from the other part only")
+
+    @property
+    def degraded(self) -> str | None:
+        """Which part of the search was missing and why, in one line; None when the search was whole."""
+        return "; ".join(u.text() for u in self.unavailable) or None
 
     def to_text(self) -> str:
-        """Agent-facing observation: one JSON object per line, most relevant first."""
+        """Agent-facing observation: one JSON object per line, most relevant first; a degraded search says so first."""
+        warning = "".join(f"[Warning]: {u.text()}; these results come from the other part only.\n"
+                          for u in self.unavailable)
         if not self.hits:
-            return "[Warning]: no matching records found for this query and filter." + (f" ({self.note})" if self.note else "")
-        head = f"{len(self.hits)} results ({self.mode}), most relevant first" + (f"; {self.note}" if self.note else "") + ":"
+            return warning + "[Warning]: no matching records found for this query and filter." + (f" ({self.note})" if self.note else "")
+        head = warning + f"{len(self.hits)} results ({self.mode}), most relevant first" + (f"; {self.note}" if self.note else "") + ":"
         lines = []
         for h in self.hits:
             d = h.model_dump(exclude={"dense_rank", "bm25_rank"}, exclude_none=True)
@@ -97,6 +112,31 @@ class SearchResult(BaseModel):
                 d["text"] = d["text"][:MAX_TEXT_CHARS] + " ..."
             lines.append(json.dumps(d, ensure_ascii=False))
         return head + "\n" + "\n".join(lines)
+
+
+def _why(exc: BaseException, paths: StorePaths) -> str:
+    """One line on why a part of the search failed; a Chroma server that does not answer is named as such (the same
+    words whatever error the client raised, so the warning is logged once)."""
+    from evidex.tools.vectorstore import VectorStoreError, read_vector_config, server_answers
+
+    try:
+        vector = read_vector_config(paths.root)
+    except VectorStoreError as bad:
+        return str(bad).splitlines()[0]
+    if vector.mode != "embedded" and not server_answers(vector, timeout_s=2.0):
+        return f"the Chroma server at {vector.where()} does not answer"
+    first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+    return f"{type(exc).__name__}{': ' + first if first else ''}"
+
+
+_REGISTERED_EMBEDDINGS: dict[str, object] = {}
+
+
+def register_embeddings(model_name: str, embeddings) -> None:
+    """Encode queries of stores embedded with ``model_name`` with ``embeddings`` (an object with ``encode`` or
+    ``embed_query``): an app that ingested with its own embedding model (``ingest(embeddings=...)``) searches with it
+    too, wherever the store is opened. Without it such a store's dense search is unavailable (and says so)."""
+    _REGISTERED_EMBEDDINGS[model_name] = embeddings
 
 
 _THREADS_LOCK = threading.Lock()
@@ -155,9 +195,10 @@ class SearchEngine:
         if self._embeddings is None:
             from evidex.tools.embeddings import get_embeddings
 
+            registered = _REGISTERED_EMBEDDINGS.get(self.manifest["embedding_model"])
             # the backend the store was embedded with (stores made before backends: torch)
-            self._embeddings = get_embeddings(self.manifest["embedding_model"],
-                                              backend=self.manifest.get("embedding_backend") or "torch")
+            self._embeddings = registered or get_embeddings(self.manifest["embedding_model"],
+                                                            backend=self.manifest.get("embedding_backend") or "torch")
         return self._embeddings
 
     def _collection(self, table: str, column: str):
@@ -214,10 +255,32 @@ class SearchEngine:
         depth = max(args.limit * 4, 20)
         dense: list[tuple[str, float, dict]] = []
         sparse: list[tuple[str, float, dict]] = []
-        if mode in ("dense", "hybrid"):
-            dense = self._dense(args, flt, args.limit if mode == "dense" else depth)
-        if mode in ("bm25", "hybrid"):
-            sparse = self._bm25(args, flt, args.limit if mode == "bm25" else depth)
+        unavailable: list[Unavailable] = []
+        name = f"{args.table}.{args.column}"
+        for part in ("dense", "bm25"):
+            if mode not in (part, "hybrid"):
+                continue
+            k = args.limit if mode == part else depth
+            try:
+                if part == "dense":
+                    dense = self._dense(args, flt, k)
+                else:
+                    sparse = self._bm25(args, flt, k)
+            except (SearchError, FilterSyntaxError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - reported: the result, the log and the run say it
+                why = _why(exc, self.paths)
+                if part == "dense":
+                    self._reset_dense()  # the next search connects again (the server may be back)
+                if mode == part:  # nothing else to answer with
+                    other = "bm25" if part == "dense" else "dense"
+                    raise SearchError(f"{part} search of {name} is unavailable: {why}. Use mode {other} or "
+                                      "hybrid.") from None
+                item = Unavailable(part=part, store=str(self.paths.root), pair=name, reason=why)
+                unavailable.append(item)
+                record_degraded(item, exc)
+        if mode == "hybrid" and unavailable:
+            mode = "bm25" if unavailable[0].part == "dense" else "dense"
         if mode == "hybrid":
             fused = rrf_fuse([[k for k, _, _ in dense], [k for k, _, _ in sparse]])
             recs = {k: r for k, _, r in dense + sparse}
@@ -247,7 +310,13 @@ class SearchEngine:
             for k, score, rec, dr, br in ranked
             if k in texts
         ]
-        return SearchResult(mode=mode, hits=hits, note=note, seconds=round(time.perf_counter() - t0, 4))
+        return SearchResult(mode=mode, hits=hits, note=note, seconds=round(time.perf_counter() - t0, 4),
+                            unavailable=unavailable)
+
+    def _reset_dense(self) -> None:
+        with self._lock:
+            self._client = None
+            self._collections.clear()
 
     @staticmethod
     def _effective_mode(mode: SearchMode, pair: dict) -> tuple[SearchMode, str | None]:

@@ -34,8 +34,12 @@ class Settings(BaseSettings):
     model_path: Path | None = Field(None, description="Explicit GGUF file for the local provider.")
     runs_dir: Path = Field(Path("runs"), description="Where `graphs.run` writes run folders.")
     offline: bool = Field(False, description="Never try the network for data or models.")
+    store_wait_s: float = Field(10.0, ge=0, description="Seconds a reader or writer of a paper store waits for "
+                                "another process holding it before it refuses, naming that process.")
     openai_api_key: SecretStr | None = Field(None, validation_alias="OPENAI_API_KEY")
     openai_base_url: str | None = Field(None, validation_alias="OPENAI_BASE_URL")
+    server_api_key: SecretStr | None = Field(None, description="The key every client of the LangGraph server must "
+                                             "send (graphs/server_auth.py); unset = this machine's clients only.")
 
     @property
     def models_dir(self) -> Path:

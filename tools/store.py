@@ -10,12 +10,16 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
+from evidex.tools.owner import Owner, describe_pid
 from evidex.tools.settings import get_settings
 
 DB_FILE = "papers.duckdb"
@@ -27,6 +31,16 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 class StoreError(RuntimeError):
     """A store is missing, misnamed or inconsistent; the message says what to run."""
+
+
+class StoreBusyError(StoreError):
+    """Another process holds the store (a writer meeting a reader or another writer, or a reader meeting a writer)
+    for longer than the wait allowed. The one-line message names that process (pid, host, command) and what to do;
+    ``holder`` is it as an :class:`~evidex.tools.owner.Owner` when known."""
+
+    def __init__(self, message: str, holder: Owner | None = None):
+        super().__init__(message)
+        self.holder = holder
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -299,11 +313,17 @@ def require_store(paths: StorePaths) -> StorePaths:
 # ---------------------------------------------------------------------------------------------------------
 # Connections. DuckDB allows one read-write process or many read-only ones per file, and inside one process
 # all connections to a file must share one configuration, so read-only connections are cached per file and
-# dropped (close_readonly) before ingestion writes to that file.
+# dropped (close_readonly) before ingestion writes to that file. A process that meets another one holding the
+# file (a writer meeting a reader, or the reverse) waits up to ``EVIDEX_STORE_WAIT_S`` seconds, then raises
+# StoreBusyError naming the other process.
 # ---------------------------------------------------------------------------------------------------------
 
 _RO_LOCK = threading.Lock()
 _RO_CONNECTIONS: dict[Path, duckdb.DuckDBPyConnection] = {}
+WRITER_LOCK_FILE = ".ingest.lock"  # the store's single-writer lock (the name older versions used, so they agree)
+WRITER_INFO_FILE = ".writer.json"  # who holds it: pid, host, command, since
+_POLL_S = 0.2
+_PID_IN_LOCK_ERROR = re.compile(r"\(PID (\d+)\)")
 
 READONLY_CONFIG = {
     "enable_external_access": False,  # no files, no network, no extension downloads
@@ -317,8 +337,62 @@ READONLY_CONFIG = {
 }
 
 
-def connect_readonly(db_path: Path) -> duckdb.DuckDBPyConnection:
-    """A shared, locked-down, read-only connection; use ``.cursor()`` per query for thread safety."""
+def store_wait_s(wait_s: float | None = None) -> float:
+    """Seconds to wait for a store another process holds: ``wait_s``, else ``EVIDEX_STORE_WAIT_S`` (default 10)."""
+    return float(get_settings().store_wait_s if wait_s is None else wait_s)
+
+
+def _is_lock_conflict(exc: BaseException) -> bool:
+    text = str(exc)
+    return isinstance(exc, duckdb.IOException) and ("Could not set lock" in text or "Conflicting lock" in text)
+
+
+def _read_writer(root: Path) -> Owner | None:
+    try:
+        return Owner.model_validate_json((root / WRITER_INFO_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _holder_of(db_path: Path, exc: BaseException) -> tuple[str, Owner | None]:
+    """Who holds ``db_path``, from DuckDB's lock error (it names the pid) and the store's writer record."""
+    writer = _read_writer(db_path.parent)
+    found = _PID_IN_LOCK_ERROR.search(str(exc))
+    if found:
+        pid = int(found.group(1))
+        if writer is not None and writer.pid == pid and writer.on_this_host:
+            return writer.describe(), writer
+        return describe_pid(pid), None
+    return (writer.describe(), writer) if writer is not None else ("another process", None)
+
+
+def _connect_waiting(db_path: Path, read_only: bool, wait_s: float | None, config: dict | None = None):
+    """``duckdb.connect``, retried while another process holds the file, up to the wait; then StoreBusyError."""
+    wait = store_wait_s(wait_s)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return duckdb.connect(str(db_path), read_only=read_only, config=dict(config or {}))
+        except duckdb.Error as exc:
+            if not _is_lock_conflict(exc):
+                raise
+            if time.monotonic() >= deadline:
+                who, holder = _holder_of(db_path, exc)
+                waited = f"waited {wait:g} s; " if wait else ""
+                if read_only:
+                    msg = (f"the paper store {db_path.parent} is being written by {who}; {waited}let it finish (or stop "
+                           "it) and run again, or wait longer with EVIDEX_STORE_WAIT_S=SECONDS")
+                else:
+                    msg = (f"the paper store {db_path.parent} is open in {who}, so it cannot be written now; "
+                           f"{waited}stop that process or let it finish, then run again (EVIDEX_STORE_WAIT_S=SECONDS "
+                           "waits longer)")
+                raise StoreBusyError(msg, holder) from None
+            time.sleep(_POLL_S)
+
+
+def connect_readonly(db_path: Path, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+    """A shared, locked-down, read-only connection; use ``.cursor()`` per query for thread safety. A store another
+    process is writing is waited for (``wait_s``, default ``EVIDEX_STORE_WAIT_S``), then StoreBusyError."""
     db_path = Path(db_path).resolve()
     with _RO_LOCK:
         con = _RO_CONNECTIONS.get(db_path)
@@ -326,11 +400,26 @@ def connect_readonly(db_path: Path) -> duckdb.DuckDBPyConnection:
             if not db_path.exists():
                 raise StoreError(f"Database file {db_path} does not exist. Run python -m tools.ingest first.")
             try:
-                con = duckdb.connect(str(db_path), read_only=True, config=dict(READONLY_CONFIG))
+                con = _connect_waiting(db_path, True, wait_s, READONLY_CONFIG)
+            except StoreBusyError:
+                raise
             except duckdb.Error as exc:
                 raise StoreError(f"Cannot open {db_path} read-only: {exc}") from exc
             _RO_CONNECTIONS[db_path] = con
         return con
+
+
+def connect_readonly_private(db_path: Path, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+    """A read-only connection of its own (not shared; the caller closes it), for checks that must not keep the file
+    open afterwards. Waits for a writer as :func:`connect_readonly` does."""
+    db_path = Path(db_path).resolve()
+    close_readonly(db_path)
+    try:
+        return _connect_waiting(db_path, True, wait_s)
+    except StoreBusyError:
+        raise
+    except duckdb.Error as exc:
+        raise StoreError(f"Cannot open {db_path} read-only: {exc}") from exc
 
 
 def close_readonly(db_path: Path | None = None) -> None:
@@ -343,12 +432,84 @@ def close_readonly(db_path: Path | None = None) -> None:
                 con.close()
 
 
-def connect_writable(db_path: Path) -> duckdb.DuckDBPyConnection:
+def connect_writable(db_path: Path, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+    """The store's read-write connection (schema created when missing). Take :func:`writer_lock` first: it keeps
+    other writers out; this waits for readers (``wait_s``), then raises StoreBusyError naming one."""
+    db_path = Path(db_path)
     close_readonly(db_path)
     db_path.parent.mkdir(parents=True, exist_ok=True)
-    con = duckdb.connect(str(db_path))
+    con = _connect_waiting(db_path, False, wait_s)
     con.execute(schema_ddl())
     return con
+
+
+# The single-writer lock. A file lock (fcntl: released by the kernel when the holder dies, so a killed writer leaves
+# no stale lock) on <store>/.ingest.lock, plus <store>/.writer.json saying who holds it. Reentrant inside a process:
+# ingestion called while the caller already holds the lock (a web upload, --sync) goes through.
+_WRITER_GUARD = threading.Lock()
+_WRITERS: dict[Path, tuple[threading.RLock, list]] = {}  # root -> (thread lock, [file lock, depth])
+
+
+@contextmanager
+def writer_lock(store_dir: str | Path, wait_s: float | None = None) -> Iterator[Owner]:
+    """Hold the single-writer lock of the store at ``store_dir`` (a folder, or a ``StorePaths``) while writing it.
+
+    Another process (or thread) writing the store is waited for up to ``wait_s`` seconds (default
+    ``EVIDEX_STORE_WAIT_S``, 10), then :class:`StoreBusyError` says who holds it and what to do. Yields the
+    :class:`~evidex.tools.owner.Owner` recorded for this holder. Every write to a store (ingest, ``--remove``,
+    ``--sync``, ``--check --repair``, web uploads) goes through it."""
+    from filelock import FileLock, Timeout
+
+    root = _store_root(store_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    wait = store_wait_s(wait_s)
+    with _WRITER_GUARD:
+        guard, state = _WRITERS.setdefault(root, (threading.RLock(), [None, 0]))
+    if not guard.acquire(timeout=wait):
+        raise StoreBusyError(f"the paper store {root} is being written by another thread of this process; wait for "
+                             "it to finish, then try again")
+    try:
+        if state[1] == 0:
+            lock = FileLock(str(root / WRITER_LOCK_FILE))
+            try:
+                lock.acquire(timeout=wait, poll_interval=_POLL_S)
+            except Timeout:
+                holder = _read_writer(root)
+                who = holder.describe() if holder is not None else "another process (one that does not say which)"
+                raise StoreBusyError(f"the paper store {root} is being written by {who}; waited {wait:g} s. Let it "
+                                     "finish (or stop it) and run again; EVIDEX_STORE_WAIT_S=SECONDS waits longer",
+                                     holder) from None
+            me = Owner.current()
+            tmp = root / (WRITER_INFO_FILE + ".tmp")
+            tmp.write_text(me.model_dump_json(), encoding="utf-8")
+            tmp.replace(root / WRITER_INFO_FILE)
+            state[0] = (lock, me)
+        state[1] += 1
+        try:
+            yield state[0][1]
+        finally:
+            state[1] -= 1
+            if state[1] == 0:
+                lock, _ = state[0]
+                state[0] = None
+                try:
+                    (root / WRITER_INFO_FILE).unlink(missing_ok=True)
+                finally:
+                    lock.release()
+    finally:
+        guard.release()
+
+
+def _store_root(store_dir) -> Path:
+    return (store_dir.root if isinstance(store_dir, StorePaths) else Path(store_dir)).expanduser().resolve()
+
+
+def store_writer(store_dir: str | Path) -> Owner | None:
+    """The process writing the store now (its recorded owner), or None when no live process holds the lock."""
+    owner = _read_writer(_store_root(store_dir))
+    if owner is None or owner.alive() is False:
+        return None
+    return owner
 
 
 # ---------------------------------------------------------------------------------------------------------

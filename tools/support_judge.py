@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from evidex.tools.extras import install_hint
 from evidex.tools.text import split_sentences
 
 Stance = Literal["supports", "contradicts", "neutral"]
@@ -212,7 +213,7 @@ def load_nli(path: str | os.PathLike | None = None) -> NLIModel:
             try:
                 from transformers import AutoModelForSequenceClassification, AutoTokenizer
             except ImportError as exc:  # pragma: no cover - transformers is a core dependency
-                raise NLIModelMissing("transformers is not installed: pip install -e .") from exc
+                raise NLIModelMissing(f"transformers is not installed: {install_hint('export')}") from exc
             from evidex.tools.quiet import no_weight_loading_bars
 
             no_weight_loading_bars()

@@ -69,7 +69,7 @@ def drop_thousands_commas(text: str) -> str:
 def operands_in(expression: str, context: str) -> bool:
     """Whether the numbers an arithmetic ``expression`` uses were read from ``context``, compared as numbers
     (thousands separators aside: "157212" is found in "157,212"; "64.9" in "64.90", which a grammar-typed number
-    loses; "6" is not found in "16" nor "90" in "P@R90"); at least one must be, and small scale constants need not
+    loses; "6" is not found in "16" nor "90" in "R@90"); at least one must be, and small scale constants need not
     be."""
     read = [n for n in _OPERAND.findall(drop_thousands_commas(expression)) if n not in _SCALE_CONSTANTS]
     printed = set()

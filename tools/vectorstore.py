@@ -38,9 +38,11 @@ class VectorConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    mode: Literal["embedded", "http"] = Field(
-        "embedded", description="embedded: a Chroma inside this process, files under <store>/chroma (default); "
-        "http: a Chroma server (chroma run --path DIR --host 127.0.0.1 --port P) through its HTTP client")
+    mode: Literal["embedded", "flat", "http"] = Field(
+        "embedded", description="embedded: inside this process (default): a Chroma under <store>/chroma, or, for a "
+        "new store without the chroma extra installed, flat; flat: a SQLite file under <store>/vectors searched "
+        "exactly, no Chroma (tools/flatvectors.py); http: a Chroma server (chroma run --path DIR --host 127.0.0.1 "
+        "--port P) through its HTTP client")
     host: str = Field("127.0.0.1", description="http: the server's address (loopback by default)")
     port: int = Field(8000, ge=1, le=65535, description="http: the server's port")
     ssl: bool = Field(False, description="http: use https")
@@ -50,8 +52,8 @@ class VectorConfig(BaseModel):
                                   "x-chroma-token (a proxy or hosted Chroma that checks one); the token is never stored")
 
     def where(self) -> str:
-        if self.mode == "embedded":
-            return "embedded"
+        if self.mode in ("embedded", "flat"):
+            return self.mode
         return f"{'https' if self.ssl else 'http'}://{self.host}:{self.port}"
 
 
@@ -105,14 +107,34 @@ def write_vector_config(root: Path, vector: VectorConfig) -> None:
     tmp.replace(path)
 
 
-def chroma_client(root: Path, vector: VectorConfig | None = None, *, create: bool = True):
-    """A Chroma client for the store at ``root`` (``vector`` = its recorded location when not given). Embedded and
-    ``create=False`` with no vectors yet: None."""
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
+def uses_flat(root: Path, vector: VectorConfig) -> bool:
+    """Whether an in-process store keeps its vectors flat (``tools/flatvectors.py``) rather than in Chroma: asked
+    for, already so on disk, or a new store where Chroma (the ``chroma`` extra) is not installed."""
+    import importlib.util
 
+    from evidex.tools.flatvectors import has_flat_vectors
+
+    if vector.mode != "embedded":
+        return vector.mode == "flat"
+    if (Path(root) / "chroma").exists():
+        return False
+    return has_flat_vectors(root) or importlib.util.find_spec("chromadb") is None
+
+
+def chroma_client(root: Path, vector: VectorConfig | None = None, *, create: bool = True):
+    """A Chroma(-shaped) client for the store at ``root`` (``vector`` = its recorded location when not given).
+    In-process and ``create=False`` with no vectors yet: None."""
     root = Path(root)
     vector = vector or read_vector_config(root)
+    if uses_flat(root, vector):
+        from evidex.tools.flatvectors import FlatClient, has_flat_vectors
+
+        return FlatClient(root) if create or has_flat_vectors(root) else None
+    from evidex.tools.extras import require
+
+    chromadb = require("chromadb", "chroma", "this store's Chroma vectors")
+    from chromadb.config import Settings as ChromaSettings
+
     settings = ChromaSettings(anonymized_telemetry=False)
     if vector.mode == "embedded":
         folder = root / "chroma"
@@ -135,7 +157,9 @@ def chroma_client(root: Path, vector: VectorConfig | None = None, *, create: boo
             chroma_server_headers=headers or None))
         try:
             admin.get_database(database)
-        except Exception:  # noqa: BLE001 - chromadb raises NotFoundError (or a bare Exception on older servers)
+        except Exception as exc:  # noqa: BLE001 - chromadb raises NotFoundError (or a bare Exception on older servers)
+            if not server_answers(vector):  # not "no such database": no server (said below, not taken as empty)
+                raise exc
             if not create:
                 return None
             admin.create_database(database)
@@ -150,15 +174,97 @@ def chroma_client(root: Path, vector: VectorConfig | None = None, *, create: boo
             "vector.mode: embedded") from None
 
 
-def wipe_vectors(root: Path) -> None:
-    """Delete every vector of the store at ``root`` (its embedded folder, or its database's collections)."""
+def wipe_vectors(root: Path, vector: VectorConfig | None = None) -> None:
+    """Delete every vector of the store at ``root`` (its embedded folder, or its database's collections); a server
+    that does not answer raises :class:`VectorStoreError` (nothing is deleted then)."""
     root = Path(root)
-    vector = read_vector_config(root)
-    if vector.mode == "embedded":
+    vector = vector or read_vector_config(root)
+    if vector.mode in ("embedded", "flat"):
+        from evidex.tools.flatvectors import store_folder
+
         shutil.rmtree(root / "chroma", ignore_errors=True)
+        shutil.rmtree(store_folder(root), ignore_errors=True)
         return
     client = chroma_client(root, vector, create=False)
     if client is None:
         return
+    try:
+        for col in client.list_collections():
+            client.delete_collection(col.name if hasattr(col, "name") else col)
+    except Exception as exc:  # noqa: BLE001 - httpx errors: said as the server being gone, when it is
+        raise lost_server(root, vector, exc, "deleting the store's vectors") or exc
+
+
+# ------------------------------------------------------------------------------------------------ reachability
+
+
+def server_answers(vector: VectorConfig, timeout_s: float = 3.0) -> bool:
+    """Whether the Chroma server of ``vector`` answers its heartbeat (an embedded Chroma always does)."""
+    if vector.mode == "embedded":
+        return True
+    import httpx
+
+    url = f"{vector.where()}/api/v2/heartbeat"
+    headers = {}
+    if vector.token_env and os.environ.get(vector.token_env):
+        headers[TOKEN_HEADER] = os.environ[vector.token_env].strip()
+    try:
+        return httpx.get(url, timeout=timeout_s, headers=headers).status_code < 500
+    except httpx.HTTPError:
+        return False
+
+
+def require_reachable(root: Path, *vectors: VectorConfig | None) -> None:
+    """Before a destructive or writing operation: every Chroma the store uses (its recorded one, and ``vectors``)
+    answers, else :class:`VectorStoreError` naming the one that does not, before anything is touched."""
+    root = Path(root)
+    seen: set[str] = set()
+    for vector in (read_vector_config(root), *vectors):
+        if vector is None or vector.mode == "embedded" or vector.where() in seen:
+            continue
+        seen.add(vector.where())
+        if not server_answers(vector):
+            raise VectorStoreError(
+                f"the Chroma server at {vector.where()} that holds this store's vectors does not answer; nothing was "
+                f"changed. Start it again (chroma run --path DIR --host {vector.host} --port {vector.port}) and run "
+                "the same command again")
+        chroma_client(root, vector)  # the store's database on it (created when missing), token checked
+
+
+def lost_server(root: Path, vector: VectorConfig | None, exc: BaseException, doing: str,
+                resume: str = "") -> VectorStoreError | None:
+    """The error to raise when a Chroma call failed because the server stopped answering (one line: which server,
+    what was being done, how to go on); None when the server still answers (the failure is something else)."""
+    vector = vector or read_vector_config(Path(root))
+    if isinstance(exc, VectorStoreError):
+        return exc
+    if vector.mode == "embedded" or server_answers(vector):
+        return None
+    first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ""
+    return VectorStoreError(
+        f"the Chroma server at {vector.where()} stopped answering while {doing} ({type(exc).__name__}"
+        f"{': ' + first if first else ''}). {resume or 'Start it again and run the same command again.'}")
+
+
+# ------------------------------------------------------------------------------------------------ store identity
+# Every vector carries its store's ``store_uid`` (a random id made with the store's DuckDB file, kept in
+# evidex.info): a vector whose uid is not the store's own belongs to an earlier life of the store (a store deleted
+# by hand, or rebuilt while its server was away) and is an orphan that the next ingestion deletes on the server.
+STORE_UID_KEY = "store_uid"
+
+
+def sweep_foreign_vectors(root: Path, vector: VectorConfig, store_uid: str) -> int:
+    """Delete every vector of the store's collections that carries another store uid (or none); returns how many."""
+    client = chroma_client(Path(root), vector, create=False)
+    if client is None:
+        return 0
+    removed = 0
     for col in client.list_collections():
-        client.delete_collection(col.name if hasattr(col, "name") else col)
+        col = client.get_collection(col.name if hasattr(col, "name") else col, embedding_function=None)
+        where = {STORE_UID_KEY: {"$ne": store_uid}}
+        ids = col.get(where=where, include=[])["ids"]
+        if ids:
+            for s in range(0, len(ids), 5000):
+                col.delete(ids=ids[s : s + 5000])
+            removed += len(ids)
+    return removed

@@ -26,17 +26,29 @@ class GraphDeps:
 
     @property
     def llm(self) -> BaseChatModel:
-        """The configured chat model, built (for ``local``: the llama.cpp server started) on first use."""
+        """The configured chat model; until :meth:`build_llm` (or its first call) it is a stand-in that builds it
+        (for ``local``: starts the llama.cpp server) on its first generation."""
         with self._lock:
             if self._llm is None:
-                from evidex.agents.models import make_chat_model
+                from evidex.agents.lazy_model import LazyChatModel
 
-                m = self.config.model
-                self._llm = make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens,
-                                            base_url=m.base_url, n_ctx=m.n_ctx, threads=m.threads,
-                                            timeout_s=m.timeout_s, parallel=self.config.model_slots,
-                                            prompt_cache_mib=m.prompt_cache_mib)
+                self._llm = LazyChatModel(factory=self._make_llm, label=self.config.model.spec)
             return self._llm
+
+    def build_llm(self) -> BaseChatModel:
+        """The model, built now (a bad model spec fails here, not on the first item)."""
+        from evidex.agents.lazy_model import unwrap
+
+        return unwrap(self.llm)
+
+    def _make_llm(self) -> BaseChatModel:
+        from evidex.agents.models import make_chat_model
+
+        m = self.config.model
+        return make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens, base_url=m.base_url,
+                               n_ctx=m.n_ctx, threads=m.threads, timeout_s=m.timeout_s,
+                               parallel=self.config.model_slots, prompt_cache_mib=m.prompt_cache_mib,
+                               send_api_key=not m.client_endpoint)
 
     @property
     def style(self) -> PromptStyle:
@@ -80,5 +92,5 @@ def make_deps(config: ClaimTaskConfig, llm: BaseChatModel | None = None, embedde
         raise ConfigError(str(exc)) from None
     deps = GraphDeps(config=config, gate=gate, embedder=embedder, _llm=llm)
     if config.uses_model and eager_model:
-        deps.llm  # noqa: B018 - build it now
+        deps.build_llm()
     return deps

@@ -114,6 +114,11 @@ def check_data(cfg: ClaimTaskConfig) -> None:
             raise type(exc)(f"{f.key}: {exc}") from None
 
 
+# What a run of a claim graph may change (graphs/settings.py): which steps run, who judges, how much is retrieved and
+# shown, how the explanation is written. The knowledge base, the embedder, the gate and the model are the operator's.
+RUN_SETTINGS = ("steps.*", "judge.*", "retrieval.k", "retrieval.mode", "prompts.*", "explain.*", "speed.path")
+
+
 def claim_family(name: str, description: str, report_columns: tuple[str, ...] = CLAIM_COLUMNS,
                  lower_is_better: frozenset[str] = LOWER_IS_BETTER) -> TaskFamily:
     """A claim-explainer family: the shared loader, graphs, scorer, tags and RAGAS views, with its own name and
@@ -121,4 +126,4 @@ def claim_family(name: str, description: str, report_columns: tuple[str, ...] = 
     return TaskFamily(name=name, description=description, config_model=ClaimTaskConfig, load_items=load_items,
                       build_graph=build_claim_graph, score_item=score_item, report_columns=report_columns,
                       lower_is_better=lower_is_better, grounded_answers=grounded_answers, item_tags=item_tags,
-                      check_data=check_data)
+                      check_data=check_data, run_settings=RUN_SETTINGS)

@@ -17,4 +17,7 @@ FAMILY = register_family(TaskFamily(
     lower_is_better=qa.LOWER_IS_BETTER,
     grounded_answers=qa.grounded_answers,
     item_tags=qa.item_tags,
+    check_data=qa.check_store,
+    reads_run_settings=True,
+    run_settings=qa.RUN_SETTINGS,
 ))

@@ -5,6 +5,7 @@ it); scored with the official QASPER metric (``evaluators.qasper``). Configs: ``
 from __future__ import annotations
 
 from evidex.graphs.qa import qasper_family as qasper
+from evidex.graphs.qa.family import RUN_SETTINGS
 from evidex.graphs.qa.qasper_config import QasperTaskConfig
 from evidex.graphs.registry import TaskFamily, register_family
 
@@ -23,4 +24,8 @@ FAMILY = register_family(TaskFamily(
     check_data=qasper.check_data,
     prepare=qasper.prepare,
     finish_run=qasper.finish_run,
+    # the QA settings, and the answer contract (prompts chosen by name); which ingestion config builds the store
+    # is the operator's
+    reads_run_settings=True,
+    run_settings=(*RUN_SETTINGS, "qasper.*", "!qasper.ingest_config"),
 ))

@@ -1,119 +1,91 @@
-"""The single-call baselines of NeuSym-RAG on the same store and model (``specs/neusym.md`` §2.5):
+"""The single-call baselines of NeuSym-RAG on the same store and model (``specs/neusym.md`` §2.5), one fixed graph
+``context -> answer`` whose context ``qa.method`` chooses:
 
     question_only    the question and its answer format, nothing else
-    title_abstract   plus the papers' titles and abstracts (cut to ``context_chars``)
-    full_text        plus the papers' full text, page by page (cut to ``context_chars``)
-    classic_rag      one search with the question over ``chunks.text_content`` of the papers, then an answer
+    title_abstract   plus the papers' titles and abstracts (cut to ``qa.context_chars``)
+    full_text        plus the papers' full text, page by page (cut to ``qa.context_chars``)
+    classic_rag      one search with the question over the papers' passages (``qa.retrieval_limit``), then an answer
 
-Iterative classic RAG and the NeuSym ablations are the agent loop with fewer actions (``graphs.qa.neusym``).
-Each is ``context -> answer`` with one JSON-schema-constrained answer call; the answer cites the pages its
-context came from.
+The answer comes from the answer readers (``qa.readers``, the model last) over that context; it cites the pages
+its context came from. Iterative RAG and the NeuSym ablations are the agent graph (graphs.qa.neusym).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Literal
+from functools import partial
 
 from langgraph.graph import END, START, StateGraph
 from pydantic import Field
 
-from evidex.agents.paper_answer import answer_from_context
-from evidex.graphs.qa.config import AnswerSettings, RetrievalSettings
-from evidex.graphs.qa.neusym import NeuSymInput, NeuSymOutput
-from evidex.graphs.qa.scope import names_papers, paper_label, scope_line, sql_marks
-from evidex.graphs.qa.store_tools import StoreTools
-from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
-
-BaselineName = Literal["question_only", "title_abstract", "full_text", "classic_rag"]
-
-
-class BaselineSettings(AnswerSettings, RetrievalSettings):
-    method: BaselineName = "classic_rag"
+from evidex.agents.readers import ReadRequest, read_answer
+from evidex.graphs.qa.config import QATaskConfig
+from evidex.graphs.qa.neusym import Deps, QAInput, QAOutput, shape
+from evidex.tools.paperstore import Passage, PaperStore
+from evidex.tools.qa import CitedPage, QAPrediction
+from evidex.tools.qa.context import Context
+from evidex.tools.qa.probe import names_papers, question_search
+from evidex.tools.qa.question import Question, parse_question
 
 
-class BaselineState(NeuSymInput):
-    context: str = ""
-    sources: list[CitedPage] = Field(default_factory=list)
+class BaselineState(QAInput):
+    question: Question | None = None
+    context: Context = Field(default_factory=Context)
     prediction: QAPrediction | None = None
 
 
-def title_abstract_context(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[str, list[CitedPage]]:
-    if not q.pdf_ids:
-        return "", []
-    rows = tools.query(f"SELECT CAST(paper_id AS VARCHAR) AS pdf_id, title, abstract FROM metadata "
-                       f"WHERE CAST(paper_id AS VARCHAR) IN ({sql_marks(q.pdf_ids)})", list(q.pdf_ids))
-    text = "\n\n".join(f"[{r['pdf_id']}] {r['title']}\n{r['abstract'] or ''}" for r in rows)
-    return text[:limit], [CitedPage(pdf_id=r["pdf_id"], page_number=1) for r in rows]
+def gather(store: PaperStore, q: Question, cfg: QATaskConfig) -> Context:
+    """The context ``qa.method`` reads."""
+    method = cfg.qa.method
+    if method == "title_abstract" and q.papers:
+        return Context(items=[Passage(table="metadata", column="abstract", key=p.paper_id, paper_id=p.paper_id, page=1,
+                                      text=f"{p.title}\n{p.abstract or ''}") for p in store.papers(q.papers)])
+    if method == "full_text" and q.papers:
+        return Context(items=store.pages(q.papers))
+    if method == "classic_rag":
+        hits = question_search(store, q, q.text, cfg.qa.retrieval_limit, cfg.qa.retrieval_mode)
+        titles = store.titles() if names_papers(q) else {}
+        return Context(items=hits.passages, titles={p.paper_id: titles[p.paper_id] for p in hits.passages
+                                                     if p.paper_id in titles},
+                       degraded=[hits.degraded] if hits.degraded else [])
+    return Context()
 
 
-def full_text_context(tools: StoreTools, q: PaperQuestion, limit: int) -> tuple[str, list[CitedPage]]:
-    if not q.pdf_ids:
-        return "", []
-    rows = tools.query(f"SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id, page_number, page_content FROM pages "
-                       f"WHERE CAST(ref_paper_id AS VARCHAR) IN ({sql_marks(q.pdf_ids)}) "
-                       "ORDER BY pdf_id, page_number",
-                       list(q.pdf_ids))
-    parts, used, size = [], [], 0
-    for r in rows:
-        block = f"[{r['pdf_id']} page {r['page_number']}]\n{r['page_content'] or ''}\n"
-        if size + len(block) > limit:
-            parts.append(block[: max(0, limit - size)])
-            used.append(CitedPage(pdf_id=r["pdf_id"], page_number=r["page_number"]))
-            break
-        parts.append(block)
-        used.append(CitedPage(pdf_id=r["pdf_id"], page_number=r["page_number"]))
-        size += len(block)
-    return "".join(parts), used
+def context_node(state: BaselineState, *, deps: Deps) -> dict:
+    cfg = deps.run()
+    store = deps.store(cfg)
+    q = parse_question(state.input)
+    store.require(q.papers)
+    return {"question": q, "context": gather(store, q, cfg)}
 
 
-def retrieved_context(tools: StoreTools, q: PaperQuestion, s: BaselineSettings) -> tuple[str, list[CitedPage]]:
-    hits = tools.question_hits(q, q.question, s.retrieval_table, s.retrieval_column, s.retrieval_limit,
-                               s.retrieval_mode)
-    titles = tools.title_by_id() if names_papers(q) else {}
-    shown = hits[::-1] if s.context_order == "best_last" else hits
-    text = "\n\n".join(f"[{h.pdf_id} page {h.page_number}{paper_label(titles.get(h.pdf_id))}] {h.text}"
-                       for h in shown)
-    return text, [CitedPage(pdf_id=h.pdf_id, page_number=h.page_number, source=f"{h.table_name}.{h.primary_key}")
-                  for h in hits]
+def answer_node(state: BaselineState, *, deps: Deps) -> dict:
+    cfg = deps.run()
+    store = deps.store(cfg)
+    q, context = state.question, state.context
+    limit = cfg.qa.context_chars if cfg.qa.method in ("title_abstract", "full_text") else None
+    answer = read_answer(cfg.qa.readers, ReadRequest(question=q, context=context, llm=deps.llm, keys=False,
+                                                     limit=limit, max_tokens=cfg.qa.max_tokens,
+                                                     name=f"{cfg.qa.method}_answer"))
+    pages = list(dict.fromkeys((i.paper_id, i.page) for i in context.items if getattr(i, "paper_id", "")))
+    sources = {(i.paper_id, i.page): i.source for i in context.items if getattr(i, "paper_id", "")}
+    exists = store.pages_exist(pages) if pages else {}
+    cited = [CitedPage(pdf_id=p, page_number=n, source=sources.get((p, n), ""), exists=exists.get((p, n), False))
+             for p, n in pages]
+    value = answer.value if answer else None
+    shaped = shape(store, value, q.answer_format)
+    return {"prediction": QAPrediction(id=q.id, answer=shaped, citations=cited, turns=1, actions=[cfg.qa.method],
+                                       raw_answer=value if shaped != value else None,
+                                       reader=answer.reader if answer else None, degraded=context.degraded)}
 
 
-CONTEXT: dict[str, Callable] = {
-    "question_only": lambda tools, q, s: ("", []),
-    "title_abstract": lambda tools, q, s: title_abstract_context(tools, q, s.context_chars),
-    "full_text": lambda tools, q, s: full_text_context(tools, q, s.context_chars),
-    "classic_rag": retrieved_context,
-}
-
-
-def build_baseline(llm, settings: BaselineSettings, tools: StoreTools, name: str | None = None):
-    gather = CONTEXT[settings.method]
-
-    def context(state: BaselineState) -> dict:
-        tools.require_papers(state.input.pdf_ids)
-        text, sources = gather(tools, state.input, settings)
-        return {"context": text, "sources": sources}
-
-    def answer(state: BaselineState) -> dict:
-        q = state.input
-        reply = answer_from_context(llm, q.question, q.answer_format, scope_line(q), state.context,
-                                    typed=settings.typed_answer, quote=settings.quote_first,
-                                    max_tokens=settings.max_tokens, name=f"{settings.method}_answer",
-                                    abstain_word=settings.abstain_word, check=settings.answer_check,
-                                    question_last=settings.question_last, computed=settings.computed_answers,
-                                    ranked=settings.ranked_answers, table_cells=settings.table_cells)
-        text = reply.answer
-        cites = list({(c.pdf_id, c.page_number): c for c in state.sources}.values())
-        exists = tools.pages_exist([(c.pdf_id, c.page_number) for c in cites]) if cites else {}
-        cited = [c.model_copy(update={"exists": exists.get((c.pdf_id, c.page_number), False)}) for c in cites]
-        shaped = tools.shape_answer(text, q.answer_format)
-        return {"prediction": QAPrediction(id=q.id, answer=shaped, citations=cited, turns=1, actions=[settings.method],
-                                           raw_answer=text if shaped != text else None,
-                                           quote=reply.quote or None, confidence=reply.confidence)}
-
-    g = StateGraph(BaselineState, input_schema=NeuSymInput, output_schema=NeuSymOutput)
-    g.add_node("context", context)
-    g.add_node("answer", answer)
+def build_baseline(llm, cfg: QATaskConfig, name: str | None = None):
+    deps = Deps(llm=llm, config=cfg)
+    g = StateGraph(BaselineState, input_schema=QAInput, output_schema=QAOutput)
+    g.add_node("context", partial(context_node, deps=deps))
+    g.add_node("answer", partial(answer_node, deps=deps))
     g.add_edge(START, "context")
     g.add_edge("context", "answer")
     g.add_edge("answer", END)
-    return g.compile(name=name or settings.method)
+    return g.compile(name=name or cfg.name)
+
+
+__all__ = ["BaselineState", "build_baseline", "gather"]

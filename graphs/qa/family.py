@@ -6,14 +6,19 @@ from __future__ import annotations
 import json
 import threading
 
+from evidex.agents.lazy_model import LazyChatModel
 from evidex.graphs.config import ConfigError
 from evidex.graphs.qa.config import QATaskConfig
 from evidex.graphs.registry import Resources
 from evidex.tools.qa import PaperQuestion, QAItem, QAPrediction
 from evidex.tools.runfolder import GroundedAnswer
 
-QA_COLUMNS = ("score", "answered", "citations_valid", "turns", "needs_judge", "eval_error")
-LOWER_IS_BETTER = frozenset({"turns", "eval_error"})
+# What a run of a question-answering graph may change (graphs/settings.py): which store (by name, among the
+# operator's stores) and how the method reads and answers. The method itself, the model and the judge are the
+# operator's.
+RUN_SETTINGS = ("store.db", "qa.*", "!qa.method")
+QA_COLUMNS = ("score", "answered", "citations_valid", "turns", "needs_judge", "eval_error", "search_degraded")
+LOWER_IS_BETTER = frozenset({"turns", "eval_error", "search_degraded"})
 
 
 def load_airqa(cfg: QATaskConfig) -> list[QAItem]:
@@ -41,35 +46,29 @@ def load_airqa(cfg: QATaskConfig) -> list[QAItem]:
 
 
 def build_qa_graph(cfg: QATaskConfig, resources: Resources | None = None):
-    from evidex.graphs.qa.baselines import BaselineSettings, build_baseline
-    from evidex.graphs.qa.neusym import NeuSymSettings, build_neusym
-    from evidex.graphs.qa.store_tools import StoreTools
+    """The graph of ``cfg.qa.method`` over ``cfg``'s store: the agent (neusym, iterative_rag) or a single-call
+    baseline. A graph to show (``resources.defer_model``) opens neither the model nor the store."""
+    from evidex.graphs.qa.baselines import build_baseline
+    from evidex.graphs.qa.neusym import build_neusym
+    res = resources or Resources()
+    if not res.defer_model and (cfg.store.db or cfg.store.store_dir):  # else each run names its store
+        check_store(cfg)
+    llm = res.llm or (LazyChatModel(factory=lambda: _model(cfg), label=cfg.model.spec) if res.defer_model
+                      else _model(cfg))
+    if cfg.qa.method in ("neusym", "iterative_rag"):
+        return build_neusym(llm, cfg)
+    return build_baseline(llm, cfg)
+
+
+def check_store(cfg: QATaskConfig) -> None:
+    """The configured store can be read (a run checks this before its first question)."""
+    from evidex.tools.paperstore import PaperStore
     from evidex.tools.store import StoreError
 
-    res = resources or Resources()
-    qa = cfg.qa
-    tools = StoreTools(cfg.store.db, cfg.store.store_dir)
-    if not res.defer_model:  # a graph built only to show its schema (LangGraph server) needs no store yet
-        try:
-            tools.query("SELECT 1")
-        except StoreError as exc:
-            raise ConfigError(f"store: {exc}") from None
-    llm = res.llm or (_LazyModel(cfg) if res.defer_model else _model(cfg))
-    if qa.method in ("neusym", "iterative_rag"):
-        iterative = qa.method == "iterative_rag"
-        values = _shared(qa, NeuSymSettings)
-        if iterative:  # the agent loop that may only search, always the configured column of the question's papers
-            values.update(actions=("search",), search_target=(qa.retrieval_table, qa.retrieval_column))
-        settings = NeuSymSettings(db=cfg.store.db, store_dir=cfg.store.store_dir, **values)
-        graph = build_neusym(llm, settings, tools, name=cfg.name)
-        return graph.with_config(recursion_limit=2 * qa.max_turns + 10)
-    settings = BaselineSettings(**_shared(qa, BaselineSettings))
-    return build_baseline(llm, settings, tools, name=cfg.name)
-
-
-def _shared(qa, settings_model) -> dict:
-    """The ``qa`` config values a graph's settings model also has (one name, one meaning, in both)."""
-    return {k: v for k, v in qa.model_dump().items() if k in settings_model.model_fields}
+    try:
+        PaperStore(cfg.store.db, cfg.store.store_dir).check()
+    except StoreError as exc:
+        raise ConfigError(f"store: {exc}") from None
 
 
 def _model(cfg: QATaskConfig):
@@ -78,19 +77,7 @@ def _model(cfg: QATaskConfig):
     m = cfg.model
     return make_chat_model(m.spec, temperature=m.temperature, max_tokens=m.max_tokens, base_url=m.base_url,
                            n_ctx=m.n_ctx, threads=m.threads, timeout_s=m.timeout_s,
-                           prompt_cache_mib=m.prompt_cache_mib)
-
-
-class _LazyModel:
-    """Stands in for the chat model in a graph built only to be shown; built on first use if it ever runs."""
-
-    def __init__(self, cfg: QATaskConfig):
-        self._cfg, self._llm = cfg, None
-
-    def __getattr__(self, name):
-        if self._llm is None:
-            self._llm = _model(self._cfg)
-        return getattr(self._llm, name)
+                           prompt_cache_mib=m.prompt_cache_mib, send_api_key=not m.client_endpoint)
 
 
 _JUDGES: dict[str, object] = {}
@@ -111,7 +98,8 @@ def _judge(cfg: QATaskConfig, resources: Resources):
 def score_item(cfg: QATaskConfig, item: QAItem, pred: QAPrediction, resources: Resources) -> dict[str, float]:
     from evidex.evaluators.airqa import evaluate
 
-    out: dict[str, float] = {"answered": float(pred.answer is not None), "turns": float(pred.turns)}
+    out: dict[str, float] = {"answered": float(pred.answer is not None), "turns": float(pred.turns),
+                             "search_degraded": float(bool(pred.degraded))}
     if pred.citations:
         out["citations_valid"] = sum(bool(c.exists) for c in pred.citations) / len(pred.citations)
     if item.evaluator:

@@ -18,11 +18,12 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
 from typing import Any
 
+from evidex.graphs.web.errors import failure, public
 from evidex.graphs.web.history import History
 from evidex.graphs.web.models import AnswerView, AskRequest, ConfigChoice
-from evidex.graphs.web.steps import StepTracker, preview
+from evidex.graphs.web.steps import StepTracker, one_line
 from evidex.graphs.web.store_gate import StoreGate
-from evidex.graphs.web.store_view import citation_views
+from evidex.graphs.web.store_view import citation_views, source_labels
 from evidex.tools.safe_text import visible_controls
 from langchain_core.callbacks import BaseCallbackHandler
 
@@ -180,10 +181,10 @@ class Asker:
         starts with the first question, not here: a page opened only to read or upload does not load it."""
         try:
             with self.gate.reading(timeout=60):
-                self.tools.schema()
+                self.tools.schema_text()
                 for mode in ("hybrid", "bm25"):
                     try:
-                        self.tools.search_hits("warm up", "chunks", "text_content", None, 1, mode)
+                        self.tools.search("warm up", k=1, mode=mode)
                         break
                     except Exception:  # noqa: BLE001 - an empty store or no embedder: the question reports it
                         continue
@@ -269,9 +270,13 @@ class Asker:
                     citations = citation_views(self.tools, prediction.citations)
         except RunStopped:
             pass
-        except Exception as exc:  # noqa: BLE001 - shown on the page as a message; the trace has the rest
-            log.debug("question %s failed", run.id, exc_info=True)
-            error = preview(f"{type(exc).__name__}: {exc}" if not _plain_message(exc) else str(exc), 1000)
+        except Exception as exc:  # noqa: BLE001 - shown on the page as a message; the log and trace have the rest
+            if _plain_message(exc):  # our own words, saying what to do
+                log.info("question %s: %s: %s", run.id, type(exc).__name__, exc)
+                error = one_line(public(str(exc)), 1000)
+            else:
+                error, _ = failure(f"The question failed ({type(exc).__name__} in the model or a tool)", exc,
+                                   context=f"question {run.id}")
         seconds = round(time.perf_counter() - start, 2)
         if run.stop_requested.is_set():
             view = self._view(run, status="stopped", seconds=seconds)
@@ -290,7 +295,7 @@ class Asker:
         from evidex.tools.qa import QAPrediction
 
         tracer = RunTreeTracer(self.history.traces, run.id)
-        tracker = StepTracker()
+        tracker = StepTracker(labels=lambda sources: source_labels(self.tools, sources), titles=self.tools.titles)
         prediction = None
         stream = graph.stream({"input": question}, stream_mode="updates",
                               config={"callbacks": [tracer, StopWhenAsked(run.stop_requested)], "run_name": cfg.name})

@@ -48,13 +48,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def access_key(host: str, environ=os.environ) -> tuple[str | None, str | None]:
     """(the key, a note to print once): none on loopback unless EVIDEX_WEB_KEY is set; elsewhere that key or a
-    generated one (the note then shows it, the only time it is ever printed)."""
-    from evidex.graphs.web.access import KEY_ENV
+    generated one (the note then shows it, the only time it is ever printed). A key shorter than 16 characters is
+    refused (ValueError, one line)."""
+    from evidex.graphs.web.access import KEY_ENV, check_key
     from evidex.tools.loopback import is_loopback
 
     given = environ.get(KEY_ENV) or None
     if given:
-        return given, f"Access key: the one in {KEY_ENV}."
+        return check_key(given), f"Access key: the one in {KEY_ENV}."
     if is_loopback(host):
         return None, None
     key = secrets.token_urlsafe(24)
@@ -67,21 +68,35 @@ def main(argv: list[str] | None = None) -> int:
         print("error: give --db NAME (or --store-dir DIR) of a store made with python -m tools.ingest PDFS --db NAME",
               file=sys.stderr)
         return 2
+    from evidex.graphs.web.store_claim import StoreInUseError
+    from evidex.tools.extras import MissingExtraError, require
     from evidex.tools.loopback import is_loopback
     from evidex.tools.store import StoreError, connect_writable, store_paths
 
+    try:  # the page's server packages are the web extra
+        for module in ("starlette", "sse_starlette", "uvicorn", "multipart"):
+            require(module, "web", "the web page")
+    except MissingExtraError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    shown_host = f"[{args.host}]" if ":" in args.host else args.host
+    address = f"http://{shown_host}:{args.port}/"
     try:
+        key, note = access_key(args.host)
         paths = store_paths(args.db, args.store_dir)
         if args.new and not paths.db.exists():
             connect_writable(paths.db).close()  # the schema, empty: uploads fill it
             print(f"Created an empty store at {paths.root}.")
         from evidex.graphs.web.app import WebOptions, create_app
 
-        key, note = access_key(args.host)
         options = WebOptions(db=args.db, store_dir=args.store_dir, access_key=key, loopback=is_loopback(args.host),
                              default_config=args.config, llm_spec=args.llm, overrides=args.overrides,
-                             ingest_config=args.ingest_config, max_upload_mb=args.max_upload_mb)
+                             ingest_config=args.ingest_config, max_upload_mb=args.max_upload_mb, address=address)
         app = create_app(options)
+    except StoreInUseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except StoreError as exc:
         print(f"error: {exc} (or start with --new to add papers from the page)", file=sys.stderr)
         return 2
@@ -90,8 +105,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import uvicorn
 
-    shown_host = f"[{args.host}]" if ":" in args.host else args.host
-    address = f"http://{shown_host}:{args.port}/"
     print(f"evidex: store {args.db or paths.root} at {address}  (Ctrl-C to stop)")
     if note:
         print(note)

@@ -5,16 +5,34 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 DEFAULT_FORMAT = "A short answer in plain text."
+MAX_QUESTION_CHARS = 4000  # a question and the passages it brings must fit the local model's prompt
+MAX_FORMAT_CHARS = 500
 
 
 class AskRequest(BaseModel):
-    question: str = Field(min_length=1, max_length=4000)
+    question: str = Field(min_length=1)
     config: str = Field("airqa/airqa", max_length=120)
     pdf_ids: list[str] = Field(default_factory=list, max_length=200)
-    answer_format: str = Field(DEFAULT_FORMAT, min_length=1, max_length=500)
+    answer_format: str = Field(DEFAULT_FORMAT, min_length=1)
+
+    @field_validator("question")
+    @classmethod
+    def _question_fits(cls, value: str) -> str:
+        """Refused whole, with its length, rather than cut: a cut question asks something else."""
+        if len(value) > MAX_QUESTION_CHARS:
+            raise ValueError(f"the question is {len(value):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
+                             "Shorten it, or ask about one part at a time")
+        return value
+
+    @field_validator("answer_format")
+    @classmethod
+    def _format_fits(cls, value: str) -> str:
+        if len(value) > MAX_FORMAT_CHARS:
+            raise ValueError(f"the answer format is {len(value):,} characters long; the limit is {MAX_FORMAT_CHARS}")
+        return value
 
 
 class AskStarted(BaseModel):
@@ -46,13 +64,28 @@ class StoreInfo(BaseModel):
     configs: list[ConfigChoice]
     default_config: str
     ready: bool
+    max_question_chars: int = MAX_QUESTION_CHARS
+    max_upload_mb: float = 200
 
 
-PassageKind = Literal["chunk", "table", "figure", "equation", "reference", "section", "page", "metadata"]
+PassageKind = Literal["chunk", "table", "figure", "equation", "reference", "section", "page", "metadata", "passage"]
+
+
+class TableView(BaseModel):
+    """A cited table as rows of cells (text only; the page builds the table with DOM calls)."""
+
+    caption: str = ""
+    rows: list[list[str]]
+    header_rows: int = 1
+    cut_rows: int = 0  # rows left out (the store has them all)
+    cut_columns: int = 0
 
 
 class Passage(BaseModel):
-    """A cited passage: its paper and page, the box to highlight (PDF points, origin top-left) and its text."""
+    """A cited passage: its paper and page, where it is on the page (PDF points, origin top-left) and its text.
+
+    ``box`` is the cited row's region (a chunk, table, figure); ``focus`` the few lines in it, or on a page-only
+    citation's page, that hold the answer: the page highlights the focus and scrolls it into view."""
 
     pdf_id: str
     title: str
@@ -62,7 +95,10 @@ class Passage(BaseModel):
     page_height: float
     kind: PassageKind
     box: list[float] | None = None  # [x0, y0, w, h]
+    focus: list[float] | None = None  # [x0, y0, w, h]
+    focus_text: str = ""
     text: str
+    table: TableView | None = None
     note: str = ""  # how the passage was found when the citation named only a page
     image_url: str
 

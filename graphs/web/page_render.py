@@ -21,13 +21,17 @@ CACHED_PAGES = 48
 
 
 class RenderError(RuntimeError):
-    """The page could not be rendered; the message says why."""
+    """The page could not be rendered; the message says why (the server log has the helper's own words)."""
+
+
+Line = tuple[float, float, float, float, int, str]  # x0, y0, x1, y1 (PDF points, origin top-left), block, text
 
 
 # -- the helper process --------------------------------------------------------------------------------------
 def serve(stdin=None, stdout=None) -> None:
-    """One JSON request per line ``{"path", "page", "zoom"}``; each answer is a JSON line ``{"ok", "size"|"error"}``
-    followed by ``size`` bytes of PNG."""
+    """One JSON request per line: ``{"path", "page", "zoom"}`` for the page as PNG, ``{"path", "page", "lines":
+    true}`` for its text lines with their boxes. Each answer is a JSON line ``{"ok", "size", "lines"?}`` or
+    ``{"ok": false, "error"}``, followed by ``size`` bytes of PNG."""
     import pymupdf
 
     stdin = stdin or sys.stdin.buffer
@@ -45,13 +49,28 @@ def serve(stdin=None, stdout=None) -> None:
             docs[req["path"]] = doc
             while len(docs) > 4:
                 docs.popitem(last=False)[1].close()
-            zoom = float(req["zoom"])
-            data = doc[int(req["page"]) - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
-            head = {"ok": True, "size": len(data)}
+            page = doc[int(req["page"]) - 1]
+            if req.get("lines"):
+                head = {"ok": True, "size": 0, "lines": text_lines(page)}
+            else:
+                zoom = float(req["zoom"])
+                data = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
+                head = {"ok": True, "size": len(data)}
         except Exception as exc:  # noqa: BLE001 - reported to the server, which shows it
             head = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}
         stdout.write(json.dumps(head).encode() + b"\n" + data)
         stdout.flush()
+
+
+def text_lines(page) -> list[Line]:
+    """A PyMuPDF page's text lines, block by block, each with its box and block number (from its words)."""
+    lines: dict[tuple[int, int], list] = {}
+    for x0, y0, x1, y1, word, block, line, _ in page.get_text("words"):
+        box = lines.setdefault((block, line), [x0, y0, x1, y1, block, []])
+        box[0], box[1], box[2], box[3] = min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1)
+        box[5].append(word)
+    return [(round(a, 1), round(b, 1), round(c, 1), round(d, 1), blk, " ".join(words))
+            for (_, _), (a, b, c, d, blk, words) in sorted(lines.items(), key=lambda kv: kv[0])]
 
 
 # -- the server's side ---------------------------------------------------------------------------------------
@@ -78,11 +97,16 @@ class PageRenderer:
         """Wait until the helper answers, so the first page clicked renders at once."""
         self._exchange({"ping": True})
 
-    def _ask(self, pdf: Path, page_number: int) -> bytes:
-        head, data = self._exchange({"path": str(pdf), "page": page_number, "zoom": self.zoom})
+    def _ask(self, pdf: Path, page_number: int, lines: bool = False) -> tuple[dict, bytes]:
+        message = {"path": str(pdf), "page": page_number, **({"lines": True} if lines else {"zoom": self.zoom})}
+        head, data = self._exchange(message)
         if not head.get("ok"):
-            raise RenderError(f"cannot render page {page_number}: {head.get('error')}")
-        return data
+            from evidex.graphs.web.errors import failure
+
+            text, _ = failure(f"Page {page_number} of this paper cannot be shown", None,
+                              context=f"page renderer on {pdf} page {page_number}: {head.get('error')}")
+            raise RenderError(text)
+        return head, data
 
     def _exchange(self, message: dict) -> tuple[dict, bytes]:
         request = json.dumps(message).encode() + b"\n"
@@ -101,24 +125,33 @@ class PageRenderer:
                 proc.wait()
                 self._proc = None
             else:
-                raise RenderError("the page renderer stopped working on this page")
+                raise RenderError("The page renderer stopped working on this page (its PDF may be damaged).")
             head = json.loads(line)
             return head, proc.stdout.read(head.get("size", 0))
+
+    def _cached(self, key: tuple, make):
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        value = make()
+        with self._lock:
+            self._cache[key] = value
+            while len(self._cache) > CACHED_PAGES * 2:
+                self._cache.popitem(last=False)
+        return value
 
     def png(self, pdf: Path, page_number: int) -> bytes:
         """The page as PNG (blocking: call it from a worker thread)."""
         stat = pdf.stat()
         key = (str(pdf), stat.st_mtime_ns, stat.st_size, page_number, self.zoom)
-        with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
-        data = self._ask(pdf, page_number)
-        with self._lock:
-            self._cache[key] = data
-            while len(self._cache) > CACHED_PAGES:
-                self._cache.popitem(last=False)
-        return data
+        return self._cached(key, lambda: self._ask(pdf, page_number)[1])
+
+    def lines(self, pdf: Path, page_number: int) -> list[Line]:
+        """The page's text lines with their boxes (blocking: call it from a worker thread)."""
+        stat = pdf.stat()
+        key = (str(pdf), stat.st_mtime_ns, stat.st_size, page_number, "lines")
+        return self._cached(key, lambda: [tuple(line) for line in self._ask(pdf, page_number, lines=True)[0]["lines"]])
 
     def close(self) -> None:
         with self._lock:

@@ -44,7 +44,13 @@ def synthetic_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def fake_embeddings() -> FakeEmbeddings:
-    return FakeEmbeddings()
+    """The fake embedder, also registered for query encoding: stores built with it search densely wherever they are
+    opened (without it their dense search is unavailable, which a run reports as a degraded item)."""
+    from evidex.tools.search import register_embeddings
+
+    fake = FakeEmbeddings()
+    register_embeddings(fake.model_name, fake)
+    return fake
 
 
 @pytest.fixture(scope="session")
@@ -60,13 +66,13 @@ def synthetic_store(synthetic_dir, fake_embeddings, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def table_paper(synthetic_store) -> tuple[str, str]:
-    """(store_dir, the synthetic paper whose Table 1 has Baseline 61.2 and Ours 74.9): the computed and ranked
-    answer tests read it."""
-    from evidex.graphs.qa.store_tools import StoreTools
+    """(store_dir, the synthetic paper whose Table 1 has Baseline 61.2 and Ours 74.9): the table readers' and
+    ranked-rows tests read it."""
+    from evidex.tools.paperstore import PaperStore
 
     store_dir = str(synthetic_store[0])
-    rows = StoreTools(None, store_dir).query("SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id FROM tables "
-                                             "WHERE table_markdown LIKE '%74.9%'")
+    rows = PaperStore(None, store_dir).rows("SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id FROM tables "
+                                            "WHERE table_markdown LIKE '%74.9%'")
     return store_dir, rows[0]["pdf_id"]
 
 

@@ -1,6 +1,7 @@
 """The airqa family end to end with scripted models over a synthetic-PDF store: the runner (a question about a
 missing paper is an item error naming it, LLM-judged questions without a judge are reported apart), a baseline
-config, and ``python -m graphs.ask``."""
+config, ``python -m graphs.ask``; the probe's typed context (metadata, the tables, figures and equations a question
+names, passages) and the search space of a question, over the synthetic and (shared corpus) real papers."""
 from __future__ import annotations
 
 import json
@@ -65,7 +66,7 @@ def test_the_runner_answers_scores_and_names_missing_papers(paper, tmp_path):
     assert rows["q-pages"]["error"] is None, rows["q-pages"]["error"]
     assert rows["q-pages"]["metrics"]["score"] == 1.0 and rows["q-pages"]["prediction"]["answer"] == str(pages)
     assert rows["q-pages"]["metrics"]["citations_valid"] == 1.0 and rows["q-pages"]["metrics"]["turns"] == 2
-    assert rows["q-missing"]["error"] and MISSING in rows["q-missing"]["error"] and "tools.ingest" in rows["q-missing"]["error"]
+    assert rows["q-missing"]["error"] and MISSING in rows["q-missing"]["error"] and "evidex ingest" in rows["q-missing"]["error"]
     judged = rows["q-judged"]["metrics"]
     assert judged["needs_judge"] == 1.0 and "score" not in judged  # reported apart, not scored 0
     summary = json.loads((run_dir / "metrics.json").read_text())
@@ -155,42 +156,83 @@ def test_neusym_on_the_local_model_over_a_corpus_pdf(corpus_store, manifest, tmp
     assert row["tokens"]["prompt"] > 0 and (run_dir / row["trace"]).is_file()
 
 
-def test_multiview_probe_finds_what_the_question_names(corpus_store, manifest):
-    """The probe looks up, by paper id and number, the table the question names (its cells, not only its caption),
-    the paper's metadata row and matching passages, each tagged with the source the answer can cite."""
-    from evidex.graphs.qa.neusym import StoreTools
-    from evidex.graphs.qa.probe import probe, probe_blocks, referenced
+def _question(text: str, papers=(), conferences=(), answer_format: str = "A short answer."):
     from evidex.tools.qa import PaperQuestion
+    from evidex.tools.qa.question import parse_question
 
-    assert referenced("In Table 2 and Fig. 3 (see Eq. (4) and Table 2)") == {
-        "table": ["2"], "figure": ["3"], "equation": ["4"]}
-    store, _ = corpus_store
-    tools = StoreTools(None, str(store))
-    paper_id = manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]
-    q = PaperQuestion(id="p", question="In Table 1 of the paper, which metric has the highest Spearman correlation?",
-                      pdf_ids=[paper_id])
-    text, cites = probe(tools, q)
-    assert f"[metadata {paper_id}] title: G-EVAL" in text and "pages: 12" in text
-    # the authors counted (a small model miscounts a dozen names) and the first page's proceedings header
-    authors = tools.query("SELECT authors FROM metadata WHERE CAST(paper_id AS VARCHAR) = ?", [paper_id])[0]["authors"]
-    assert f"authors ({len(authors)}): {authors[0]}, " in text and len(authors) > 2
-    assert ("first page header: Proceedings of the 2023 Conference on Empirical Methods in Natural Language "
-            "Processing, pages 2511–2522 (the paper begins on page 2511 and ends on page 2522)\n") in text
-    table = next(c for c in cites if c.source.startswith("tables."))
-    assert "Table 1" in text and "|" in text.split(table.source, 1)[1]  # the table's markdown cells follow it
-    assert any(c.source.startswith("chunks.") for c in cites)
-    assert all(tools.pages_exist([(c.pdf_id, c.page_number)])[(c.pdf_id, c.page_number)] for c in cites)
-    other = PaperQuestion(id="p2", question="In Table 99 of the paper, what is reported?", pdf_ids=[paper_id])
-    assert not any(c.source.startswith("tables.") for c in probe(tools, other)[1])  # no such table: nothing made up
-    # as records, each value sits beside its column's header (the AVG column of SummEval's Table 1)
-    blocks = probe_blocks(tools, q, 0, records=True)
-    table_text = next(text for text, c in blocks if c.source.startswith("tables."))
-    assert "UniEval: " in table_text and "AVG ρ = 0.474" in table_text and "|" not in table_text.split("\n", 1)[1]
+    return parse_question(PaperQuestion(id="p", question=text, answer_format=answer_format, pdf_ids=list(papers),
+                                        conferences=list(conferences)))
+
+
+def test_the_probe_returns_typed_items_of_every_view(paper, synthetic_store):
+    """The probe looks up, by paper id and number, the paper's metadata row (with its first page), the table,
+    figure and equation the question names and the passages matching it: typed items with their sources and
+    pages, never text to parse back."""
+    from evidex.tools.paperstore import Equation, Figure, Note, Paper, PaperStore, Passage, Table
+    from evidex.tools.qa.probe import probe
+
+    store_dir, paper_id, pages, title = paper
+    store = PaperStore(None, store_dir)
+    q = _question("In Table 1, which system is best, and what do Figure 1 and Equation (1) show?", [paper_id])
+    found = probe(store, q, 4)
+    kinds = [type(i) for i in found.items]
+    assert kinds[:4] == [Paper, Table, Figure, Equation] and set(kinds[4:]) == {Passage} and len(kinds) > 4
+    meta, table, figure, equation = found.items[:4]
+    assert (meta.title, meta.num_pages, meta.source) == (title, pages, f"metadata.{paper_id}") and meta.first_page
+    assert table.label == "Table 1" and table.columns[1:] == ["Accuracy", "F1"]
+    assert table.rows == [["Baseline", "61.2", "58.0"], ["Ours", "74.9", "71.3"]] and table.page == 2
+    assert table.source.startswith("tables.") and table.bbox and found.tables == [table]
+    assert figure.caption.startswith("Figure 1:") and figure.source.startswith("images.")
+    assert equation.number == "1" and equation.source.startswith("equations.") and equation.text
+    assert all(p.paper_id == paper_id and p.source.startswith("chunks.") for p in found.items[4:])
+    assert all(store.pages_exist([(i.paper_id, i.page)])[(i.paper_id, i.page)] for i in found.items)
+    assert found.titles == {}  # a question about one known paper: passages need no titles
+    # a number the paper does not have: nothing made up; without look-ups (no SQL action): passages only
+    assert probe(store, _question("In Table 9, what is reported?", [paper_id]), 0).tables == []
+    assert {type(i) for i in probe(store, q, 4, lookups=False).items} == {Passage}
+    assert probe(store, q, 0).items[-1].kind == "equation"  # no passages asked for
+    # two papers in scope: each one's metadata, the authors they share set by code, passages with their titles
+    other = next(f.paper_id for f in synthetic_store[1].files if f.paper_id != paper_id)
+    both = probe(store, _question("Which of the two papers mentions quokkas?", [paper_id, other]), 4)
+    assert [i.kind for i in both.items[:3]] == ["paper", "paper", "note"]
+    note = both.items[2]
+    assert isinstance(note, Note) and note.paper_ids == [paper_id, other] and note.source == f"metadata.{paper_id}"
+    assert note.text == "authors on every one of these 2 papers: Alice Example, Bob Sample, Carol Tester"
+    assert set(both.titles) <= {paper_id, other} and both.titles
+
+
+def test_a_figure_s_text_is_the_words_inside_its_box(paper):
+    """The synthetic Figure 1 is a red rectangle with no words in it; the section text around it is not its text."""
+    import shutil
+
+    from evidex.tools.paperstore import PaperStore
+
+    if not shutil.which("tesseract"):
+        pytest.skip("no tesseract: a region without a text layer is not OCR'd at all")
+    store_dir, paper_id, _, _ = paper
+    (figure,) = PaperStore(None, store_dir).figures([paper_id], "1")
+    assert "The method combines a dense retriever" not in figure.text
+
+
+def test_the_probe_renders_once_for_the_prompt(paper):
+    from evidex.agents.qa.render import render_context
+    from evidex.tools.paperstore import PaperStore
+    from evidex.tools.qa.probe import probe
+
+    store_dir, paper_id, pages, title = paper
+    found = probe(PaperStore(None, store_dir), _question("In Table 1, which system is best?", [paper_id]), 0)
+    text = render_context(found)
+    assert text.startswith(f"[metadata {paper_id}] title: {title} | authors (3): Alice Example, Bob Sample, "
+                           f"Carol Tester | pages: {pages} | conference: ")
+    table = found.tables[0]
+    assert f"[{table.source}, {paper_id} page 2] Table 1: Accuracy" in text and "|Ours|74.9|71.3|" in text
+    assert f"[{paper_id} page 2] Table 1" in render_context(found, keys=False)  # an answer call cites by page
+    assert render_context(found, limit=50).endswith("more characters; ask a narrower query]")
 
 
 def test_the_probe_names_the_authors_two_papers_share():
     """"Which author appears on both papers": set by code (the 1.5B model named the first author of one of them)."""
-    from evidex.graphs.qa.probe import _common_authors
+    from evidex.tools.qa.probe import _common_authors
 
     mamba, flash = ["Albert Gu", "Tri Dao"], ["Tri Dao"]
     assert _common_authors([mamba, flash]) == ["Tri Dao"]
@@ -201,7 +243,7 @@ def test_the_probe_names_the_authors_two_papers_share():
 def test_the_probe_searches_without_the_titles_of_the_papers_in_scope():
     """A title already resolved to a pdf_id (the search filter keeps to that paper) leaves the probe's query with
     its lead-in; quoted text that is not a title in scope stays, it is what to look for."""
-    from evidex.graphs.qa.probe import without_titles
+    from evidex.tools.qa.probe import without_titles
 
     titles = ["DecompX: Explaining Transformers Decisions by Propagating Token Decomposition", "G-Eval"]
     asked = ('In the paper "DecompX: Explaining Transformers Decisions by Propagating Token Decomposition", what step '
@@ -216,157 +258,152 @@ def test_the_probe_searches_without_the_titles_of_the_papers_in_scope():
     assert without_titles(alone, titles) == alone  # a question that is only the title keeps it
 
 
-def test_probe_passages_interleave_the_hybrid_and_keyword_rankings(corpus_store, manifest):
-    """RRF can bury the passage BM25 ranks first (the embedder prefers number-heavy figure text): the probe's
-    passages take the best of each ranking in turn, each passage once."""
-    from evidex.graphs.qa.neusym import StoreTools
-    from evidex.graphs.qa.probe import _passages
-    from evidex.tools.qa import PaperQuestion
-
-    store, _ = corpus_store
-    tools = StoreTools(None, str(store))
-    paper_id = manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]
-    q = PaperQuestion(id="p", question="Which scoring function weights the probabilities of the output tokens?",
-                      pdf_ids=[paper_id])
-    keys = [c.source.split(".", 1)[1] for _, c in _passages(tools, q, 4)]
-    hybrid, bm25 = (tools.question_hits(q, q.question, "chunks", "text_content", 4, mode) for mode in ("hybrid", "bm25"))
-    turns = [h.primary_key for pair in zip(hybrid, bm25) for h in pair]
-    assert keys == list(dict.fromkeys(turns))[:4] and len(set(keys)) == 4
-    assert hybrid[0].primary_key == keys[0] and bm25[0].primary_key in keys[:2]
-
-
-def test_the_proceedings_header_is_read_from_the_first_page():
-    """The header names the venue, volume and page range (Findings too) across the PDF's line breaks."""
-    from evidex.graphs.qa.probe import proceedings_line
-
-    findings = ("Title\nFindings of the Association for Computational Linguistics: ACL 2023, pages 1204–\n1218\n"
-                "July 9-14, 2023 ©2023 Association for Computational Linguistics")
-    assert proceedings_line(findings) == ("Findings of the Association for Computational Linguistics: ACL 2023, "
-                                          "pages 1204– 1218 (the paper begins on page 1204 and ends on page 1218)")
-    assert proceedings_line("Proceedings of the workshop, with no page range") == "" and proceedings_line(None) == ""
-
-
-def test_passages_name_their_paper_when_the_question_is_not_about_one(corpus_store, manifest):
-    """A retrieval question (no anchor paper) is answered with a title: the probe's and classic RAG's passages
-    carry their paper's title; a question about one known paper keeps the shorter tag."""
-    from evidex.graphs.qa.baselines import BaselineSettings, retrieved_context
-    from evidex.graphs.qa.neusym import StoreTools
-    from evidex.graphs.qa.probe import probe
-    from evidex.tools.qa import PaperQuestion
-
-    store, _ = corpus_store
-    tools = StoreTools(None, str(store))
-    paper_id = manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]
-    title = tools.title_by_id()[paper_id]
-    anywhere = PaperQuestion(id="r", question="Which paper evaluates NLG outputs with GPT-4 using chain-of-thoughts "
-                                              "and a form-filling paradigm?")
-    settings = BaselineSettings(method="classic_rag")
-    for text in (probe(tools, anywhere)[0], retrieved_context(tools, anywhere, settings)[0]):
-        assert f', paper "{title}"]' in text
-    one = PaperQuestion(id="o", question=anywhere.question, pdf_ids=[paper_id])
-    assert ', paper "' not in probe(tools, one)[0] and ', paper "' not in retrieved_context(tools, one, settings)[0]
-
-
-def test_a_question_with_a_conference_searches_that_venue_s_papers(corpus_store, manifest, monkeypatch):
-    """AirQA's ``conference`` field is a retrieval question's search space: our own searches (probe, classic RAG)
-    keep to the store's papers of that venue, by filter, or by reading further down the ranking when the venue has
-    too many papers to name in one; a venue no paper of the store is from restricts nothing."""
-    import evidex.graphs.qa.store_tools as store_tools
-    from evidex.graphs.qa.baselines import BaselineSettings, retrieved_context
-    from evidex.graphs.qa.neusym import StoreTools
-    from evidex.graphs.qa.probe import probe
-    from evidex.tools.qa import PaperQuestion
-
-    store, _ = corpus_store
-    tools = StoreTools(None, str(store))
-    geval = manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]  # the small corpus's only arxiv2023 paper
-    text = "Which paper builds a literature graph of papers, authors and entities for semantic search?"
-    venue = PaperQuestion(id="c", question=text, conferences=["ArXiv2023"])
-    assert tools.conference_papers(venue.conferences) == [geval] and geval in tools.question_filter(venue)
-    anywhere = PaperQuestion(id="a", question=text)
-    everywhere = tools.question_hits(anywhere, text, "chunks", "text_content", 4, "hybrid")
-    assert {h.pdf_id for h in everywhere} - {geval}
-    for hits in (tools.question_hits(venue, text, "chunks", "text_content", 4, "hybrid"),
-                 retrieved_context(tools, venue, BaselineSettings(method="classic_rag"))[1], probe(tools, venue)[1]):
-        assert hits and {h.pdf_id for h in hits} == {geval}
-    monkeypatch.setattr(store_tools, "MAX_FILTER_CHARS", 10)  # as if the venue had hundreds of papers
-    assert tools.question_filter(venue) is None
-    assert {h.pdf_id for h in tools.question_hits(venue, text, "chunks", "text_content", 4, "hybrid")} == {geval}
-    named = PaperQuestion(id="m", question=text, pdf_ids=[geval])  # as if it named dozens of papers
-    assert tools.question_filter(named) is None
-    assert {h.pdf_id for h in tools.question_hits(named, text, "chunks", "text_content", 4, "hybrid")} == {geval}
-    nowhere = PaperQuestion(id="n", question=text, conferences=["acl1999"])
-    assert tools.question_filter(nowhere) is None
-    assert tools.question_hits(nowhere, text, "chunks", "text_content", 4, "hybrid") == everywhere
-
-
 def test_the_scope_line_names_few_papers_and_counts_many():
     """The prompts' scope line: a question's papers by filter while the filter fits; a question naming more papers
     than one filter holds gets a short count, not a line of thousands of characters the search would refuse."""
-    from evidex.graphs.qa.scope import scope_line
+    from evidex.agents.qa.render import scope_line
     from evidex.tools.filters import MAX_FILTER_CHARS
-    from evidex.tools.qa import PaperQuestion
 
-    few = PaperQuestion(id="f", question="q", pdf_ids=["a1", "b2"])
-    assert "pdf_id in ['a1', 'b2']" in scope_line(few)
+    assert "pdf_id in ['a1', 'b2']" in scope_line(_question("q", ["a1", "b2"]))
     many = [f"{i:08d}-0000-0000-0000-000000000000" for i in range(80)]
-    line = scope_line(PaperQuestion(id="m", question="q", pdf_ids=many, conferences=["acl2023"]))
+    line = scope_line(_question("q", many, ["acl2023"]))
     assert line.startswith("80 papers named by the question") and "acl2023" in line
     assert many[0] not in line and len(line) < MAX_FILTER_CHARS // 4
-    assert scope_line(PaperQuestion(id="n", question="q")) == "any paper in the database"
+    assert scope_line(_question("q")) == "any paper in the database"
 
 
-def test_early_answer_only_when_its_quote_is_in_the_probe(corpus_store, manifest):
-    """After the multiview probe the model answers with a quote: found in the probe, that is the answer (one turn,
-    citing the row that holds the quote); not found (made up), the agent's turns begin and the evidence answer
-    step answers from what they found."""
-    from evidex.agents.scripted import ScriptedChatModel
-    from evidex.graphs.qa.neusym import NeuSymSettings, StoreTools, build_neusym
-    from evidex.tools.qa import PaperQuestion
+# ------------------------------------------------------------------------------------------------ the real corpus
+@pytest.fixture(scope="module")
+def geval(corpus_store, manifest):
+    from evidex.tools.paperstore import PaperStore
 
     store, _ = corpus_store
-    paper_id = manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]
+    return PaperStore(None, str(store)), manifest["g-eval-nlg-evaluation-gpt4.pdf"]["airqa"][0]["uuid"]
+
+
+def test_multiview_probe_finds_what_the_question_names(geval):
+    """Over a real paper (G-Eval): the metadata row with the authors counted (a small model miscounts a dozen
+    names) and the first page's proceedings header, the table the question names with its cells read into rows
+    under resolved column names, and matching passages, each with the source the answer can cite."""
+    from evidex.agents.qa.render import render_context
+    from evidex.tools.qa.probe import probe
+
+    store, paper_id = geval
+    q = _question("In Table 1 of the paper, which metric has the highest Spearman correlation?", [paper_id])
+    found = probe(store, q)
+    text = render_context(found)
+    assert f"[metadata {paper_id}] title: G-EVAL" in text and "pages: 12" in text
+    (meta,) = found.papers
+    assert f"authors ({len(meta.authors)}): {meta.authors[0]}, " in text and len(meta.authors) > 2
+    assert ("first page header: Proceedings of the 2023 Conference on Empirical Methods in Natural Language "
+            "Processing, pages 2511–2522 (the paper begins on page 2511 and ends on page 2522)\n") in text
+    (table,) = found.tables
+    assert table.label == "Table 1" and f"[{table.source}, " in text and "|" in text.split(table.source, 1)[1]
+    # typed cells: each value under its column's full name (the AVG column of SummEval's Table 1)
+    avg = next(j for j, name in enumerate(table.columns) if name.startswith("AVG") and "ρ" in name)
+    unieval = next(r for r in table.rows if r[0].startswith("UniEval"))
+    assert unieval[avg] == "0.474"
+    assert any(i.source.startswith("chunks.") for i in found.items)
+    assert all(store.pages_exist([(i.paper_id, i.page)])[(i.paper_id, i.page)] for i in found.items)
+    # no such table: nothing made up
+    assert probe(store, _question("In Table 99 of the paper, what is reported?", [paper_id])).tables == []
+
+
+def test_probe_passages_interleave_the_hybrid_and_keyword_rankings(geval):
+    """RRF can bury the passage BM25 ranks first (the embedder prefers number-heavy figure text): the probe's
+    passages take the best of each ranking in turn, each passage once."""
+    from evidex.tools.qa.probe import passages, question_search
+
+    store, paper_id = geval
+    q = _question("Which scoring function weights the probabilities of the output tokens?", [paper_id])
+    keys = [p.key for p in passages(store, q, 4).items]
+    hybrid, bm25 = (question_search(store, q, q.text, 4, mode).passages for mode in ("hybrid", "bm25"))
+    turns = [h.key for pair in zip(hybrid, bm25) for h in pair]
+    assert keys == list(dict.fromkeys(turns))[:4] and len(set(keys)) == 4
+    assert hybrid[0].key == keys[0] and bm25[0].key in keys[:2]
+
+
+def test_passages_name_their_paper_when_the_question_is_not_about_one(geval):
+    """A retrieval question (no anchor paper) is answered with a title: the probe's and classic RAG's passages
+    carry their paper's title; a question about one known paper keeps the shorter tag."""
+    from evidex.agents.qa.render import render_context
+    from evidex.graphs.qa.baselines import gather
+    from evidex.graphs.tasks import load_config
+    from evidex.tools.qa.probe import probe
+
+    store, paper_id = geval
+    title = store.titles()[paper_id]
+    cfg = load_config("airqa/classic_rag", [f"store.store_dir={store.store_dir}"])
+    text = ("Which paper evaluates NLG outputs with GPT-4 using chain-of-thoughts and a form-filling paradigm?")
+    anywhere = _question(text)
+    for found in (probe(store, anywhere), gather(store, anywhere, cfg)):
+        assert found.titles.get(paper_id) == title and f', paper "{title}"]' in render_context(found)
+    one = _question(text, [paper_id])
+    assert ', paper "' not in render_context(probe(store, one)) and ', paper "' not in render_context(
+        gather(store, one, cfg))
+
+
+def test_a_question_with_a_conference_searches_that_venue_s_papers(geval, monkeypatch):
+    """AirQA's ``conference`` field is a retrieval question's search space: our own searches (probe, classic RAG)
+    keep to the store's papers of that venue, by filter, or by reading further down the ranking when the venue has
+    too many papers to name in one; a venue no paper of the store is from restricts nothing."""
+    import evidex.tools.qa.probe as probe_module
+    from evidex.graphs.qa.baselines import gather
+    from evidex.graphs.tasks import load_config
+    from evidex.tools.qa.probe import probe, question_search, search_space
+
+    store, geval_id = geval  # the small corpus's only arxiv2023 paper
+    cfg = load_config("airqa/classic_rag", [f"store.store_dir={store.store_dir}"])
+    text = "Which paper builds a literature graph of papers, authors and entities for semantic search?"
+    venue = _question(text, conferences=["ArXiv2023"])
+    assert store.conference_papers(venue.conferences) == [geval_id]
+    flt, pool = search_space(store, venue)
+    assert geval_id in flt and pool == set()
+    everywhere = question_search(store, _question(text), text, 4).passages
+    assert {h.paper_id for h in everywhere} - {geval_id}
+    for hits in (question_search(store, venue, text, 4).passages, gather(store, venue, cfg).items,
+                 probe(store, venue).items):
+        assert hits and {h.paper_id for h in hits} == {geval_id}
+    monkeypatch.setattr(probe_module, "MAX_FILTER_CHARS", 10)  # as if the venue had hundreds of papers
+    assert search_space(store, venue) == (None, {geval_id})
+    assert {h.paper_id for h in question_search(store, venue, text, 4).passages} == {geval_id}
+    named = _question(text, [geval_id])  # as if it named dozens of papers
+    assert search_space(store, named) == (None, {geval_id})
+    assert {h.paper_id for h in question_search(store, named, text, 4).passages} == {geval_id}
+    nowhere = _question(text, conferences=["acl1999"])
+    assert search_space(store, nowhere) == (None, set())
+    assert question_search(store, nowhere, text, 4).passages == everywhere
+
+
+def test_early_answer_only_when_its_value_is_in_the_probe(geval):
+    """After the probe the model answers from it: an answer whose value the probe holds is the answer (one turn,
+    citing the item that holds it); one it does not hold (made up), the agent's turns begin and the last answers
+    from what they found. The early answer reads the whole probe; the turns see it cut like any observation."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.neusym import build_neusym
+    from evidex.graphs.tasks import load_config
+    from evidex.tools.qa import PaperQuestion
+
+    store, paper_id = geval
     q = PaperQuestion(id="e", question="How many pages does the paper have?", answer_format="A single integer.",
                       pdf_ids=[paper_id])
-    settings = NeuSymSettings(store_dir=str(store), warm_start="multiview", early_answer=True,
-                              answer_step="evidence", max_turns=3, quote_first=True, observation_chars=800)
-    grounded = ScriptedChatModel(responses=[json.dumps({"quote": "pages: 12", "answer": 12})])
-    pred = build_neusym(grounded, settings, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
-    assert pred.answer == "12" and pred.turns == 1 and pred.actions == ["answer"]
-    assert [c.source for c in pred.citations] == [f"metadata.{paper_id}"] and pred.citations[0].exists
+    cfg = load_config("airqa/airqa", [f"store.store_dir={store.store_dir}", "qa.max_turns=3",
+                                      "qa.observation_chars=800"])
+    found = ScriptedChatModel(responses=[json.dumps({"answer": 12})])
+    pred = build_neusym(found, cfg).invoke({"input": q})["prediction"]
+    assert pred.answer == "12" and pred.turns == 1 and pred.actions == ["answer"] and pred.reader == "model"
+    assert pred.citations[0].source == f"metadata.{paper_id}" and pred.citations[0].exists
 
     made_up = ScriptedChatModel(responses=[
-        json.dumps({"quote": "the paper has eleven pages in total", "answer": 11}),
+        json.dumps({"answer": 11}),
         json.dumps({"step": {"thought": "count", "action": "sql",
                              "sql": f"SELECT num_pages FROM metadata WHERE paper_id = '{paper_id}'"}}),
         json.dumps({"step": {"thought": "done", "action": "answer", "answer": 11}}),
-        json.dumps({"quote": "num_pages 12", "answer": 12}),
+        json.dumps({"answer": 12}),
     ])
-    pred = build_neusym(made_up, settings, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
-    assert pred.answer == "12" and pred.actions == ["sql", "answer"]
-    assert "[Observation]" in made_up.prompts[2] and "num_pages" in made_up.prompts[3]  # answered from the SQL
-    # the early answer reads the whole probe; the turns see it cut like any observation (first prompt <= 3k tokens)
+    pred = build_neusym(made_up, cfg).invoke({"input": q})["prediction"]
+    assert pred.answer == "12" and pred.actions == ["sql", "answer"] and len(made_up.prompts) == 4
+    assert '[Observation]:\n{"num_pages": 12}' in made_up.prompts[2]  # the SQL's rows reached the next turn
+    # (that the answer call reads them too: tests/tools/test_neusym_agent.py, the answer reads what the turns found)
+    # (first prompt <= 3k tokens)
     assert "[cut:" not in made_up.prompts[0] and "[cut:" in made_up.prompts[1]
-
-    # without quotes, the answer's value itself must be read in the probe: 12 is (pages: 12), 11 is not
-    by_value = settings.model_copy(update={"quote_first": False})
-    found = ScriptedChatModel(responses=[json.dumps({"answer": 12})])
-    pred = build_neusym(found, by_value, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
-    assert pred.answer == "12" and pred.actions == ["answer"] and pred.citations[0].source == f"metadata.{paper_id}"
-    not_found = ScriptedChatModel(responses=[json.dumps({"answer": 11}),
-                                             json.dumps({"step": {"thought": "t", "action": "answer", "answer": 1}}),
-                                             json.dumps({"answer": 12})])
-    pred = build_neusym(not_found, by_value, StoreTools(None, str(store))).invoke({"input": q})["prediction"]
-    assert pred.answer == "12" and pred.actions == ["answer"] and len(not_found.prompts) == 3
-
-
-def test_every_graph_setting_is_a_qa_config_key():
-    """The qa section sets every NeuSym and baseline setting by the same name (the family copies them by name), so
-    a setting added to a graph cannot silently miss its config key."""
-    from evidex.graphs.qa.baselines import BaselineSettings
-    from evidex.graphs.qa.config import QAConfig
-    from evidex.graphs.qa.neusym import NeuSymSettings
-
-    set_by_family = {"db", "store_dir", "search_target"}
-    assert set(NeuSymSettings.model_fields) - set(QAConfig.model_fields) == set_by_family
-    assert set(BaselineSettings.model_fields) <= set(QAConfig.model_fields)

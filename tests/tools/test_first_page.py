@@ -33,3 +33,14 @@ def test_no_marks_no_answer():
     # "Correspondence to" an email names no author by a mark
     assert corresponding_authors("LLaMA\nHugo Touvron∗\nAbstract\n∗Equal contribution. Correspondence: {x}@meta.com",
                                  ["Hugo Touvron"]) == []
+
+
+def test_the_proceedings_header_is_read_from_the_first_page():
+    """The header names the venue, volume and page range (Findings too) across the PDF's line breaks."""
+    from evidex.tools.first_page import proceedings_line
+
+    findings = ("Title\nFindings of the Association for Computational Linguistics: ACL 2023, pages 1204–\n1218\n"
+                "July 9-14, 2023 ©2023 Association for Computational Linguistics")
+    assert proceedings_line(findings) == ("Findings of the Association for Computational Linguistics: ACL 2023, "
+                                          "pages 1204– 1218 (the paper begins on page 1204 and ends on page 1218)")
+    assert proceedings_line("Proceedings of the workshop, with no page range") == "" and proceedings_line(None) == ""

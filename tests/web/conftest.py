@@ -41,8 +41,8 @@ def fake_embeddings() -> FakeEmbeddings:
 
 @pytest.fixture(scope="session")
 def web_store(tmp_path_factory, fake_embeddings) -> WebStore:
-    from evidex.graphs.qa.store_tools import StoreTools
     from evidex.tools.ingest import ingest
+    from evidex.tools.paperstore import PaperStore
 
     pdfs = tmp_path_factory.mktemp("web_pdfs")
     make_paper_pdf(pdfs / "tables.pdf", "Synthetic Evidence Paper About Tables", seed=1)
@@ -52,16 +52,13 @@ def web_store(tmp_path_factory, fake_embeddings) -> WebStore:
     assert not report.failed, report.failed
     by_title = {f.title: f.paper_id for f in report.files}
     paper_id = by_title["Synthetic Evidence Paper About Tables"]
-    tools = StoreTools(None, str(store))
-    chunk = tools.query("SELECT CAST(c.chunk_id AS VARCHAR) AS id, c.bounding_box AS box FROM chunks c "
-                        "JOIN pages p ON c.ref_page_id = p.page_id WHERE CAST(c.ref_paper_id AS VARCHAR) = ? "
-                        "AND p.page_number = 2 ORDER BY c.ordinal LIMIT 1", [paper_id])[0]
-    table = tools.query("SELECT CAST(table_id AS VARCHAR) AS id FROM tables WHERE CAST(ref_paper_id AS VARCHAR) = ?",
-                        [paper_id])[0]
+    papers = PaperStore(None, str(store))
+    chunk = papers.page_passages(paper_id, 2)[0]
+    (table,) = papers.tables([paper_id], "1")
     return WebStore(store_dir=store, pdf_dir=pdfs, paper_id=paper_id,
                     other_id=by_title["A Second Synthetic Study of Pangolins"],
-                    title="Synthetic Evidence Paper About Tables", chunk_id=chunk["id"],
-                    chunk_box=tuple(float(v) for v in chunk["box"]), table_id=table["id"])
+                    title="Synthetic Evidence Paper About Tables", chunk_id=chunk.key,
+                    chunk_box=tuple(float(v) for v in chunk.bbox), table_id=table.key)
 
 
 @pytest.fixture

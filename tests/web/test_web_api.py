@@ -107,26 +107,50 @@ def test_a_baseline_config_streams_its_context_then_the_answer(make_app, web_sto
     assert events[3]["config"] == "airqa/full_text" and events[3]["status"] == "answered"
 
 
-def test_cited_passages_name_their_box_and_text(make_app, web_store):
+def test_cited_passages_name_their_region_focus_and_text(make_app, web_store):
     app, _ = make_app()
     s = web_store
+
+    def passage(**params) -> dict:
+        r = client.get("/api/passage", params={"pdf_id": s.paper_id, "question": QUESTION, **params})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def area(box) -> float:
+        return box[2] * box[3] / (612 * 792)
+
     with client_for(app) as client:
         wait_ready(client)
-        chunk = client.get("/api/passage", params={"pdf_id": s.paper_id, "page": 2, "source": f"chunks.{s.chunk_id}"}).json()
+        # a cited chunk: its box is the region; the line in it that holds the answer is the focus
+        chunk = passage(page=2, source=f"chunks.{s.chunk_id}", answer=ANSWER)
         assert chunk["kind"] == "chunk" and chunk["box"] == list(s.chunk_box) and chunk["page_number"] == 2
         assert (chunk["page_width"], chunk["page_height"]) == (612, 792) and "2 Method" in chunk["text"]
         assert chunk["image_url"] == f"/api/pages/{s.paper_id}/2.png" and chunk["title"] == s.title
-        table = client.get("/api/passage", params={"pdf_id": s.paper_id, "page": 2, "source": f"tables.{s.table_id}"}).json()
+        assert chunk["focus_text"] == "Ours 74.9 71.3" and area(chunk["focus"]) < 0.01 < area(chunk["box"])
+        # a cited table: its rows as cells (the page builds an HTML table of them), the answer's row in focus
+        table = passage(page=2, source=f"tables.{s.table_id}", answer=ANSWER)
         assert table["kind"] == "table" and table["text"].startswith("Table 1:") and table["box"]
-        # a citation that names only its page: the chunk of that page holding the answer's words, said so
-        page_only = client.get("/api/passage", params={"pdf_id": s.paper_id, "page": 2, "answer": "pangolin benchmark accuracy"}).json()
-        assert page_only["kind"] == "chunk" and page_only["box"] and "only the page" in page_only["note"]
-        bare = client.get("/api/passage", params={"pdf_id": s.paper_id, "page": 3, "source": "metadata"}).json()
+        assert table["table"]["rows"] == [["System", "Accuracy", "F1"], ["Baseline", "61.2", "58.0"],
+                                          ["Ours", "74.9", "71.3"]] and table["table"]["header_rows"] == 1
+        assert table["focus_text"] == "Ours 74.9 71.3"
+        # a citation that names only its page: the lines the answer was read from (its table row), not the page
+        # (nor the chunk that covers most of it)
+        page_only = passage(page=2, answer=ANSWER)
+        assert page_only["kind"] == "chunk" and page_only["box"] is None and "only the page" in page_only["note"]
+        assert page_only["focus_text"] == "Ours 74.9 71.3" and area(page_only["focus"]) < 0.01
+        prose = passage(page=2, answer="a dense retriever with a keyword index")
+        assert prose["kind"] == "chunk" and prose["focus_text"].startswith("The method combines a dense retriever")
+        assert area(prose["focus"]) < 0.03
+        # a page without the answer's words: no highlight, said so
+        nowhere = passage(page=1, answer=ANSWER)
+        assert nowhere["kind"] == "page" and nowhere["focus"] is None and nowhere["box"] is None
+        assert "no passage on it holds the answer" in nowhere["note"]
+        bare = passage(page=3, source="metadata")
         assert bare["kind"] == "metadata" and bare["text"].startswith(s.title)
         # a model-written source is data: an unknown table or a hostile string only falls back to the page
-        hostile = client.get("/api/passage", params={"pdf_id": s.paper_id, "page": 1, "source": f"x'; DROP TABLE chunks; --.{HOSTILE}"}).json()
+        hostile = passage(page=1, source=f"x'; DROP TABLE chunks; --.{HOSTILE}")
         assert hostile["kind"] == "page" and hostile["box"] is None and "Synthetic Evidence" in hostile["text"]
-        moved = client.get("/api/passage", params={"pdf_id": s.paper_id, "page": 1, "source": f"chunks.{s.chunk_id}"}).json()
+        moved = passage(page=1, source=f"chunks.{s.chunk_id}")
         assert moved["page_number"] == 2 and "this chunk is on page 2" in moved["note"]
         for params, status in (({"pdf_id": "not-a-uuid", "page": 1}, 404), ({"pdf_id": s.paper_id, "page": 9}, 404),
                                ({"pdf_id": s.paper_id, "page": "x"}, 400)):
@@ -188,7 +212,7 @@ def test_errors_come_back_as_messages(make_app):
         assert client.post("/api/ask", content=b"not json", headers=ASK_HEADERS).status_code == 400
         started = ask(client, "What is the title?", pdf_ids=[missing])
         events = events_of(client, started["events_url"])
-        assert events[-2]["type"] == "error" and missing in events[-2]["error"] and "tools.ingest" in events[-2]["error"]
+        assert events[-2]["type"] == "error" and missing in events[-2]["error"] and "ingest PDFS" in events[-2]["error"]
         assert client.get("/api/runs/web-20260101-000000-abcdef/events").status_code == 404
         assert client.get("/trace/../../etc/passwd").status_code == 404
         r = client.get("/api/nothing-here")
@@ -268,8 +292,11 @@ def test_loopback_refuses_other_hosts_and_cross_site_changes(make_app):
             assert client.get(f"/static/{asset}").status_code == 200
 
 
+KEY = "k3y-for-tests-0123456789"
+
+
 def test_elsewhere_every_call_needs_the_access_key(make_app):
-    app, _ = make_app(access_key="k3y-for-tests", loopback=False)
+    app, _ = make_app(access_key=KEY, loopback=False)
     with client_for(app) as client:
         assert client.get("/api/access").json() == {"key_required": True, "signed_in": False}
         assert client.get("/").status_code == 200 and client.get("/static/app.js").status_code == 200
@@ -277,10 +304,11 @@ def test_elsewhere_every_call_needs_the_access_key(make_app):
             r = client.get(path)
             assert r.status_code == 401 and "Access key" in r.json()["error"], path
         assert client.post("/api/login", json={"key": "wrong"}, headers=ASK_HEADERS).status_code == 401
-        assert client.get("/api/store", headers={"X-Evidex-Key": "k3y-for-tests"}).status_code == 200
-        r = client.post("/api/login", json={"key": "k3y-for-tests"}, headers=ASK_HEADERS)
+        assert client.get("/api/store", headers={"X-Evidex-Key": KEY}).status_code == 200
+        assert client.get("/api/access", headers={"X-Evidex-Key": KEY}).json()["signed_in"] is False  # no oracle
+        r = client.post("/api/login", json={"key": KEY}, headers=ASK_HEADERS)
         assert r.status_code == 200 and "httponly" in r.headers["set-cookie"].lower()
-        assert "k3y-for-tests" not in r.headers["set-cookie"]  # the cookie is derived from the key, not the key
+        assert KEY not in r.headers["set-cookie"]  # the cookie is derived from the key, not the key
         assert client.get("/api/store").status_code == 200
         assert client.get("/api/access").json()["signed_in"] is True
 
@@ -301,8 +329,15 @@ def test_the_command_line(web_store, tmp_path, monkeypatch, capsys):
     assert access_key("::1", environ={}) == (None, None)
     key, note = access_key("0.0.0.0", environ={})
     assert key and len(key) >= 32 and key in note
-    key, note = access_key("0.0.0.0", environ={"EVIDEX_WEB_KEY": "from-env"})
-    assert key == "from-env" and "from-env" not in note
+    key, note = access_key("0.0.0.0", environ={"EVIDEX_WEB_KEY": "from-env-0123456789"})
+    assert key == "from-env-0123456789" and "from-env" not in note
+    with pytest.raises(ValueError, match="at least 16"):
+        access_key("0.0.0.0", environ={"EVIDEX_WEB_KEY": "from-env"})
+    monkeypatch.setenv("EVIDEX_WEB_KEY", "too-short")  # refused at start, in one line, before anything is made
+    assert main(["--store-dir", str(tmp_path / "never"), "--new", "--host", "0.0.0.0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the API key from EVIDEX_WEB_KEY has 9 characters; use at least 16" in err
+    assert "too-short" not in err and not (tmp_path / "never").exists()
 
     served = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.update(app=app, **kw))
@@ -322,27 +357,58 @@ def test_the_command_line(web_store, tmp_path, monkeypatch, capsys):
 def test_step_events_from_langgraph_updates():
     from evidex.agents.neusym_policy import GenerateAnswer
     from evidex.graphs.web.steps import StepTracker, action_detail, preview
+    from evidex.tools.qa import CitedPage
 
-    t = StepTracker()
-    (probe,) = t.events("warm_start", {"steps": [('{"action": "search", "thought": "t", "query": "q", "table": "chunks", '
-                                                   '"column": "text_content", "mode": "bm25"}', "hits " * 300)]})
-    assert probe["n"] == 1 and probe["action"] == "search" and probe["detail"] == "q · chunks.text_content · bm25"
-    assert probe["observation"].endswith("more characters]") and len(probe["observation"]) < 400
-    assert t.events("early_answer", None)[0]["detail"].endswith("turns begin")
+    titles = {"p1": "A Paper On Pangolins"}
+    labels = {"tables.t2": "Table 2"}
+    t = StepTracker(labels=lambda sources: {s: labels[s] for s, _ in sources if s in labels}, titles=lambda: titles)
+    (probe,) = t.events("warm_start", {
+        "steps": [('{"action": "probe", "thought": "look up"}', "[tables.t2, p1 page 8] Table 2: ... " * 200)],
+        "warm_rows": [("x", CitedPage(pdf_id="p1", page_number=8, source="tables.t2")),
+                      ("y", CitedPage(pdf_id="p1", page_number=2, source="chunks.c1")),
+                      ("z", CitedPage(pdf_id="p1", page_number=8, source="chunks.c2")),
+                      ("m", CitedPage(pdf_id="p1", page_number=1, source="metadata.p1"))]})
+    assert probe["n"] == 1 and probe["action"] == "probe"
+    assert probe["summary"] == ("Looked up the papers and what the question names: found Table 2 (p. 8), 2 passages "
+                                "(pp. 2, 8), the paper record in “A Paper On Pangolins”")
+    assert probe["observation"].endswith("more characters]") and len(probe["observation"]) < 1600  # the raw view
+    assert t.events("early_answer", None)[0]["summary"].endswith("the agent's turns begin")
     (bad,) = t.events("decide", {"pending": {"action": "invalid", "error": "not JSON"}, "actions": ["invalid"]})
-    assert bad["action"] == "invalid reply" and bad["detail"] == "not JSON"
-    assert t.events("act", {"steps": [("x", "y"), ("{}", "[Error]: your reply was not a valid action")]}) == [
-        {"type": "observation", "n": 3, "observation": "[Error]: your reply was not a valid action"}]
+    assert bad["action"] == "invalid reply" and bad["detail"] == "not JSON" and "not a valid action" in bad["summary"]
+    assert t.events("act", {"steps": [("x", "y"), ("{}", "[Error]: your reply was not a valid action")]})[0]["n"] == 3
+    (sql,) = t.events("decide", {"pending": {"action": "sql", "thought": "count", "sql": "SELECT count(*) FROM tables "
+                                            "JOIN pages ON true"}})
+    assert sql["n"] == 4 and sql["summary"] == "Queried pages, tables with SQL …" and sql["observation"] is None
+    assert sql["detail"] == "SELECT count(*) FROM tables JOIN pages ON true"  # the raw SQL, one click further
+    (seen,) = t.events("act", {"steps": [("{}", '{"count_star()": 395}\nIn total, 1 rows are displayed.')]})
+    assert seen == {"type": "observation", "n": 4, "observation": '{"count_star()": 395}\nIn total, 1 rows are displayed.',
+                    "summary": 'Queried pages, tables with SQL: 1 row, {"count_star()": 395}'}
+    t.events("decide", {"pending": {"action": "search", "query": "pangolin accuracy", "table": "chunks",
+                                    "column": "text_content"}})
+    hits = "\n".join(['2 results (hybrid), most relevant first:',
+                      '{"table_name": "chunks", "primary_key": "c9", "pdf_id": "p1", "page_number": 4, "text": "."}',
+                      '{"table_name": "tables", "primary_key": "t2", "pdf_id": "p1", "page_number": 8, "text": "."}'])
+    (found,) = t.events("act", {"steps": [("{}", hits)]})
+    assert found["summary"] == ("Searched passages for “pangolin accuracy”: 2 hits, Table 2 (p. 8), 1 passage (p. 4) "
+                                "in “A Paper On Pangolins”")
+    t.events("decide", {"pending": {"action": "sql", "sql": "DROP TABLE x"}})
+    (refused,) = t.events("act", {"steps": [("{}", "[Refused]: only SELECT statements are allowed")]})
+    assert refused["summary"] == "Queried the store with SQL: refused: only SELECT statements are allowed"
     (calc,) = t.events("decide", {"pending": {"action": "calculate", "thought": "add", "expression": "1+1"}})
-    assert (calc["n"], calc["detail"], calc["observation"]) == (4, "1+1", None)
+    assert (calc["n"], calc["detail"], calc["observation"]) == (7, "1+1", None)
+    assert t.events("act", {"steps": [("{}", "The calculated result is: 2")]})[0]["summary"] == "Calculated 1+1 = 2"
     (answer,) = t.events("decide", {"answer": GenerateAnswer(action="answer", thought="done", answer="2"), "actions": []})
-    assert answer["action"] == "answer" and answer["detail"] == "2"
+    assert answer["action"] == "answer" and answer["detail"] == "2" and answer["summary"] == "Answered “2”"
     assert t.events("finalize", {"prediction": None}) == [] and t.events("decide", {}) == []
     (context,) = StepTracker().events("context", {"context": "", "sources": []})
     assert context["observation"] == "(no context: the question alone)"
+    assert context["summary"] == "Answered from the question alone"
+    (context,) = StepTracker(titles=lambda: titles).events("context", {"context": "text", "sources": [
+        CitedPage(pdf_id="p1", page_number=3, source="pages.x"), CitedPage(pdf_id="p1", page_number=5, source="pages.y")]})
+    assert context["summary"] == "Read 2 pages (pp. 3, 5) in “A Paper On Pangolins”"
     assert action_detail({"action": "view_image", "paper_id": "p", "page_number": 2, "bounding_box": [1, 2, 3, 4]}) == \
         "paper p page 2 box [1, 2, 3, 4]"
-    assert preview("a\u202eb\n\nc") == "a⟨U+202E⟩b c"
+    assert preview("a\u202eb\n\n\nc") == "a⟨U+202E⟩b\nc"
     assert "<script>" in preview(PAYLOADS[0])  # text stays text; the page shows it with textContent
 
 
@@ -370,3 +436,21 @@ def test_store_gate_lets_readers_share_and_writers_wait():
     assert order == ["write"]
     with gate.reading(timeout=0.05):
         pass
+
+
+def test_a_paper_whose_pdf_moved_still_shows_its_passages(make_app, store_copy, tmp_path):
+    from pdfgen_helpers import make_paper_pdf
+
+    app, _ = make_app()
+    pdf = make_paper_pdf(tmp_path / "moving.pdf", "A Paper Whose File Will Move", seed=9)
+    with client_for(app) as client:
+        wait_ready(client)
+        up = client.post("/api/upload", files={"file": ("moving.pdf", pdf.read_bytes(), "application/pdf")},
+                         headers=ASK_HEADERS).json()
+        assert up["status"] == "ingested"
+        (store_copy / "uploads" / up["saved_as"]).unlink()
+        chunk = client.get("/api/passage", params={"pdf_id": up["paper_id"], "page": 2, "answer": ANSWER}).json()
+        assert chunk["page_number"] == 2 and chunk["focus"] is None and chunk["text"]  # its text, without lines
+        r = client.get(f"/api/pages/{up['paper_id']}/2.png")
+        assert r.status_code == 404 and "is no longer at moving.pdf" in r.json()["error"]
+        assert str(store_copy) not in r.text

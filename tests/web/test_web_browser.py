@@ -1,17 +1,20 @@
 """The web page in a real browser: headless Chromium (the system's, driven by Playwright; no browser download)
-against the server on loopback, with the scripted agent.
+against the server on loopback, with the scripted agent, at 1440 x 900.
 
-* ask -> the steps stream in -> the answer -> click a citation -> the page image with the highlight appears;
-  the page's own timings (``window.evidexTimings``) are printed; their targets (first step <= 1 s after ask,
-  cited page <= 300 ms after the click) are checked by ``benchmarks/web_page.py`` with the real model, not here,
-  where the machine may be busy with other work;
+* ask -> the steps stream in -> the answer first, its sources under it, the steps collapsed under those (one
+  readable line each, the raw SQL one click further) -> the first source opens beside it; each source shows its
+  page with the answer's lines highlighted and scrolled into view, a cited table is built as an HTML table; the
+  page's own timings (``window.evidexTimings``) are printed; their targets (first step <= 1 s after ask, cited
+  page <= 300 ms after the click) are checked by ``benchmarks/web_page.py``, not here, where the machine may be
+  busy with other work;
+* answers keep their paragraphs and lists; a question over the limit is refused with its length, not cut;
 * upload of one good and one broken PDF: per-file progress, the good one ingested and listed, the broken one's
   error on its own row;
 * a hostile question (and hostile model replies) and a hostile file name are shown as text, never run;
-* stop ends a slow question at once; a failing model is a message, not a blank page;
+* stop ends a slow question at once; a failing model is a message with an error id, not a blank page;
 * 0 console errors in every flow, and no request leaves the server (everything is served by the package).
 
-``EVIDEX_WEB_SCREENSHOT=1`` saves the page after the ask flow as docs/web-page.png (the README's screenshot).
+``EVIDEX_WEB_SCREENSHOT=1`` saves the page after the ask flow as docs/web-page.png.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "What accuracy does the proposed system reach on the pangolin benchmark?"
+VIEWPORT = {"width": 1440, "height": 900}
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +60,7 @@ class Watched:
     """A page with its console errors and every request it made."""
 
     def __init__(self, browser, url: str, path: str = "/", ready: str = "#papers li"):
-        self.context = browser.new_context(viewport={"width": 1440, "height": 1000})
+        self.context = browser.new_context(viewport=VIEWPORT)
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.requests: list[str] = []
@@ -82,11 +86,26 @@ def ask(page, question: str):
     page.click("#ask")
 
 
-def test_ask_streams_steps_then_a_cited_answer_whose_page_is_highlighted(browser, live, web_store, tmp_path):
+def show_source(page, n: int) -> dict:
+    """Click source n and wait until its page is shown; the view the page recorded (``window.evidexView``)."""
+    seq = page.evaluate("window.evidexView.seq")
+    page.click(f"#sources button >> nth={n}")
+    page.wait_for_function(f"() => window.evidexView.seq > {seq} && window.evidexView.index === {n}")
+    return page.evaluate("({...window.evidexView})")
+
+
+def inside(inner: dict, outer: dict, slack: float = 1.0) -> bool:
+    return (inner["x"] >= outer["x"] - slack and inner["y"] >= outer["y"] - slack
+            and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+            and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack)
+
+
+def test_the_answer_comes_first_with_its_sources_and_the_steps_collapsed_under_it(browser, live, web_store, tmp_path):
     w = Watched(browser, live.url)
     page, s = w.page, web_store
     assert page.locator("#papers li").count() == 2
     page.fill("#paper-filter", "pangolins")
+    page.wait_for_function("() => document.querySelectorAll('#papers li:not([hidden])').length === 1")
     assert page.locator("#papers li:visible").count() == 1
     page.fill("#paper-filter", "")
     page.check(f'#papers li[data-pdf-id="{s.paper_id}"] input')
@@ -94,42 +113,87 @@ def test_ask_streams_steps_then_a_cited_answer_whose_page_is_highlighted(browser
     page.select_option("#config", "airqa/airqa")
 
     ask(page, QUESTION)
-    page.wait_for_selector("#steps li.step")
-    page.wait_for_selector("#answer-box:not([hidden])")
+    page.wait_for_selector("#answer:not([hidden])")
     first_step_ms = page.evaluate("window.evidexTimings.firstStepMs")
     answer_ms = page.evaluate("window.evidexTimings.answerMs")
-    steps = page.locator("#steps li.step .action").all_text_contents()
-    assert steps == ["probe", "early answer", "sql", "answer"], steps
-    assert '"num_pages": 3' in page.text_content('#steps li[data-n="3"] .obs')
     assert page.text_content("#answer") == ANSWER
-    chips = page.locator("#citations button")
-    assert chips.all_text_contents() == [f"{s.title}, p. 2 · chunk", f"{s.title}, p. 2 · table", f"{s.title}, p. 1"]
     assert s.paper_id in live.app.state.asker.llm.prompts[-1]  # the question was restricted to the ticked paper
 
-    shown = {}
-    for n, (kind, page_number, boxed) in enumerate((("chunk", 2, True), ("table", 2, True), ("page", 1, False))):
-        chips.nth(n).click()
-        page.wait_for_function(f"() => document.getElementById('viewer').dataset.shown === '{s.paper_id}:{page_number}'")
-        shown[n] = page.evaluate("window.evidexTimings.pageShownMs")
-        assert page.text_content("#passage-kind") == f"Cited {kind}"
-        assert page.is_visible("#highlight") == boxed  # a bare page citation whose text does not match: no box
-        assert ("only the page" in page.text_content("#passage-note")) == (not boxed)
-    # the highlight sits on the cited chunk's box: the same fractions of the page image as of the PDF page
-    chips.nth(0).click()
-    page.wait_for_function(f"() => document.getElementById('viewer').dataset.shown === '{s.paper_id}:2'")
-    img = page.locator("#page-img").bounding_box()
-    hl = page.locator("#highlight").bounding_box()
-    x0, y0, bw, bh = s.chunk_box
-    assert abs((hl["x"] - img["x"]) / img["width"] - x0 / 612) < 0.01
-    assert abs((hl["y"] - img["y"]) / img["height"] - y0 / 792) < 0.01
-    assert abs(hl["width"] / img["width"] - bw / 612) < 0.01 and abs(hl["height"] / img["height"] - bh / 792) < 0.01
-    assert page.evaluate("document.getElementById('page-img').naturalWidth") == 918
-    assert "2 Method" in page.text_content("#passage-text")
-    assert "only the page" not in page.text_content("#passage-note")
+    # the answer first, visible without scrolling at 1440 x 900; the sources under it; the steps under those, shut
+    answer = page.locator("#answer").bounding_box()
+    assert page.evaluate("[window.scrollY, document.documentElement.scrollHeight <= window.innerHeight]") == [0, True]
+    assert 0 <= answer["y"] and answer["y"] + answer["height"] <= VIEWPORT["height"]
+    sources = page.locator("#sources button")
+    assert sources.count() == 3
+    steps_box = page.locator("#steps-box").bounding_box()
+    assert answer["y"] < page.locator("#sources").bounding_box()["y"] < steps_box["y"]
+    assert page.evaluate("document.getElementById('steps-box').open") is False
+    assert page.text_content("#steps-count") == "· 4 steps" and not page.is_visible("#steps li.step")
+    page.click("#steps-box > summary")
+    lines = page.locator("#steps li.step .line").all_text_contents()
+    assert lines == [f"Looked up the papers and what the question names: found 4 passages (pp. 1, 2, 3), the paper "
+                     f"record in “{s.title}”",
+                     "The look-up does not hold the answer by itself: the agent's turns begin",
+                     "Queried metadata with SQL: 2 rows",
+                     "Answered “74.9”, citing 3 sources"], lines
+    assert not page.is_visible('#steps li[data-n="3"] .detail')  # the raw SQL: one click further
+    page.click('#steps li[data-n="3"] summary')
+    assert page.text_content('#steps li[data-n="3"] .detail') == "SELECT num_pages FROM metadata"
+    assert '"num_pages": 3' in page.text_content('#steps li[data-n="3"] .obs')
+    page.click("#steps-box > summary")
 
-    chips.nth(1).click()  # the table: the screenshot shows its highlight
-    page.wait_for_function(f"() => document.getElementById('viewer').dataset.shown === '{s.paper_id}:2'")
-    page.evaluate("window.scrollTo(0, 0)")
+    # the first source opened by itself; each says what it is once its passage is in
+    page.wait_for_function("() => window.evidexView.seq >= 1")
+    assert page.evaluate("window.evidexView.auto") is True
+    page.wait_for_function("() => document.querySelector('#sources button .what').textContent !== ''")
+    page.wait_for_function("() => document.querySelector('#sources li:nth-child(3) .where').textContent === 'Page 1'")
+    assert sources.locator(".where").all_text_contents() == ["Passage · p. 2", "Table 1 · p. 2", "Page 1"]
+    assert sources.locator(".paper").all_text_contents() == [s.title] * 3
+
+    # the chunk: its region dashed, the answer's line (the table row "Ours 74.9 71.3") highlighted
+    shown = {0: show_source(page, 0)["ms"]}
+    img = page.locator("#page-img").bounding_box()
+    region = page.locator("#region").bounding_box()
+    focus = page.locator("#focus").bounding_box()
+    x0, y0, bw, bh = s.chunk_box
+    assert abs((region["x"] - img["x"]) / img["width"] - x0 / 612) < 0.01
+    assert abs((region["y"] - img["y"]) / img["height"] - y0 / 792) < 0.01
+    assert abs(region["width"] / img["width"] - bw / 612) < 0.01 and abs(region["height"] / img["height"] - bh / 792) < 0.01
+    assert inside(focus, region) and focus["height"] / img["height"] < 0.03  # a line, not the page
+    assert inside(focus, page.locator("#page-scroll").bounding_box())  # in view
+    assert page.evaluate("document.getElementById('page-img').naturalWidth") == 918
+    assert page.text_content("#passage-kind") == "Cited passage" and "2 Method" in page.text_content("#passage-text")
+    # zoomed in and scrolled away, a click brings the highlight back into view
+    page.click("#zoom-in")
+    page.click("#zoom-in")
+    page.evaluate("(() => { const s = document.getElementById('page-scroll'); s.scrollTop = s.scrollHeight; "
+                  "s.scrollLeft = s.scrollWidth; })()")
+    assert not inside(page.locator("#focus").bounding_box(), page.locator("#page-scroll").bounding_box())
+    show_source(page, 0)
+    box = page.locator("#page-scroll").bounding_box()
+    focus = page.locator("#focus").bounding_box()
+    assert inside(focus, box) and page.locator("#page-img").bounding_box()["width"] > 1.9 * box["width"]
+    assert 0 <= focus["y"] and focus["y"] + focus["height"] <= VIEWPORT["height"]
+    page.click("#zoom-out")
+    page.click("#zoom-out")
+
+    # the table: built as a table (not pipes), the answer's row marked
+    shown[1] = show_source(page, 1)["ms"]
+    assert page.text_content("#passage-kind") == "Cited table"
+    assert page.locator("#passage-table caption").text_content().startswith("Table 1:")
+    assert page.locator("#passage-table th").all_text_contents() == ["System", "Accuracy", "F1"]
+    assert page.locator("#passage-table tbody tr").count() == 2
+    assert page.locator("#passage-table tr.hit td").all_text_contents() == ["Ours", "74.9", "71.3"]
+    assert "|" not in page.inner_text("#passage-box") and page.is_visible("#focus")
+
+    # the bare page, whose text does not hold the answer: no highlight, said so
+    shown[2] = show_source(page, 2)["ms"]
+    assert not page.is_visible("#focus") and not page.is_visible("#region")
+    assert "no passage on it holds the answer" in page.text_content("#passage-note")
+    page.click("#page-next")  # the pager turns pages of the cited paper
+    page.wait_for_function("() => document.getElementById('page-label').textContent === 'page 2 of 3'")
+
+    show_source(page, 1)  # the table again: the screenshot shows it
     shot = tmp_path / "web-page.png"
     page.screenshot(path=str(shot))
     if os.environ.get("EVIDEX_WEB_SCREENSHOT") == "1":
@@ -153,6 +217,33 @@ def test_ask_streams_steps_then_a_cited_answer_whose_page_is_highlighted(browser
     w.close(live.url)
     assert 0 < first_step_ms < answer_ms  # the steps stream in before the answer, not with it
     assert all(ms > 0 for ms in shown.values()), shown
+
+
+def test_answers_keep_their_paragraphs_and_lists(browser, live, web_store):
+    w = Watched(browser, live.url)
+    page = w.page
+    page.check(f'#papers li[data-pdf-id="{web_store.paper_id}"] input')
+    ask(page, "Which systems are compared, in a list?")
+    page.wait_for_selector("#answer:not([hidden])")
+    assert page.locator("#answer p").all_text_contents() == [
+        "Two systems are compared on the pangolin benchmark:", "Ours is 13.7 points better."]
+    assert page.locator("#answer ul li").all_text_contents() == ["Baseline: 61.2", "Ours: 74.9"]
+    w.close(live.url)
+
+
+def test_a_question_over_the_limit_is_refused_with_its_length_not_cut(browser, live):
+    w = Watched(browser, live.url)
+    page = w.page
+    page.fill("#question", "why?" * 50_000)  # 200,000 characters, pasted
+    assert page.evaluate("document.getElementById('question').value.length") == 200_000  # not cut
+    assert page.text_content("#question-length") == "200,000 / 4,000"
+    assert "over" in page.get_attribute("#question-length", "class")
+    page.click("#ask")
+    page.wait_for_selector(".message")
+    assert "200,000 characters long; the limit is 4,000" in page.text_content(".message")
+    assert not any("/api/ask" in u for u in w.requests) and page.is_enabled("#ask")
+    page.wait_for_function("() => document.querySelectorAll('#history li').length === 0")
+    w.close(live.url)
 
 
 def test_uploads_show_progress_and_an_error_per_file(browser, live, tmp_path):
@@ -187,12 +278,12 @@ def test_hostile_question_replies_and_file_name_are_shown_as_text(browser, live,
     w = Watched(browser, live.url)
     page = w.page
     ask(page, f"pwned {HOSTILE}")
-    page.wait_for_selector("#answer-box:not([hidden])")
+    page.wait_for_selector("#answer:not([hidden])")
     page.set_input_files("#upload-input", files=[{"name": HOSTILE_FILE_NAME, "mimeType": "application/pdf",
                                                    "buffer": good.read_bytes()}])
     page.wait_for_selector("#uploads li.ok", timeout=60_000)
-    page.click("#citations button >> nth=0")
-    page.wait_for_function("() => document.getElementById('viewer').dataset.shown")
+    page.wait_for_function("() => window.evidexView.seq >= 1")  # the first source opened by itself
+    show_source(page, 0)
     page.wait_for_function("() => document.querySelectorAll('#history li').length === 1")
     page.click("#history li")  # the same strings again, from the history
     checks = page.evaluate(r"""() => ({
@@ -220,7 +311,8 @@ def test_stop_ends_a_slow_question_and_errors_are_messages(browser, live):
     w = Watched(browser, live.url)
     page = w.page
     ask(page, "Answer slowly: how many pages does the paper have?")
-    page.wait_for_selector("#steps li.step")
+    page.wait_for_selector("#steps li.step", state="attached")
+    assert page.text_content("#working-line").startswith("Looked up the papers")  # the latest step, shown as it runs
     assert page.is_enabled("#stop") and page.is_disabled("#ask")
     t0 = time.perf_counter()
     page.click("#stop")
@@ -230,8 +322,9 @@ def test_stop_ends_a_slow_question_and_errors_are_messages(browser, live):
     live.agent.release.set()  # the model call under way returns; its reply is dropped
     ask(page, "Please explode.")  # the model fails: a message, and the page stays usable
     page.wait_for_selector(".message")
-    assert "the scripted model broke" in page.text_content(".message")
-    assert page.text_content("#answer").startswith("Error: RuntimeError: the scripted model broke")
+    assert "The question failed (RuntimeError in the model or a tool) (error id " in page.text_content(".message")
+    assert page.text_content("#answer").startswith("Error: The question failed (RuntimeError in the model or a tool)")
+    assert "scripted model broke" not in page.inner_text("body")  # the exception's text stays in the server log
     assert page.is_enabled("#ask")
     page.wait_for_function("() => document.querySelectorAll('#history li').length === 2")
     print(f"\nweb stop: the page showed 'Stopped.' {stop_ms:.0f} ms after the click")

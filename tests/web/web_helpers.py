@@ -3,8 +3,9 @@ server (uvicorn in a thread) and the system Chromium's launch flags.
 
 The scripted agent looks at the prompt: the first turn runs an SQL look-up, the next answers with citations of a
 chunk, a table and a bare page; a question containing ``slowly`` makes every model call take ``SLOW_S`` (to press
-stop), one containing ``explode`` makes the model fail, and one containing ``pwned`` gets hostile thoughts, SQL and answers back (markup, bidirectional and
-control characters)."""
+stop), one containing ``explode`` makes the model fail, one containing ``in a list`` gets an answer of paragraphs
+and a list (``LIST_ANSWER``), and one containing ``pwned`` gets hostile thoughts, SQL and answers back (markup,
+bidirectional and control characters)."""
 from __future__ import annotations
 
 import json
@@ -20,6 +21,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SQL_MARK = "SELECT num_pages FROM metadata"
 ANSWER = "74.9"
+LIST_ANSWER = ("Two systems are compared on the pangolin benchmark:\n\n- Baseline: 61.2\n- Ours: 74.9\n\n"
+               "Ours is 13.7 points better.")  # asked "... in a list": paragraphs and a list
 SLOW_S = 8.0
 PAYLOADS = [
     "<script>window.__pwned='script'</script>",
@@ -61,10 +64,11 @@ class ScriptedAgent:
         if "slowly" in prompt:
             self.release.wait(SLOW_S)
         hostile = "pwned" in prompt
+        answer = LIST_ANSWER if "in a list" in prompt else ANSWER
         if "Reply with one JSON object" in prompt:  # an answer call over a context (early or evidence answer)
             if '"num_pages"' not in prompt:  # the early answer (no SQL result yet) misses: the turns begin
                 return json.dumps({"answer": "not in the look-up"})
-            return json.dumps({"answer": f"{ANSWER} {HOSTILE}" if hostile else ANSWER})
+            return json.dumps({"answer": f"{answer} {HOSTILE}" if hostile else answer})
         if SQL_MARK not in prompt:
             sql = f"{SQL_MARK} -- {HOSTILE}" if hostile else SQL_MARK
             return json.dumps({"step": {"action": "sql", "thought": HOSTILE_SHORT if hostile else "count the pages",
@@ -72,7 +76,7 @@ class ScriptedAgent:
         s = self.store
         return json.dumps({"step": {
             "action": "answer", "thought": HOSTILE_SHORT if hostile else "Table 1 gives the accuracy",
-            "answer": ANSWER,
+            "answer": answer,
             "citations": [{"pdf_id": s.paper_id, "page_number": 2, "source": f"chunks.{s.chunk_id}"},
                           {"pdf_id": s.paper_id, "page_number": 2, "source": f"tables.{s.table_id}"},
                           {"pdf_id": s.paper_id, "page_number": 1}]}})

@@ -4,9 +4,15 @@ Upkeep of a store (see tools/ingest/upkeep.py):
     python -m tools.ingest --db NAME --remove PAPER_ID_OR_PATH ...   remove papers from DuckDB, Chroma and BM25
     python -m tools.ingest --db NAME --sync FOLDER                   gone files removed, new and changed ingested
     python -m tools.ingest --db NAME --check                         count orphan rows and index entries
+    python -m tools.ingest --db NAME --check --repair                make DuckDB, Chroma and BM25 agree again
+
+A store has one writer at a time; a writer meeting another process that holds the store (a writer, or a run or web
+page reading it) waits up to --wait-s seconds (EVIDEX_STORE_WAIT_S, default 10), then stops with one line naming it.
 
 Exit code 0 when every file was ingested or skipped (or the check found nothing), 1 when any file failed (the
-others are committed) or the check found a problem, 2 on a usage/config error (nothing changed).
+others are committed) or the check found a problem, 2 when the command could not run or had to stop (a usage or
+config error, a store held by another process, a Chroma server that does not answer: the message says what was
+kept and how to go on).
 """
 from __future__ import annotations
 
@@ -16,11 +22,12 @@ import logging
 import sys
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evidex.tools.ingest.errors import IngestError
 from evidex.tools.ingest.pipeline import IngestReport, ingest
-from evidex.tools.ingest.upkeep import StoreCheck, UpkeepReport, check_store, remove, sync
+from evidex.tools.ingest.upkeep import RepairReport, StoreCheck, UpkeepReport, check_store, remove, repair_store, sync
 from evidex.tools.ray_cluster import RayClusterError
 from evidex.tools.store import StoreError
 
@@ -62,6 +69,13 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true",
                    help="after any other action (or alone): count rows and index entries that DuckDB, Chroma and BM25 "
                         "disagree on; exit 1 if there are any")
+    p.add_argument("--repair", action="store_true",
+                   help="with --check: make the store consistent again: finish interrupted removals, delete rows and "
+                        "vectors (also on a Chroma server) that belong to no paper of the store, embed papers whose "
+                        "vectors are missing, rebuild the keyword indexes")
+    p.add_argument("--wait-s", type=float, metavar="SECONDS",
+                   help="how long to wait for another process that holds the store (default: EVIDEX_STORE_WAIT_S or "
+                        "10)")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -116,7 +130,21 @@ def print_check(check: StoreCheck, console: Console) -> None:
         console.print("[green]consistent[/green]: 0 orphan rows, 0 orphan or missing index entries")
     else:
         for line in check.problems():
-            console.print(f"[red]problem:[/red] {line}")
+            console.print(f"[red]problem:[/red] {escape(line)}")
+
+
+def print_repair(repaired: RepairReport, console: Console) -> None:
+    before = repaired.before
+    if before.ok:
+        console.print("nothing to repair")
+    else:
+        for line in before.problems():
+            console.print(f"[yellow]found:[/yellow] {escape(line)}")
+        console.print(f"repaired in {repaired.seconds:.1f}s: {repaired.rows_deleted} orphan rows and "
+                      f"{repaired.vectors_deleted} orphan vectors deleted"
+                      + (f" (collections {', '.join(repaired.collections_deleted)})" if repaired.collections_deleted else "")
+                      + f", {repaired.papers_embedded} papers embedded again, keyword indexes rebuilt")
+    print_check(repaired.after, console)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,16 +163,23 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_usage()
         console.print("[red]error:[/red] give PDF paths to ingest, --remove, --sync or --check")
         return 2
+    if args.repair and not args.check:
+        console.print("[red]error:[/red] --repair goes with --check (python -m tools.ingest --db NAME --check --repair)")
+        return 2
+    if args.wait_s is not None and args.wait_s < 0:
+        console.print(f"[red]error:[/red] --wait-s must be 0 or more (got {args.wait_s:g})")
+        return 2
     status = 0
     try:
         if args.remove:
-            upkeep = remove(args.remove, args.db, store_dir=args.store_dir, config=args.config, progress=not args.quiet)
+            upkeep = remove(args.remove, args.db, store_dir=args.store_dir, config=args.config, progress=not args.quiet,
+                            wait_s=args.wait_s)
             print(upkeep.model_dump_json(indent=1)) if args.json else print_upkeep(upkeep, console)
         elif args.sync:
             upkeep, report = sync(args.sync, args.db, store_dir=args.store_dir, config=args.config,
                                   metadata_dir=args.metadata_dir, workers=args.workers, skip_dense=args.skip_dense,
                                   progress=not args.quiet, executor=args.executor, ray_address=args.ray_address,
-                                  embed_in=args.embed_in)
+                                  embed_in=args.embed_in, wait_s=args.wait_s)
             if args.json:
                 print(json.dumps({"removed": upkeep.model_dump(), "ingested": report.model_dump()}, indent=1))
             else:
@@ -153,12 +188,17 @@ def main(argv: list[str] | None = None) -> int:
             status = 1 if report.failed else 0
         elif args.paths:
             status = _ingest(args, console)
-        if args.check:
-            check = check_store(args.db, store_dir=args.store_dir, config=args.config)
+        if args.check and args.repair:
+            repaired = repair_store(args.db, store_dir=args.store_dir, config=args.config, progress=not args.quiet,
+                                    wait_s=args.wait_s)
+            print(repaired.model_dump_json(indent=1)) if args.json else print_repair(repaired, console)
+            status = status or (0 if repaired.after.ok else 1)
+        elif args.check:
+            check = check_store(args.db, store_dir=args.store_dir, config=args.config, wait_s=args.wait_s)
             print(check.model_dump_json(indent=1)) if args.json else print_check(check, console)
             status = status or (0 if check.ok else 1)
     except (IngestError, StoreError, RayClusterError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)  # one line, however long
         return 2
     return status
 
@@ -180,6 +220,7 @@ def _ingest(args, console: Console) -> int:
         executor=args.executor,
         ray_address=args.ray_address,
         embed_in=args.embed_in,
+        wait_s=args.wait_s,
     )
     if args.json:
         print(report.model_dump_json(indent=1))

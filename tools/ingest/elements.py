@@ -359,7 +359,7 @@ def _one_side_per_page(options: list[dict[str, tuple[float, tuple]]]) -> list[tu
     """One ruled region per caption, read with one caption convention for the whole page.
 
     A caption between two stacked tables is near both; the nearest one is often the next table's, so two
-    captions would claim one table and the other table would be lost (MetaGPT's Table 1 carried Table 2's
+    captions would claim one table and the other table would be lost (one paper's Table 1 carried Table 2's
     numbers). Papers put all table captions on one side (ACL: below; many ML venues: above), so each page
     is read under both conventions and the one that gives more captions a table of their own wins (ties: the
     shorter caption-to-rule distances). A caption with no table on the chosen side may still take the other
@@ -479,8 +479,8 @@ def carry_group_labels(rows: list[list[str]], ys: list[float], rule_ys: list[flo
     """Rows with a row group's label (a multirow cell in the first column) written on every row of the group.
 
     A label set vertically centred on its group is printed on one row only, often a row of its own between two
-    data rows ("|LLaMA-2-7b|||" among six rows with an empty first cell), and a small model then gives the
-    group's first row to the wrong label (MetaGPT Table 8: Mistral-7b's math model read off LLaMA-2-7b's rows).
+    data rows ("|Model-7b|||" among six rows with an empty first cell), and a small model then gives the
+    group's first row to the wrong label (one model's cell read off the group above).
     Groups are the bands between the table's inner horizontal rules (not the header band above the first):
     in a band where exactly one row names a label, it is written on the band's data rows that have none, and
     a row holding only the label is dropped.

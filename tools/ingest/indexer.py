@@ -66,7 +66,7 @@ def cell_query(table: str, column: str, one_paper: bool, heading: bool = False) 
     )
 
 
-def entry_metadata(table: str, column: str, pk: str, pdf_id: str, page: int, bbox) -> dict:
+def entry_metadata(table: str, column: str, pk: str, pdf_id: str, page: int, bbox, store_uid: str | None = None) -> dict:
     meta = {
         "table_name": table,
         "column_name": column,
@@ -74,6 +74,8 @@ def entry_metadata(table: str, column: str, pk: str, pdf_id: str, page: int, bbo
         "pdf_id": pdf_id,
         "page_number": int(page) if page is not None else -1,
     }
+    if store_uid:  # whose vector this is: one of another store's life is an orphan (vectorstore.sweep_foreign_vectors)
+        meta["store_uid"] = store_uid
     if bbox is not None:  # Chroma metadata must be scalars: the box is stored as bbox_0..bbox_3
         for i, v in enumerate(bbox):
             meta[f"bbox_{i}"] = int(v)
@@ -135,6 +137,7 @@ class DenseIndexer:
                 texts.extend(str(r[1]) for r in rows)
         if not texts:
             return 0
+        uid = store_uid(con)
         vectors = np.asarray(self.embeddings.encode(texts), dtype=np.float32)  # one call: length-sorted batches
         self.dimension = int(vectors.shape[1])
         offset = 0
@@ -144,13 +147,19 @@ class DenseIndexer:
             offset += len(rows)
             col = self.collection(table, column)
             ids = [entry_id(table, column, r[0]) for r in rows]
-            metas = [entry_metadata(table, column, r[0], r[2], r[3], r[4]) for r in rows]
+            metas = [entry_metadata(table, column, r[0], r[2], r[3], r[4], uid) for r in rows]
             for s in range(0, len(ids), max_batch):
                 col.upsert(ids=ids[s : s + max_batch], embeddings=vecs[s : s + max_batch], metadatas=metas[s : s + max_batch])
         return len(texts)
 
     def counts(self) -> dict[str, int]:
         return {f"{t}.{c}": self.collection(t, c).count() for t, c in self.pairs}
+
+
+def store_uid(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The store's uid (evidex.info ``store_uid``; stores made before uids have none)."""
+    row = con.execute("SELECT value FROM evidex.info WHERE key = 'store_uid'").fetchone()
+    return row[0] if row else None
 
 
 def bm25_state(con: duckdb.DuckDBPyConnection, config: IngestConfig) -> str:
@@ -242,12 +251,11 @@ def wipe_dense(paths: StorePaths) -> None:
 
 
 def remove_store(paths: StorePaths) -> None:
-    from evidex.tools.vectorstore import VECTOR_FILE, VectorStoreError
+    """Delete the store: its vectors first (a server's collections of this store too; a server that does not answer
+    raises before any local file is touched, so no vector is left behind on it), then its files."""
+    from evidex.tools.vectorstore import VECTOR_FILE
 
-    try:
-        wipe_dense(paths)  # a server's collections of this store too
-    except VectorStoreError:
-        pass  # the server is gone: nothing of this store to delete there now
+    wipe_dense(paths)
     (paths.root / VECTOR_FILE).unlink(missing_ok=True)
     for p in (paths.db, Path(str(paths.db) + ".wal"), paths.index_manifest):
         if p.exists():

@@ -18,13 +18,13 @@ import multiprocessing
 import os
 import sys
 import time
+import uuid
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Literal
 
-from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field
 
 from evidex.tools.ingest.config import IngestConfig, load_ingest_config
@@ -36,7 +36,7 @@ from evidex.tools.ingest.summaries import Summariser, SummaryCache, summarise_pa
 from evidex.tools.ingest.removal import finish_pending_removals, queue_removals
 from evidex.tools.ingest.writer import write_paper
 from evidex.tools.memory import memory_mb
-from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths
+from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths, writer_lock
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +117,15 @@ def sha256_file(path: Path) -> str:
 _WORKER = None  # the ParseEmbedWorker of a parser process (or of this process when parsing in-process)
 
 
-def _init_worker(config_json: str, embed: bool = False, threads: int = 1, metadata_dir: str | None = None) -> None:
+def _init_worker(config_json: str, embed: bool = False, threads: int = 1, metadata_dir: str | None = None,
+                 parent_pid: int | None = None) -> None:
     global _WORKER
     from evidex.tools.ingest.worker import ParseEmbedWorker
+
+    if parent_pid is not None:  # a parser process: it dies with the ingestion, even a SIGKILLed one
+        from evidex.tools.lifeline import die_with_parent
+
+        die_with_parent(parent_pid)
 
     _WORKER = ParseEmbedWorker(config_json, embed, threads, metadata_dir)
 
@@ -138,10 +144,30 @@ def _parse_stream(jobs: list[tuple[str, str]], config: IngestConfig, workers: in
         for path, sha in jobs:
             yield _parse_one(path, sha)
         return
+    yield from _parse_in_processes(jobs, config, workers, embed, metadata_dir)
+
+
+def _parse_in_processes(jobs: list[tuple[str, str]], config: IngestConfig, workers: int, embed: bool,
+                        metadata_dir: str | None):
+    """``_parse_stream`` on parser processes that die with this one, however it dies: the lifeline's watcher kills
+    them (also while they are still starting), and once started they carry a parent-death signal. The
+    multiprocessing resource tracker is started before, outside the lifeline: it outlives pools (shared by every
+    pool of this process) and exits by itself once this process and its parser processes are gone."""
+    from multiprocessing import resource_tracker
+
+    from evidex.tools.lifeline import reaped
+
+    resource_tracker.ensure_running()
+    with reaped():
+        yield from _parse_pool(jobs, config, workers, embed, metadata_dir)
+
+
+def _parse_pool(jobs: list[tuple[str, str]], config: IngestConfig, workers: int, embed: bool,
+                metadata_dir: str | None):
     pending = list(jobs)
     ctx = multiprocessing.get_context("spawn")  # fork after torch/onnx threads start can deadlock
     threads = max(1, (config.embedding.threads or os.cpu_count() or 1) // workers)
-    init = (config.model_dump_json(), embed, threads, metadata_dir)
+    init = (config.model_dump_json(), embed, threads, metadata_dir, os.getpid())
     while pending:
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=init) as pool:
             futures: dict[Future, tuple[str, str]] = {}
@@ -231,7 +257,7 @@ def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, 
     one; when dense columns were only dropped, delete their vectors; when the embedding model, its backend or the
     dense columns otherwise changed, re-embed every paper. Records the fingerprint and the dense signature (every
     ingestion path shares this) and returns the config to ingest with."""
-    from evidex.tools.vectorstore import VectorStoreError, store_database, write_vector_config
+    from evidex.tools.vectorstore import STORE_UID_KEY, store_database, write_vector_config
 
     config = keep_store_backend(config, info)
     sig = [embedding_signature(config), sorted(c.signature() for c in config.index if c.dense)]
@@ -247,15 +273,16 @@ def record_signatures(con, config: IngestConfig, paths: StorePaths, info: dict, 
         _drop_dense_columns(paths, config.embedding.model, old_cols - new_cols)
     elif info.get("dense_signature") not in (None, dense_sig):
         log.warning("Embedding model, dense columns or vector store changed: re-embedding every paper.")
-        try:
-            wipe_dense(paths)  # the vectors where they were until now
-        except VectorStoreError as exc:
-            log.warning("could not delete the old vectors: %s", exc)
+        wipe_dense(paths)  # the vectors where they were until now (ingest checked that their server answers)
         _clear_chroma_cache()
         con.execute("UPDATE evidex.files SET dense_indexed = false")
     write_vector_config(paths.root, config.vector)  # search, removal and checks open the same Chroma
     for key, value in (("parse_fingerprint", fingerprint), ("dense_signature", dense_sig)):
         con.execute("INSERT OR REPLACE INTO evidex.info VALUES (?, ?)", [key, value])
+    if STORE_UID_KEY not in info and not con.execute("SELECT count(*) FROM evidex.files").fetchone()[0]:
+        # a new store: every vector it writes carries this uid, so a vector without it is an orphan (stores made
+        # before uids keep none: their vectors carry none, and --check --repair finds their orphans by id)
+        con.execute("INSERT OR REPLACE INTO evidex.info VALUES (?, ?)", [STORE_UID_KEY, uuid.uuid4().hex])
     return config
 
 
@@ -313,8 +340,12 @@ def ingest(
     executor: Literal["local", "ray"] = "local",
     ray_address: str | None = None,
     embed_in: Literal["workers", "writer"] = "workers",
+    wait_s: float | None = None,
 ) -> IngestReport:
     """Ingest PDFs into the store ``db`` (or ``store_dir``). See the module docstring for guarantees.
+
+    The store has one writer at a time (:func:`tools.store.writer_lock`): another writer, or a process reading the
+    store, is waited for up to ``wait_s`` seconds (default ``EVIDEX_STORE_WAIT_S``), then StoreBusyError names it.
 
     ``executor="ray"``: parse and embed on Ray workers (``workers`` of them, default one per CPU; a Ray started on
     loopback for this call, or the cluster at ``ray_address``), this process the single writer (see
@@ -335,45 +366,86 @@ def ingest(
             "tools.ingest.ingest(...) (the CLI has no LLM client), or set summaries.enabled: false."
         )
     paths = store_paths(db, store_dir)
-    paths.root.mkdir(parents=True, exist_ok=True)
-    from evidex.tools.vectorstore import with_store_vector
+    inputs = list(inputs)
+    files, missing = discover(inputs)
+    if not files and not paths.db.exists():
+        why = "; ".join(f.error for f in missing if f.error) or f"no PDF under {', '.join(map(str, inputs)) or '(no path)'}"
+        raise IngestError(f"nothing to ingest ({why}); no store was created at {paths.root}")
+    from evidex.tools.vectorstore import require_reachable, with_store_vector
 
     # vector: a VectorConfig (the CLI's --chroma-server); else the config's own, else where the store has them
     cfg = cfg.model_copy(update={"vector": vector}) if vector is not None else with_store_vector(cfg, paths.root)
     t_start = time.perf_counter()
     seconds: dict[str, float] = {"parse_wall": 0.0, "parse_cpu": 0.0, "write": 0.0, "dense": 0.0, "bm25": 0.0}
-    try:
-        lock = FileLock(str(paths.root / ".ingest.lock"), timeout=5)
-        lock.acquire()
-    except Timeout as exc:
-        raise IngestError(f"Another ingestion is writing to {paths.root}; wait for it to finish.") from exc
-    try:
+    with writer_lock(paths.root, wait_s):
+        # every part of the store answers before any part is touched: a --from-scratch (or a move of the vectors)
+        # with its Chroma server away would otherwise delete the local store and leave the vectors on the server
+        if from_scratch or not skip_dense or cfg.vector.where() != _recorded_where(paths):
+            require_reachable(paths.root, cfg.vector)
         close_readonly(paths.db)
         if from_scratch:
             remove_store(paths)
             _clear_chroma_cache()
-        con = connect_writable(paths.db)
+        con = connect_writable(paths.db, wait_s)
         try:
             cfg = _check_store_config(con, cfg, paths)
-            finish_pending_removals(con, paths)  # a removal or replacement interrupted by a kill
-            report = _run(con, inputs, cfg, paths, metadata_dir, workers, skip_dense, summariser, embeddings, progress,
-                          seconds, executor, ray_address, embed_in)
+            _vector_step(paths, cfg, "finishing interrupted removals", lambda: finish_pending_removals(con, paths))
+            swept = 0 if skip_dense else _vector_step(paths, cfg, "deleting vectors of an earlier life of the store",
+                                                      lambda: _sweep(con, paths, cfg))
+            report = _run(con, (files, missing), cfg, paths, metadata_dir, workers, skip_dense, summariser, embeddings,
+                          progress, seconds, executor, ray_address, embed_in)
+            if swept:
+                report.executor["foreign_vectors_deleted"] = swept
         finally:
             con.close()
-    finally:
-        lock.release()
     seconds["total"] = round(time.perf_counter() - t_start, 3)
     report.seconds = {k: round(v, 3) for k, v in seconds.items()}
     report.memory = memory_mb()
     return report
 
 
-def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, workers, skip_dense, summariser, embeddings,
-         progress, seconds, executor: str = "local", ray_address: str | None = None,
-         embed_in: str = "workers") -> IngestReport:
+def _recorded_where(paths: StorePaths) -> str:
+    from evidex.tools.vectorstore import read_vector_config
+
+    return read_vector_config(paths.root).where()
+
+
+def _sweep(con, paths: StorePaths, cfg: IngestConfig) -> int:
+    """Vectors on the store's Chroma that carry another store uid (an earlier life of the store): deleted."""
+    from evidex.tools.ingest.indexer import store_uid
+    from evidex.tools.vectorstore import sweep_foreign_vectors
+
+    uid = store_uid(con)
+    if uid is None:
+        return 0
+    removed = sweep_foreign_vectors(paths.root, cfg.vector, uid)
+    if removed:
+        log.warning("deleted %d vectors of an earlier life of the store at %s (orphans on its Chroma)", removed,
+                    paths.root)
+        _clear_chroma_cache()
+    return removed
+
+
+def _vector_step(paths: StorePaths, cfg: IngestConfig, doing: str, step, resume: str = ""):
+    """Run one step that talks to the store's Chroma; a server that stopped answering becomes one line naming it,
+    what was being done and how to go on (any other failure is raised as it is)."""
+    from evidex.tools.vectorstore import lost_server
+
+    try:
+        return step()
+    except Exception as exc:  # noqa: BLE001 - httpx/chromadb errors of a server that went away
+        lost = lost_server(paths.root, cfg.vector, exc, doing, resume)
+        if lost is None:
+            raise
+        raise lost from None
+
+
+def _run(con, discovered: tuple[list[Path], list[FileResult]], cfg: IngestConfig, paths: StorePaths, metadata_dir,
+         workers, skip_dense, summariser, embeddings, progress, seconds, executor: str = "local",
+         ray_address: str | None = None, embed_in: str = "workers") -> IngestReport:
     from tqdm import tqdm
 
-    files, results = discover(inputs)
+    files, results = discovered[0], list(discovered[1])
     known = {sha: (str(pid), bool(ok), path) for sha, pid, ok, path in con.execute(
         "SELECT pdf_sha256, paper_id, dense_indexed, pdf_path FROM evidex.files").fetchall()}
     jobs: list[tuple[str, str]] = []
@@ -392,6 +464,8 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
                 reindex.append((f, sha, pid))
         else:
             jobs.append((str(f), sha))
+    resume = ("Papers committed so far are kept; start the server again and run the same command again: it embeds "
+              "what is not embedded yet and ingests the rest")
 
     dense: DenseIndexer | None = None
     if executor == "local" and workers is None:  # auto: parser processes run ahead of the writer
@@ -411,12 +485,17 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
             dense = DenseIndexer(paths, cfg, embeddings)
         return dense
 
-    def index_dense(pid: str) -> None:
+    def index_dense(pid: str, path: str = "") -> None:
         t = time.perf_counter()
-        d = get_dense()
-        d.delete_paper(pid)  # vectors of an older version of this paper
-        with _torch_threads(cfg.embedding.threads):
-            d.index_paper(con, pid)
+
+        def embed_and_upsert() -> None:
+            d = get_dense()
+            d.delete_paper(pid)  # vectors of an older version of this paper
+            with _torch_threads(cfg.embedding.threads):
+                d.index_paper(con, pid)
+
+        # a server lost here: the paper stays committed with dense_indexed = false, so the next run embeds it
+        _vector_step(paths, cfg, f"storing the vectors of {Path(path).name or pid}", embed_and_upsert, resume)
         con.execute("UPDATE evidex.files SET dense_indexed = true WHERE paper_id = ?", [pid])
         if worker_vectors is not None:
             worker_vectors.clear()
@@ -424,7 +503,7 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
 
     if not skip_dense:
         for f, sha, pid in reindex:  # committed earlier but not embedded (an interrupted run)
-            index_dense(pid)
+            index_dense(pid, str(f))
             results.append(FileResult(path=str(f), status="reindexed", paper_id=pid))
 
     lookup = MetadataLookup(Path(metadata_dir) if metadata_dir else None)
@@ -457,7 +536,8 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
                 result, replaced = _commit(con, paper, cfg, lookup, summariser, cache, seconds)
                 results.append(result)
                 if replaced:  # the old version's vectors (queued in the same transaction as its rows' deletion)
-                    finish_pending_removals(con, paths)
+                    _vector_step(paths, cfg, "deleting the vectors of a replaced paper",
+                                 lambda: finish_pending_removals(con, paths), resume)
             except DuplicatePaperError as exc:
                 results.append(FileResult(path=path, status="failed", error_kind="duplicate_paper", error=str(exc)))
                 continue
@@ -466,7 +546,7 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
                 continue
             pages_done += len(paper.pages)
             if not skip_dense:
-                index_dense(results[-1].paper_id)
+                index_dense(results[-1].paper_id, path)
             elapsed = time.perf_counter() - t_parse
             bar.set_postfix(pages=pages_done, pages_per_s=f"{pages_done / max(elapsed, 1e-6):.1f}")
     finally:
@@ -481,7 +561,8 @@ def _run(con, inputs, cfg: IngestConfig, paths: StorePaths, metadata_dir, worker
     t = time.perf_counter()
     bm25_counts = rebuild_bm25(con, paths, cfg)
     seconds["bm25"] = time.perf_counter() - t
-    dense_counts = get_dense().counts() if not skip_dense else {}
+    dense_counts = _vector_step(paths, cfg, "counting the store's vectors", lambda: get_dense().counts(),
+                                resume) if not skip_dense else {}
     dim = dense.dimension if dense is not None else None
     if dim is None:  # nothing embedded in this run: keep what the previous run recorded
         from evidex.tools.store import read_index_manifest

@@ -28,7 +28,6 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from filelock import FileLock, Timeout
 
 from evidex.tools.ingest.config import IngestConfig, load_ingest_config
 from evidex.tools.ingest.errors import IngestError, StoreConfigMismatch
@@ -38,7 +37,7 @@ from evidex.tools.ingest.records import (ChunkRecord, ImageRecord, PageRecord, P
                                          SectionRecord, TableRecord)
 from evidex.tools.ingest.writer import write_paper
 from evidex.tools.qasper_data import QasperPaper
-from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths
+from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writable, store_paths, writer_lock
 
 
 INGEST_CONFIG = "qasper"
@@ -155,7 +154,8 @@ def ingest_qasper(papers: Iterable[QasperPaper], db: str | None = None, *, store
                   progress: bool = True) -> IngestReport:
     """Write each paper (see the module docstring) and embed it; skip papers already stored with the same content.
     ``embeddings``: an embedding model to use instead of the configured one (its ``model_name`` names the
-    collections). Raises :class:`IngestError` when another ingestion holds the store or the store holds PDFs."""
+    collections). Raises :class:`~evidex.tools.store.StoreBusyError` when another process holds the store, and
+    :class:`IngestError` when the store holds PDFs."""
     cfg = config if isinstance(config, IngestConfig) else load_ingest_config(config or INGEST_CONFIG)
     cfg = cfg.with_embedder(embeddings)
     papers = list(papers)
@@ -163,12 +163,11 @@ def ingest_qasper(papers: Iterable[QasperPaper], db: str | None = None, *, store
     paths.root.mkdir(parents=True, exist_ok=True)
     seconds = {"records": 0.0, "write": 0.0, "dense": 0.0, "bm25": 0.0}
     t_start = time.perf_counter()
-    lock = FileLock(str(paths.root / ".ingest.lock"), timeout=5)
-    try:
-        lock.acquire()
-    except Timeout as exc:
-        raise IngestError(f"Another ingestion is writing to {paths.root}; wait for it to finish.") from exc
-    try:
+    from evidex.tools.vectorstore import require_reachable
+
+    with writer_lock(paths.root):  # one writer per store; a reader or writer in the way is named (StoreBusyError)
+        if not skip_dense:
+            require_reachable(paths.root, cfg.vector if "vector" in cfg.model_fields_set else None)
         close_readonly(paths.db)
         con = connect_writable(paths.db)
         try:
@@ -179,8 +178,6 @@ def ingest_qasper(papers: Iterable[QasperPaper], db: str | None = None, *, store
             report = _run(con, papers, cfg, paths, embeddings, skip_dense, progress, seconds)
         finally:
             con.close()
-    finally:
-        lock.release()
     seconds["total"] = time.perf_counter() - t_start
     report.seconds = {k: round(v, 3) for k, v in seconds.items()}
     from evidex.tools.memory import memory_mb

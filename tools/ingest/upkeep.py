@@ -24,13 +24,13 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
-from filelock import FileLock, Timeout
 from pydantic import BaseModel, Field
 
 from evidex.tools.ingest.config import IngestConfig, load_ingest_config
 from evidex.tools.ingest.errors import IngestError
 from evidex.tools.ingest.removal import chroma_client, finish_pending_removals, queue_removals
-from evidex.tools.store import TABLES, StorePaths, StoreError, close_readonly, collection_name, connect_writable, store_paths
+from evidex.tools.store import (TABLES, StoreError, StorePaths, close_readonly, collection_name, connect_readonly_private,
+                                connect_writable, store_paths, writer_lock)
 
 log = logging.getLogger(__name__)
 CHROMA_PAGE = 5000  # ids read per Chroma get() while checking
@@ -60,22 +60,25 @@ class UpkeepReport(BaseModel):
 
 
 class _Locked:
-    """The store's ingestion lock plus a writable connection (closed, then unlocked, on exit)."""
+    """The store's single-writer lock plus a writable connection (closed, then unlocked, on exit). Every part of
+    the store (its Chroma server too) must answer before the connection is opened: removals touch all of them."""
 
-    def __init__(self, paths: StorePaths):
+    def __init__(self, paths: StorePaths, wait_s: float | None = None):
         self.paths = paths
-        self.lock = FileLock(str(paths.root / ".ingest.lock"), timeout=5)
+        self.wait_s = wait_s
+        self._lock = None
 
     def __enter__(self):
+        from evidex.tools.vectorstore import require_reachable
+
+        self._lock = writer_lock(self.paths.root, self.wait_s)
+        self._lock.__enter__()
         try:
-            self.lock.acquire()
-        except Timeout as exc:
-            raise IngestError(f"Another ingestion is writing to {self.paths.root}; wait for it to finish.") from exc
-        try:
+            require_reachable(self.paths.root)
             close_readonly(self.paths.db)
-            self.con = connect_writable(self.paths.db)
+            self.con = connect_writable(self.paths.db, self.wait_s)
         except BaseException:
-            self.lock.release()
+            self._lock.__exit__(None, None, None)
             raise
         return self.con
 
@@ -83,7 +86,7 @@ class _Locked:
         try:
             self.con.close()
         finally:
-            self.lock.release()
+            self._lock.__exit__(None, None, None)
 
 
 def _store_config(con, config: IngestConfig | str | Path | None, paths: StorePaths | None = None) -> IngestConfig:
@@ -178,15 +181,16 @@ def _is_uuid(text: str) -> bool:
 
 
 def remove(targets: Iterable[str], db: str | None = None, *, store_dir: str | Path | None = None,
-           config: IngestConfig | str | Path | None = None, progress: bool = True) -> UpkeepReport:
+           config: IngestConfig | str | Path | None = None, progress: bool = True,
+           wait_s: float | None = None) -> UpkeepReport:
     """Remove papers (ids or file paths) from DuckDB, Chroma and BM25. Unknown targets raise :class:`UpkeepError`
-    before anything changes."""
+    before anything changes; so does a part of the store that does not answer (its Chroma server)."""
     targets = [t for t in targets if str(t).strip()]
     if not targets:
         raise UpkeepError("--remove needs at least one paper id or file path.")
     paths = _existing_store(db, store_dir)
     t0 = time.perf_counter()
-    with _Locked(paths) as con:
+    with _Locked(paths, wait_s) as con:
         cfg = _store_config(con, config, paths)
         papers, unknown = resolve_targets(con, targets)
         if unknown:
@@ -200,17 +204,23 @@ def remove(targets: Iterable[str], db: str | None = None, *, store_dir: str | Pa
 
 
 def _remove_papers(con, paths: StorePaths, cfg: IngestConfig, papers, progress: bool) -> UpkeepReport:
+    from evidex.tools.ingest.pipeline import _vector_step
     from evidex.tools.progress import Progress
 
-    finished = finish_pending_removals(con, paths)
+    resume = ("The removal is journaled in the store: start the server again and run any ingest, --remove or --sync "
+              "on this store to finish it")
+    finished = _vector_step(paths, cfg, "finishing interrupted removals", lambda: finish_pending_removals(con, paths),
+                            resume)
     bar = Progress(len(papers), desc=f"remove from {paths.root.name}", unit="paper", enabled=progress and len(papers) > 1)
     for s in range(0, len(papers), 50):
         batch = [p[0] for p in papers[s : s + 50]]
         queue_removals(con, batch)
-        finish_pending_removals(con, paths)
+        _vector_step(paths, cfg, "deleting the removed papers' vectors", lambda: finish_pending_removals(con, paths),
+                     resume)
         bar.update(len(batch))
     bar.close()
-    dense, bm25 = refresh_indexes(con, paths, cfg)
+    dense, bm25 = _vector_step(paths, cfg, "counting the store's vectors", lambda: refresh_indexes(con, paths, cfg),
+                               resume)
     rows = {name: con.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in TABLES}
     return UpkeepReport(store=str(paths.root), removed=[RemovedPaper(paper_id=p, path=a, title=t) for p, a, t in papers],
                         finished_pending=finished, rows=rows, dense_entries=dense, bm25_entries=bm25)
@@ -229,10 +239,10 @@ def _existing_store(db: str | None, store_dir: str | Path | None) -> StorePaths:
 
 def sync(folder: str | Path, db: str | None = None, *, store_dir: str | Path | None = None,
          config: IngestConfig | str | Path | None = None, metadata_dir: str | Path | None = None, workers: int = 1,
-         progress: bool = True, **ingest_kwargs):
+         progress: bool = True, wait_s: float | None = None, **ingest_kwargs):
     """Make the store hold exactly the PDFs under ``folder``: papers ingested from it whose files are gone are
     removed, new and changed files ingested (papers from elsewhere are left alone). Returns
-    ``(UpkeepReport, IngestReport)``."""
+    ``(UpkeepReport, IngestReport)``. One writer lock covers both halves."""
     from evidex.tools.ingest.pipeline import discover, ingest
 
     root = Path(folder).expanduser()
@@ -240,22 +250,24 @@ def sync(folder: str | Path, db: str | None = None, *, store_dir: str | Path | N
         raise UpkeepError(f"--sync {folder}: no such folder. Nothing was changed.")
     root = root.resolve()
     paths = store_paths(db, store_dir)
-    paths.root.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     files, _ = discover([root])
     present = {str(f) for f in files}
     upkeep = UpkeepReport(store=str(paths.root))
-    if paths.db.exists():
-        with _Locked(paths) as con:
-            cfg = _store_config(con, config, paths)
-            stored = con.execute(
-                "SELECT CAST(f.paper_id AS VARCHAR), f.pdf_path, m.title FROM evidex.files f "
-                "LEFT JOIN metadata m ON m.paper_id = f.paper_id").fetchall()
-            prefix = str(root).rstrip("/") + "/"
-            gone = [(pid, p, t) for pid, p, t in stored if p and p.startswith(prefix) and p not in present]
-            upkeep = _remove_papers(con, paths, cfg, gone, progress)
-    report = ingest([root], db, store_dir=store_dir, config=config, metadata_dir=metadata_dir, workers=workers,
-                    progress=progress, **ingest_kwargs)
+    if not files and not paths.db.exists():
+        raise UpkeepError(f"--sync {folder}: no PDF in this folder and no store yet. Nothing was changed.")
+    with writer_lock(paths.root, wait_s):
+        if paths.db.exists():
+            with _Locked(paths, wait_s) as con:
+                cfg = _store_config(con, config, paths)
+                stored = con.execute(
+                    "SELECT CAST(f.paper_id AS VARCHAR), f.pdf_path, m.title FROM evidex.files f "
+                    "LEFT JOIN metadata m ON m.paper_id = f.paper_id").fetchall()
+                prefix = str(root).rstrip("/") + "/"
+                gone = [(pid, p, t) for pid, p, t in stored if p and p.startswith(prefix) and p not in present]
+                upkeep = _remove_papers(con, paths, cfg, gone, progress)
+        report = ingest([root], db, store_dir=store_dir, config=config, metadata_dir=metadata_dir, workers=workers,
+                        progress=progress, wait_s=wait_s, **ingest_kwargs)
     upkeep.seconds = round(time.perf_counter() - t0, 3)
     return upkeep, report
 
@@ -282,6 +294,8 @@ class StoreCheck(BaseModel):
     pending_removals: int
     bm25_stale: bool
     indexes: list[PairCheck]
+    unreachable: dict[str, str] = Field(default_factory=dict, description="parts of the store that could not be "
+                                        "checked because they do not answer (dense: its Chroma server), and why")
 
     @property
     def orphans(self) -> int:
@@ -290,10 +304,12 @@ class StoreCheck(BaseModel):
 
     @property
     def ok(self) -> bool:
-        return self.orphans == 0 and not self.bm25_stale and all(p.missing == 0 for p in self.indexes)
+        return (not self.unreachable and self.orphans == 0 and not self.bm25_stale
+                and all(p.missing == 0 for p in self.indexes))
 
     def problems(self) -> list[str]:
-        out = [f"{n} {t} rows of papers (or pages) not in the store" for t, n in self.orphan_rows.items() if n]
+        out = [f"{part} not checked: {why}" for part, why in self.unreachable.items()]
+        out += [f"{n} {t} rows of papers (or pages) not in the store" for t, n in self.orphan_rows.items() if n]
         if self.files_without_rows:
             out.append(f"{self.files_without_rows} file records without a metadata row")
         if self.pending_removals:
@@ -309,13 +325,12 @@ class StoreCheck(BaseModel):
 
 
 def check_store(db: str | None = None, *, store_dir: str | Path | None = None,
-                config: IngestConfig | str | Path | None = None) -> StoreCheck:
-    """Count what DuckDB, Chroma and BM25 disagree on (read-only; take it while nothing writes)."""
-    import duckdb
-
+                config: IngestConfig | str | Path | None = None, wait_s: float | None = None) -> StoreCheck:
+    """Count what DuckDB, Chroma and BM25 disagree on (read-only). A writer at work is waited for (``wait_s``), then
+    StoreBusyError names it; a Chroma server that does not answer is reported in ``unreachable``, not as missing
+    vectors."""
     paths = _existing_store(db, store_dir)
-    close_readonly(paths.db)
-    con = duckdb.connect(str(paths.db), read_only=True)
+    con = connect_readonly_private(paths.db, wait_s)
     try:
         return _check(con, paths, config)
     finally:
@@ -354,14 +369,24 @@ def _check(con, paths: StorePaths, config) -> StoreCheck:
     state = json.loads(state_file.read_text()).get("state") if state_file.exists() else None
     bm25_stale = papers > 0 and state != bm25_state(con, cfg)
 
-    client = chroma_client(paths)
-    names = {c.name if hasattr(c, "name") else c for c in client.list_collections()} if client is not None else set()
+    unreachable: dict[str, str] = {}
+    client, names = None, set()
+    try:
+        client = chroma_client(paths)
+        names = {c.name if hasattr(c, "name") else c for c in client.list_collections()} if client is not None else set()
+    except Exception as exc:  # noqa: BLE001 - a server that does not answer is reported, not counted as missing
+        from evidex.tools.vectorstore import lost_server, read_vector_config
+
+        lost = lost_server(paths.root, read_vector_config(paths.root), exc, "listing the store's collections")
+        if lost is None:
+            raise
+        unreachable["dense"] = str(lost)
     checks: list[PairCheck] = []
     for item in cfg.index:
         key = f"{item.table}.{item.column}"
         cells = con.execute(cell_query(item.table, item.column, one_paper=False)).fetchall()
         cell_keys = {r[0] for r in cells}
-        if item.dense:
+        if item.dense and not unreachable:
             want = {r[0] for r in cells if r[2] in embedded}
             have = set()
             name = collection_name(item.table, item.column, cfg.embedding.model)
@@ -389,7 +414,7 @@ def _check(con, paths: StorePaths, config) -> StoreCheck:
         checks.append(PairCheck(pair=name, kind="dense", cells=0, entries=n, orphans=n, missing=0))
     return StoreCheck(store=str(paths.root), papers=papers, rows=rows, orphan_rows=orphan_rows,
                       files_without_rows=files_without, pending_removals=pending, bm25_stale=bm25_stale,
-                      indexes=checks)
+                      indexes=checks, unreachable=unreachable)
 
 
 def _chroma_keys(col) -> set[str]:
@@ -403,3 +428,128 @@ def _chroma_keys(col) -> set[str]:
         if len(ids) < CHROMA_PAGE:
             return out
         offset += CHROMA_PAGE
+
+
+# ------------------------------------------------------------------------------------------------ repair
+
+
+class RepairReport(BaseModel):
+    store: str
+    before: StoreCheck
+    after: StoreCheck
+    rows_deleted: int = 0  # DuckDB rows of papers not in the store
+    vectors_deleted: int = 0  # orphan entries deleted from Chroma (by id)
+    collections_deleted: list[str] = Field(default_factory=list)  # collections of no configured column
+    papers_embedded: int = 0  # papers whose missing vectors were written again
+    seconds: float = 0.0
+
+
+def repair_store(db: str | None = None, *, store_dir: str | Path | None = None,
+                 config: IngestConfig | str | Path | None = None, embeddings=None, progress: bool = True,
+                 wait_s: float | None = None) -> RepairReport:
+    """``--check --repair``: make DuckDB, Chroma and BM25 agree again. Interrupted removals are finished; rows of
+    papers not in the store are deleted; orphan vectors (entries without a cell, collections of no configured
+    column) are deleted on the store's Chroma (its server too); papers with missing vectors are embedded again (with
+    ``embeddings``, else the store's model); the keyword indexes are rebuilt. Takes the writer lock; every part of
+    the store must answer first. Works on any store (PDF or QASPER): nothing is parsed again."""
+    from evidex.tools.ingest.pipeline import _vector_step
+    from evidex.tools.ingest.writer import delete_paper
+
+    paths = _existing_store(db, store_dir)
+    t0 = time.perf_counter()
+    with _Locked(paths, wait_s) as con:
+        cfg = _store_config(con, config, paths)
+        if embeddings is not None:
+            cfg = cfg.with_embedder(embeddings)
+        _vector_step(paths, cfg, "finishing interrupted removals", lambda: finish_pending_removals(con, paths))
+        before = _check(con, paths, cfg)
+        rows_deleted = _delete_orphan_rows(con, delete_paper)
+        deleted, dropped, stale = _vector_step(paths, cfg, "deleting orphan vectors",
+                                               lambda: _delete_orphan_vectors(con, paths, cfg))
+        todo = sorted(stale | {r[0] for r in con.execute(
+            "SELECT CAST(paper_id AS VARCHAR) FROM evidex.files WHERE NOT dense_indexed").fetchall()})
+        if todo:
+            _vector_step(paths, cfg, "embedding the papers whose vectors are missing",
+                         lambda: _embed_again(con, paths, cfg, todo, embeddings, progress),
+                         "Start it again and run --check --repair again")
+        from evidex.tools.ingest.indexer import rebuild_bm25
+
+        rebuild_bm25(con, paths, cfg, force=True)
+        _vector_step(paths, cfg, "counting the store's vectors", lambda: refresh_indexes(con, paths, cfg))
+        after = _check(con, paths, cfg)
+    return RepairReport(store=str(paths.root), before=before, after=after, rows_deleted=rows_deleted,
+                        vectors_deleted=deleted, collections_deleted=dropped, papers_embedded=len(todo),
+                        seconds=round(time.perf_counter() - t0, 3))
+
+
+def _embed_again(con, paths: StorePaths, cfg: IngestConfig, paper_ids: list[str], embeddings, progress: bool) -> None:
+    """Delete and write again every vector of these papers (from their rows in DuckDB), then mark them embedded."""
+    from evidex.tools.ingest.indexer import DenseIndexer, make_embeddings
+    from evidex.tools.progress import Progress
+
+    indexer = DenseIndexer(paths, cfg, embeddings if embeddings is not None else make_embeddings(cfg))
+    bar = Progress(len(paper_ids), desc=f"embed {paths.root.name}", unit="paper", enabled=progress and len(paper_ids) > 1)
+    for pid in paper_ids:
+        indexer.delete_paper(pid)
+        indexer.index_paper(con, pid)
+        con.execute("UPDATE evidex.files SET dense_indexed = true WHERE CAST(paper_id AS VARCHAR) = ?", [pid])
+        bar.update(1)
+    bar.close()
+
+
+def _delete_orphan_rows(con, delete_paper) -> int:
+    """Rows whose paper (or page) is not in the store, and papers with rows but no file record (or the reverse)."""
+    n = 0
+    for (pid,) in con.execute("SELECT CAST(paper_id AS VARCHAR) FROM metadata WHERE paper_id NOT IN "
+                              "(SELECT paper_id FROM evidex.files)").fetchall():
+        delete_paper(con, pid)
+        n += 1
+    n += con.execute("SELECT count(*) FROM evidex.files WHERE paper_id NOT IN (SELECT paper_id FROM metadata)"
+                     ).fetchone()[0]
+    con.execute("DELETE FROM evidex.files WHERE paper_id NOT IN (SELECT paper_id FROM metadata)")
+    for name, spec in TABLES.items():
+        if name == "metadata":
+            continue
+        where = "ref_paper_id NOT IN (SELECT paper_id FROM metadata)"
+        if "ref_page_id" in spec.column_names:
+            where += " OR ref_page_id NOT IN (SELECT page_id FROM pages)"
+        n += con.execute(f"SELECT count(*) FROM {name} WHERE {where}").fetchone()[0]
+        con.execute(f"DELETE FROM {name} WHERE {where}")
+    return n
+
+
+def _delete_orphan_vectors(con, paths: StorePaths, cfg: IngestConfig) -> tuple[int, list[str], set[str]]:
+    """Delete, by id, the entries of the store's collections that have no cell; drop collections of no configured
+    dense column. Returns (entries deleted, collections dropped, papers with cells that have no entry)."""
+    from evidex.tools.ingest.indexer import cell_query
+    from evidex.tools.store import entry_id
+
+    client = chroma_client(paths)
+    if client is None:
+        return 0, [], set()
+    names = {c.name if hasattr(c, "name") else c for c in client.list_collections()}
+    embedded = {r[0] for r in con.execute(
+        "SELECT CAST(paper_id AS VARCHAR) FROM evidex.files WHERE dense_indexed").fetchall()}
+    deleted, stale = 0, set()
+    expected = set()
+    for item in cfg.index:
+        if not item.dense:
+            continue
+        name = collection_name(item.table, item.column, cfg.embedding.model)
+        expected.add(name)
+        cells = con.execute(cell_query(item.table, item.column, one_paper=False)).fetchall()
+        paper_of = {r[0]: r[2] for r in cells}
+        have = set()
+        if name in names:
+            col = client.get_collection(name, embedding_function=None)
+            have = _chroma_keys(col)
+            orphans = sorted(have - set(paper_of))
+            for s in range(0, len(orphans), CHROMA_PAGE):
+                col.delete(ids=[entry_id(item.table, item.column, k) for k in orphans[s : s + CHROMA_PAGE]])
+            deleted += len(orphans)
+        stale |= {paper_of[k] for k in set(paper_of) - have if paper_of[k] in embedded}
+    dropped = sorted(names - expected)
+    for name in dropped:
+        deleted += client.get_collection(name, embedding_function=None).count()
+        client.delete_collection(name)
+    return deleted, dropped, stale

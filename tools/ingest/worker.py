@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -64,9 +65,8 @@ class ParseEmbedWorker:
         self.parser = make_parser(self.config.parser, self.config.embedding.model)
         self.embeddings = make_embeddings(self.config, threads) if embed else None
         if self.embeddings is not None:
-            import torch
-
-            torch.set_num_threads(threads)  # the CPUs Ray gave this worker, not every core of the node
+            if (torch := sys.modules.get("torch")) is not None:  # torch embeds only with the export extra
+                torch.set_num_threads(threads)  # the CPUs Ray gave this worker, not every core of the node
             self.embeddings.encode(["warm-up"])  # load the weights now, not inside the first file's time
 
     def info(self) -> dict[str, Any]:

@@ -1,14 +1,22 @@
-// evidex web page. Every string from the store, the model or a user goes into the page as text (textContent),
-// never as markup; the server's Content-Security-Policy allows only this file as script.
+// evidex web page. Every string from the store, the model or a user goes into the page as text (textContent, or
+// text nodes in elements made with createElement), never as markup; the server's Content-Security-Policy allows
+// only this file as script.
 "use strict";
 
 (() => {
   const $ = (id) => document.getElementById(id);
   const state = {
-    papers: [], selected: new Set(), configs: [], run: null, source: null, answerText: "",
+    papers: [], selected: new Set(), configs: [], run: null, source: null,
+    maxQuestion: 4000, maxUploadMb: 200,
+    answer: null,        // the answer shown: {question, answer, citations, ...}
+    passages: new Map(), // citation index -> Promise of its passage (fetched as soon as the answer is in)
+    viewToken: 0,        // the latest view asked for; an older one that finishes late is dropped
+    viewed: null,        // {pdfId, page, pageCount, passage|null}
+    zoom: 1,             // the page's width in widths of its box
     timings: {},  // read by the browser tests and benchmarks/web_page.py: ask -> first step / answer, click -> page shown (ms)
   };
   window.evidexTimings = state.timings;
+  window.evidexView = {seq: 0};  // the last view shown: {seq, index, pdfId, page, ms, auto}
 
   // -- small helpers ---------------------------------------------------------------------------------------
   function el(tag, props, ...children) {
@@ -17,7 +25,7 @@
     if (p.cls) node.className = p.cls;
     if (p.text !== undefined && p.text !== null) node.textContent = String(p.text);
     if (p.title) node.title = String(p.title);
-    for (const child of children) if (child) node.append(child);
+    for (const child of children) if (child !== null && child !== undefined && child !== false) node.append(child);
     return node;
   }
 
@@ -57,12 +65,40 @@
   }
 
   const show = (node, visible) => { node.hidden = !visible; };
+  const plural = (n, word, words) => `${n} ${n === 1 ? word : (words || word + "s")}`;
+  const number = (n) => Number(n).toLocaleString("en-US");
 
   // Bidirectional, zero-width and control characters in what the user typed or named (the server marks the rest
   // the same way, tools/safe_text.py): shown as visible marks, so U+202E cannot draw a name reversed.
   const HIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200d\u2060-\u2064\ufeff]/g;
   const visible = (text) => String(text).replace(HIDDEN,
     (ch) => `\u27e8U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}\u27e9`);
+
+  // Text with its paragraphs and lists kept: blank lines part paragraphs, "- x" / "* x" / "1. x" lines become
+  // list items, other line breaks stay. Built from text nodes only.
+  const BULLET = /^\s*[-*\u2022]\s+(.*)$/;
+  const NUMBERED = /^\s*\d{1,3}[.)]\s+(.*)$/;
+  function textBlocks(container, text) {
+    container.replaceChildren();
+    for (const block of String(text).split(/\n\s*\n/)) {
+      let paragraph = null;
+      let list = null;
+      for (const line of block.split("\n")) {
+        const bullet = BULLET.exec(line);
+        const numbered = bullet ? null : NUMBERED.exec(line);
+        if (bullet || numbered) {
+          const tag = bullet ? "ul" : "ol";
+          if (!list || list.tagName.toLowerCase() !== tag) { list = el(tag); container.append(list); }
+          list.append(el("li", {text: (bullet || numbered)[1]}));
+          paragraph = null;
+        } else if (line.trim()) {
+          list = null;
+          if (paragraph) paragraph.append(el("br")); else { paragraph = el("p"); container.append(paragraph); }
+          paragraph.append(document.createTextNode(line));
+        }
+      }
+    }
+  }
 
   // -- access ----------------------------------------------------------------------------------------------
   async function signIn(key) {
@@ -104,7 +140,7 @@
         if (box.checked) state.selected.add(paper.pdf_id); else state.selected.delete(paper.pdf_id);
         renderScope();
       });
-      const meta = [paper.venue, `${paper.pages} page${paper.pages === 1 ? "" : "s"}`].filter(Boolean).join(" · ");
+      const meta = [paper.venue, plural(paper.pages, "page")].filter(Boolean).join(" · ");
       const label = el("label", {title: paper.pdf_id}, box,
         el("span", null, el("span", {cls: "title", text: paper.title}), el("span", {cls: "meta", text: meta})));
       const item = el("li", null, label);
@@ -128,7 +164,7 @@
     for (const id of [...state.selected]) if (!state.papers.some((p) => p.pdf_id === id)) state.selected.delete(id);
     const n = state.selected.size;
     $("scope-line").textContent = n ? `Asking about ${n} selected paper${n === 1 ? "" : "s"}`
-      : `Asking about all ${state.papers.length} paper${state.papers.length === 1 ? "" : "s"}`;
+      : `Asking about all ${plural(state.papers.length, "paper")}`;
     show($("scope-clear"), n > 0);
   }
 
@@ -138,9 +174,12 @@
   async function loadStore() {
     const info = await api("/api/store");
     $("store-name").textContent = info.store;
-    $("store-facts").textContent = `${info.papers.length} paper${info.papers.length === 1 ? "" : "s"}`;
+    $("store-facts").textContent = plural(info.papers.length, "paper");
     state.papers = info.papers;
+    state.maxQuestion = info.max_question_chars || state.maxQuestion;
+    state.maxUploadMb = info.max_upload_mb || state.maxUploadMb;
     renderPapers();
+    countQuestion();
     if (!state.configs.length) {
       state.configs = info.configs;
       const select = $("config");
@@ -162,53 +201,90 @@
 
   function describeConfig() {
     const chosen = state.configs.find((c) => c.name === $("config").value);
-    $("config-help").textContent = chosen ? `${chosen.name}: ${chosen.description}` : "";
+    $("config-help").textContent = chosen ? chosen.description : "";
   }
   $("config").addEventListener("change", describeConfig);
 
-  // -- asking ----------------------------------------------------------------------------------------------
+  // -- the question ----------------------------------------------------------------------------------------
+  function countQuestion() {
+    const n = $("question").value.length;
+    const over = n > state.maxQuestion;
+    const counter = $("question-length");
+    counter.textContent = n > state.maxQuestion * 0.8 ? `${number(n)} / ${number(state.maxQuestion)}` : "";
+    counter.classList.toggle("over", over);
+    $("question").classList.toggle("too-long", over);
+  }
+  $("question").addEventListener("input", countQuestion);
+  $("question").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      $("ask-form").requestSubmit();
+    }
+  });
+
   function setRunning(running) {
     $("ask").disabled = running;
     $("stop").disabled = !running;
     setStatus(running ? "answering…" : "");
   }
 
+  // -- the run: steps stream in under the answer, collapsed, one line each -----------------------------------
   function stepItem(event) {
-    const head = el("div", {cls: "head"}, el("span", {cls: "n", text: `${event.n}.`}),
-      el("span", {cls: "action", text: event.action}));
-    if (event.thought) head.append(el("span", {cls: "thought", text: event.thought}));
-    const item = el("li", {cls: "step"}, head);
-    item.dataset.n = String(event.n);
-    if (event.detail) item.append(el("code", {cls: "detail", text: event.detail}));
+    const head = el("summary", null, el("span", {cls: "n", text: `${event.n}.`}),
+      el("span", {cls: "line", text: event.summary || event.action}));
+    const raw = el("div", {cls: "raw"});
+    if (event.thought) raw.append(el("p", {cls: "thought", text: event.thought}));
+    raw.append(el("span", {cls: "label", text: event.action}));
+    if (event.detail) raw.append(el("code", {cls: "detail", text: event.detail}));
+    const running = event.observation === null && event.node === "decide" && event.action !== "answer";
     if (event.observation !== null && event.observation !== undefined) {
-      item.append(el("span", {cls: "obs", text: event.observation}));
-    } else if (event.node === "decide" && event.action !== "answer") {
-      item.append(el("span", {cls: "obs waiting", text: "running…"}));
+      raw.append(el("pre", {cls: "obs", text: event.observation}));
+    } else if (running) {
+      raw.append(el("pre", {cls: "obs waiting", text: "running…"}));
     }
+    const item = el("li", {cls: "step" + (running ? " running" : "")}, el("details", null, head, raw));
+    item.dataset.n = String(event.n);
     return item;
+  }
+
+  function setWorking(text) {
+    show($("working"), Boolean(text));
+    $("working-line").textContent = text || "";
+  }
+
+  function countSteps() {
+    const n = $("steps").querySelectorAll("li.step").length;
+    $("steps-count").textContent = n ? `· ${plural(n, "step")}` : "";
   }
 
   function onEvent(event) {
     const steps = $("steps");
     if (event.type === "step") {
       steps.append(stepItem(event));
+      countSteps();
+      setWorking(`${event.summary || event.action}`);
       if (state.timings.firstStepMs === undefined && state.askedAt !== undefined) {
         state.timings.firstStepMs = performance.now() - state.askedAt;
       }
     } else if (event.type === "observation") {
       const item = steps.querySelector(`li[data-n="${Number(event.n)}"]`);
       if (item) {
+        item.classList.remove("running");
+        if (event.summary) item.querySelector(".line").textContent = event.summary;
+        const obs = el("pre", {cls: "obs", text: event.observation});
         const waiting = item.querySelector(".obs");
-        const obs = el("span", {cls: "obs", text: event.observation});
-        if (waiting) waiting.replaceWith(obs); else item.append(obs);
+        if (waiting) waiting.replaceWith(obs); else item.querySelector(".raw").append(obs);
       }
+      if (event.summary) setWorking(event.summary);
     } else if (event.type === "status") {
       steps.append(el("li", {cls: "status", text: event.message}));
+      setWorking(event.message);
     } else if (event.type === "answer" || event.type === "error" || event.type === "stopped") {
       if (state.timings.answerMs === undefined && state.askedAt !== undefined) {
         state.timings.answerMs = performance.now() - state.askedAt;
       }
       for (const waiting of steps.querySelectorAll(".obs.waiting")) waiting.textContent = "(not run)";
+      for (const item of steps.querySelectorAll("li.running")) item.classList.remove("running");
       renderAnswer(event);
       if (event.type === "error") message(event.error || "The question failed.");
     } else if (event.type === "done") {
@@ -219,20 +295,40 @@
   function finishRun() {
     if (state.source) { state.source.close(); state.source = null; }
     state.run = null;
+    setWorking("");
     setRunning(false);
     loadHistory().catch((err) => message(err.message));
   }
 
+  const KIND_WORDS = {chunk: "passage", table: "table", figure: "figure", equation: "equation", reference: "reference",
+    section: "section", page: "page", metadata: "paper record", passage: "passage"};
+
+  function sourceLabel(c) {
+    return `${c.title}, p. ${c.page_number}${c.kind && c.kind !== "page" ? " · " + (KIND_WORDS[c.kind] || c.kind) : ""}`;
+  }
+
+  // "Table 2 · p. 8": what a source is, by the number its caption gives it, else by its kind
+  const NUMBERED_CAPTION = /^\s*(Table|Tab\.|Figure|Fig\.)\s*([A-Z]?\d+(?:\.\d+)?)/i;
+  function sourceWhat(kind, caption, page) {
+    const named = kind === "table" || kind === "figure" ? NUMBERED_CAPTION.exec(caption || "") : null;
+    const word = KIND_WORDS[kind] || kind || "page";
+    const label = named ? `${/^t/i.test(named[1]) ? "Table" : "Figure"} ${named[2]}`
+      : word.charAt(0).toUpperCase() + word.slice(1);
+    return kind === "page" ? `Page ${page}` : `${label} · p. ${page}`;
+  }
+
   function renderAnswer(view) {
-    show($("answer-box"), true);
+    setWorking("");
+    state.answer = view;
+    state.passages = new Map();
     const answer = $("answer");
-    state.answerText = view.answer || "";
+    show(answer, true);
     if (view.status === "answered") {
-      answer.className = "answer";
-      answer.textContent = view.answer;
+      answer.className = "answer" + (view.answer.length <= 60 && !view.answer.includes("\n") ? " short" : "");
+      textBlocks(answer, view.answer);
     } else if (view.status === "no_answer") {
       answer.className = "answer none";
-      answer.textContent = view.no_answer || "No answer.";
+      textBlocks(answer, view.no_answer || "No answer.");
     } else if (view.status === "stopped") {
       answer.className = "answer none";
       answer.textContent = "Stopped.";
@@ -240,25 +336,36 @@
       answer.className = "answer error";
       answer.textContent = `Error: ${view.error || "the question failed"}`;
     }
-    const chips = $("citations");
-    chips.replaceChildren();
-    for (const c of view.citations || []) {
-      const chip = el("button", {text: `${c.title}, p. ${c.page_number}${c.kind !== "page" ? " · " + c.kind : ""}`,
-        title: c.exists === false ? "not a page of this store" : (c.source || `page ${c.page_number}`)});
-      chip.type = "button";
-      chip.disabled = c.exists === false;
-      chip.addEventListener("click", () => {
-        for (const other of chips.children) other.classList.remove("active");
-        chip.classList.add("active");
-        showCitation(c, view.answer || "", view.question || "").catch((err) => message(err.message));
-      });
-      chips.append(chip);
-    }
-    prefetchPages(view.citations || []);
+    const citations = view.citations || [];
+    const marks = $("citation-marks");
+    const list = $("sources");
+    marks.replaceChildren();
+    list.replaceChildren();
+    citations.forEach((c, i) => {
+      const usable = c.exists !== false;
+      const mark = el("button", {cls: "mark", text: String(i + 1), title: sourceLabel(c)});
+      mark.type = "button";
+      mark.disabled = !usable;
+      mark.dataset.index = String(i);
+      const what = el("span", {cls: "what", text: usable ? "" : "not a page of this store"});
+      const button = el("button", {title: usable ? "show it on its page" : "not a page of this store"},
+        el("span", {cls: "num", text: `[${i + 1}]`}), el("span", {cls: "where", text: sourceWhat(c.kind, "", c.page_number)}),
+        what, el("span", {cls: "paper", text: c.title}));
+      button.type = "button";
+      button.disabled = !usable;
+      button.dataset.index = String(i);
+      for (const control of [mark, button]) {
+        control.addEventListener("click", () => showCitation(i, false).catch((err) => message(err.message)));
+      }
+      marks.append(mark);
+      list.append(el("li", null, button));
+    });
+    show(marks, citations.length > 0);
+    show($("sources-box"), citations.length > 0);
     const facts = [view.config];
-    if (view.turns) facts.push(`${view.turns} turn${view.turns === 1 ? "" : "s"} (${(view.actions || []).join(", ")})`);
+    if (view.turns) facts.push(`${plural(view.turns, "turn")} (${(view.actions || []).join(", ")})`);
     if (view.seconds) facts.push(`${view.seconds.toFixed(1)} s`);
-    $("answer-facts").textContent = facts.join(" · ");
+    $("answer-facts").textContent = facts.filter(Boolean).join(" · ");
     const trace = $("trace-link");
     if (view.trace_url && /^\/trace\/[\w-]+$/.test(view.trace_url)) {
       trace.href = view.trace_url;
@@ -266,15 +373,23 @@
     } else {
       show(trace, false);
     }
+    prefetch(citations, view);
+    const first = citations.findIndex((c) => c.exists !== false);
+    if (first >= 0) showCitation(first, true).catch((err) => message(err.message));
   }
 
   function openRun(question) {
     show($("run"), true);
-    $("run-title").textContent = "Steps";
     $("run-question").textContent = question;
     $("steps").replaceChildren();
-    show($("answer-box"), false);
-    $("citations").replaceChildren();
+    countSteps();
+    show($("answer"), false);
+    show($("citation-marks"), false);
+    show($("sources-box"), false);
+    $("answer-facts").textContent = "";
+    show($("trace-link"), false);
+    $("steps-box").open = false;
+    state.answer = null;
   }
 
   $("ask-form").addEventListener("submit", async (event) => {
@@ -282,11 +397,17 @@
     if (state.run) return;
     const question = $("question").value.trim();
     if (!question) { message("Type a question first.", "info"); return; }
+    if (question.length > state.maxQuestion) {
+      message(`The question is ${number(question.length)} characters long; the limit is ${number(state.maxQuestion)}. ` +
+              "Shorten it, or ask about one part at a time.");
+      return;
+    }
     state.askedAt = performance.now();
     delete state.timings.firstStepMs;
     delete state.timings.answerMs;
     setRunning(true);
     openRun(visible(question));
+    setWorking("sending the question…");
     try {
       const started = await api("/api/ask", {method: "POST", json: {
         question, config: $("config").value, pdf_ids: [...state.selected],
@@ -325,52 +446,186 @@
     try { await api(run.stop_url, {method: "POST"}); } catch (err) { message(err.message); }
   });
 
-  // -- cited pages -----------------------------------------------------------------------------------------
+  // -- sources on their pages --------------------------------------------------------------------------------
   const pageImageUrl = (pdfId, page) => `/api/pages/${encodeURIComponent(pdfId)}/${Number(page)}.png`;
 
-  // The cited pages are fetched as soon as the answer is in (the server renders each once, the browser keeps it),
-  // so a click shows its page at once.
-  function prefetchPages(citations) {
-    const urls = new Set(citations.filter((c) => c.exists !== false).map((c) => pageImageUrl(c.pdf_id, c.page_number)));
-    for (const url of [...urls].slice(0, 6)) new Image().src = url;
+  function passageOf(index) {
+    if (!state.passages.has(index)) {
+      const view = state.answer || {};
+      const c = (view.citations || [])[index];
+      const query = new URLSearchParams({pdf_id: c.pdf_id, page: String(c.page_number), source: c.source || "",
+        answer: (view.answer || "").slice(0, 2000), question: (view.question || "").slice(0, 2000)});
+      const pending = api(`/api/passage?${query}`);
+      pending.catch(() => state.passages.delete(index));  // asked again on the click
+      state.passages.set(index, pending);
+    }
+    return state.passages.get(index);
   }
 
-  async function showCitation(c, answer, question) {
-    const clicked = performance.now();
+  // The cited pages and passages are fetched as soon as the answer is in (the server renders each page once, the
+  // browser keeps it), so a click shows its page at once; each source's line then says what it holds.
+  function prefetch(citations, view) {
+    const pages = new Set();
+    citations.forEach((c, i) => {
+      if (c.exists === false || i >= 8) return;
+      pages.add(pageImageUrl(c.pdf_id, c.page_number));
+      passageOf(i).then((passage) => {
+        if (state.answer !== view) return;
+        const button = $("sources").querySelector(`button[data-index="${i}"]`);
+        if (!button) return;
+        const caption = passage.table ? passage.table.caption : passage.text;
+        button.querySelector(".where").textContent = sourceWhat(passage.kind, caption, passage.page_number);
+        const said = passage.focus_text || (passage.table && passage.table.caption) || passage.text || "";
+        button.querySelector(".what").textContent = said.slice(0, 300);
+      }).catch(() => {});
+    });
+    for (const url of [...pages].slice(0, 6)) new Image().src = url;
+  }
+
+  function loadImage(url) {
     const img = $("page-img");
-    const hl = $("highlight");
-    show($("viewer-hint"), false);
-    show($("page-wrap"), true);
-    show(hl, false);
-    $("viewer").dataset.shown = "";
-    const imageUrl = (page) => pageImageUrl(c.pdf_id, page);
-    const loaded = (url) => new Promise((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       if (img.getAttribute("src") === url && img.complete && img.naturalWidth) { resolve(); return; }
       img.onload = () => resolve();
       img.onerror = () => reject(new Error("The page image could not be shown (its PDF may have moved)."));
       img.src = url;
     });
-    let pending = loaded(imageUrl(c.page_number));  // the image and the passage load side by side
-    const query = new URLSearchParams({pdf_id: c.pdf_id, page: String(c.page_number), source: c.source || "",
-      answer: (answer || "").slice(0, 2000), question: (question || "").slice(0, 2000)});
-    const passage = await api(`/api/passage?${query}`);
-    if (passage.page_number !== c.page_number) pending = loaded(imageUrl(passage.page_number));
-    $("viewer-title").textContent = `${passage.title} · page ${passage.page_number} of ${passage.page_count}`;
-    $("passage-kind").textContent = `Cited ${passage.kind}`;
-    $("passage-note").textContent = passage.note || "";
-    $("passage-text").textContent = passage.text;
-    await pending;
-    if (passage.box) {
-      const [x, y, w, h] = passage.box;
-      hl.style.left = `${(100 * x) / passage.page_width}%`;
-      hl.style.top = `${(100 * y) / passage.page_height}%`;
-      hl.style.width = `${(100 * w) / passage.page_width}%`;
-      hl.style.height = `${(100 * h) / passage.page_height}%`;
-      show(hl, true);
-    }
-    state.timings.pageShownMs = performance.now() - clicked;
-    $("viewer").dataset.shown = `${passage.pdf_id}:${passage.page_number}`;
   }
+
+  function placeBox(node, box, passage) {
+    if (!box) { show(node, false); return; }
+    const [x, y, w, h] = box;
+    node.style.left = `${(100 * x) / passage.page_width}%`;
+    node.style.top = `${(100 * y) / passage.page_height}%`;
+    node.style.width = `${(100 * w) / passage.page_width}%`;
+    node.style.height = `${(100 * h) / passage.page_height}%`;
+    show(node, true);
+  }
+
+  // The highlighted lines (or the cited region) in the middle of the page's box, whatever was scrolled before.
+  function bringIntoView(box, passage) {
+    const scroller = $("page-scroll");
+    if (!box) { scroller.scrollTop = 0; scroller.scrollLeft = 0; return; }
+    const img = $("page-img");
+    const centre = (start, size, total, pixels, view) =>
+      ((start + size / 2) / total) * pixels - view / 2;
+    const top = centre(box[1], box[3], passage.page_height, img.clientHeight, scroller.clientHeight);
+    const left = centre(box[0], box[2], passage.page_width, img.clientWidth, scroller.clientWidth);
+    scroller.scrollTop = Math.max(0, Math.min(top, scroller.scrollHeight - scroller.clientHeight));
+    scroller.scrollLeft = Math.max(0, Math.min(left, scroller.scrollWidth - scroller.clientWidth));
+  }
+
+  const ZOOMS = [1, 1.5, 2, 3];
+  function setZoom(zoom) {
+    state.zoom = zoom;
+    $("page-wrap").style.width = `${zoom * 100}%`;
+    $("zoom-out").disabled = zoom <= ZOOMS[0];
+    $("zoom-in").disabled = zoom >= ZOOMS[ZOOMS.length - 1];
+    const v = state.viewed;
+    if (v && v.passage && v.passage.page_number === v.page) bringIntoView(v.passage.focus || v.passage.box, v.passage);
+  }
+  $("zoom-in").addEventListener("click", () => setZoom(ZOOMS.find((z) => z > state.zoom) || state.zoom));
+  $("zoom-out").addEventListener("click", () => setZoom([...ZOOMS].reverse().find((z) => z < state.zoom) || state.zoom));
+
+  function renderTable(table, focusText) {
+    const wrap = $("passage-table");
+    wrap.replaceChildren();
+    if (!table) { show(wrap, false); return; }
+    const words = new Set(String(focusText || "").split(/\s+/).filter(Boolean));
+    const node = el("table");
+    if (table.caption) node.append(el("caption", {text: table.caption}));
+    const head = el("thead");
+    const body = el("tbody");
+    table.rows.forEach((row, r) => {
+      const isHead = r < (table.header_rows || 0);
+      const tr = el("tr");
+      const filled = row.filter((cell) => cell.trim());
+      if (!isHead && filled.length >= 2 && filled.every((cell) => cell.split(/\s+/).every((w) => words.has(w)))) {
+        tr.className = "hit";  // the row the answer was read from
+      }
+      for (const cell of row) tr.append(el(isHead ? "th" : "td", {text: cell}));
+      (isHead ? head : body).append(tr);
+    });
+    node.append(head, body);
+    wrap.append(node);
+    const cut = [];
+    if (table.cut_rows) cut.push(plural(table.cut_rows, "more row"));
+    if (table.cut_columns) cut.push(plural(table.cut_columns, "more column"));
+    if (cut.length) wrap.append(el("p", {cls: "cut", text: `${cut.join(", ")} in the store`}));
+    show(wrap, true);
+  }
+
+  function markSources(index) {
+    for (const node of document.querySelectorAll("#sources button, #citation-marks button")) {
+      node.classList.toggle("active", Number(node.dataset.index) === index);
+    }
+  }
+
+  async function showCitation(index, auto) {
+    const clicked = performance.now();
+    const token = ++state.viewToken;
+    const c = ((state.answer || {}).citations || [])[index];
+    if (!c) return;
+    markSources(index);
+    show($("viewer-hint"), false);
+    $("viewer").dataset.shown = "";
+    let pending = loadImage(pageImageUrl(c.pdf_id, c.page_number));  // the image and the passage load side by side
+    pending.catch(() => {});
+    const passage = await passageOf(index);
+    if (token !== state.viewToken) return;
+    if (passage.page_number !== c.page_number) pending = loadImage(pageImageUrl(passage.pdf_id, passage.page_number));
+    $("viewer-title").textContent = `[${index + 1}] ${passage.title}`;
+    $("passage-note").textContent = passage.note || "";
+    $("passage-kind").textContent = passage.kind === "page" ? "The page's text"
+      : `Cited ${KIND_WORDS[passage.kind] || passage.kind}`;
+    renderTable(passage.table, passage.focus_text);
+    $("passage-text").textContent = passage.table ? "" : passage.text;
+    show($("passage-box"), true);
+    show($("region"), false);
+    show($("focus"), false);
+    show($("page-scroll"), true);
+    await pending;
+    if (token !== state.viewToken) return;
+    state.viewed = {pdfId: passage.pdf_id, page: passage.page_number, pageCount: passage.page_count, passage};
+    renderPager();
+    placeBox($("region"), passage.box, passage);
+    placeBox($("focus"), passage.focus, passage);
+    bringIntoView(passage.focus || passage.box, passage);
+    const hit = $("passage-table").querySelector("tr.hit");
+    const panel = $("passage-box");
+    panel.scrollTop = hit ? Math.max(0, hit.offsetTop - panel.clientHeight / 2) : 0;
+    const ms = performance.now() - clicked;
+    if (!auto) state.timings.pageShownMs = ms;
+    $("viewer").dataset.shown = `${passage.pdf_id}:${passage.page_number}`;
+    window.evidexView = {seq: window.evidexView.seq + 1, index, pdfId: passage.pdf_id, page: passage.page_number,
+      ms, auto: Boolean(auto)};
+  }
+
+  function renderPager() {
+    const v = state.viewed;
+    show($("pager"), Boolean(v));
+    if (!v) return;
+    $("page-label").textContent = `page ${v.page} of ${v.pageCount || "?"}`;
+    $("page-prev").disabled = v.page <= 1;
+    $("page-next").disabled = Boolean(v.pageCount) && v.page >= v.pageCount;
+  }
+
+  async function turnPage(step) {
+    const v = state.viewed;
+    if (!v) return;
+    const token = ++state.viewToken;
+    const page = v.page + step;
+    await loadImage(pageImageUrl(v.pdfId, page));
+    if (token !== state.viewToken) return;
+    v.page = page;
+    renderPager();
+    const cited = v.passage && v.passage.page_number === page;  // back on the cited page: its marks again
+    placeBox($("region"), cited ? v.passage.box : null, v.passage);
+    placeBox($("focus"), cited ? v.passage.focus : null, v.passage);
+    if (cited) bringIntoView(v.passage.focus || v.passage.box, v.passage); else $("page-scroll").scrollTop = 0;
+  }
+  $("page-prev").addEventListener("click", () => turnPage(-1).catch((err) => message(err.message)));
+  $("page-next").addEventListener("click", () => turnPage(1).catch((err) => message(err.message)));
 
   // -- history ---------------------------------------------------------------------------------------------
   async function loadHistory() {
@@ -380,14 +635,14 @@
     for (const entry of entries) {
       const when = entry.asked_at ? new Date(entry.asked_at).toLocaleString() : "";
       const what = entry.status === "answered" ? entry.answer : entry.status.replace("_", " ");
-      const item = el("li", {title: "show this answer"}, el("span", {cls: "q", text: entry.question}),
-        el("span", {cls: "meta", text: [what, entry.config, when].filter(Boolean).join(" · ")}));
+      const item = el("li", {title: "show this answer again"}, el("span", {cls: "q", text: entry.question}),
+        el("span", {cls: "meta", text: [what, when].filter(Boolean).join(" · ")}));
       item.tabIndex = 0;
       const open = () => {
         if (state.run) return;
         $("question").value = entry.question;
+        countQuestion();
         openRun(entry.question);
-        $("run-title").textContent = "From the history";
         renderAnswer(entry);
       };
       item.addEventListener("click", open);
@@ -406,18 +661,21 @@
     const status = el("span", {cls: "state", text: "uploading…"});
     const item = el("li", {cls: "upload"}, name, bar, status);
     $("uploads").prepend(item);
+    const finish = (cls, text) => {
+      bar.remove();
+      item.classList.add(cls);
+      status.textContent = text;
+    };
+    if (file.size > state.maxUploadMb * 1048576) {  // the server would refuse it after the first megabytes
+      finish("failed", `failed: larger than ${state.maxUploadMb} MB, this server's limit for one PDF`);
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const xhr = new XMLHttpRequest();
       xhr.open("POST", "/api/upload");
       xhr.setRequestHeader("X-Evidex-Request", "1");
       xhr.upload.onprogress = (e) => { if (e.lengthComputable) bar.value = Math.round((100 * e.loaded) / e.total); };
       xhr.upload.onload = () => { bar.value = 100; status.textContent = "ingesting (parsing, indexing; after a running question)…"; };
-      const finish = (cls, text) => {
-        bar.remove();
-        item.classList.add(cls);
-        status.textContent = text;
-        resolve();
-      };
       xhr.onload = () => {
         let data = null;
         try { data = JSON.parse(xhr.responseText); } catch (err) { data = null; }
@@ -428,10 +686,11 @@
         } else if (data.status === "skipped") {
           finish("ok", "already in the store");
         } else {
-          finish("ok", `ingested: ${data.title || data.saved_as} (${data.pages} page${data.pages === 1 ? "" : "s"}, ${data.seconds} s)`);
+          finish("ok", `ingested: ${data.title || data.saved_as} (${plural(data.pages, "page")}, ${data.seconds} s)`);
         }
+        resolve();
       };
-      xhr.onerror = () => finish("failed", "failed: the server cannot be reached");
+      xhr.onerror = () => { finish("failed", "failed: the server cannot be reached"); resolve(); };
       const form = new FormData();
       form.append("file", file);
       xhr.send(form);

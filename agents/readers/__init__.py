@@ -1,0 +1,31 @@
+"""Answer readers: small plug-ins that each read one shape of answer from a typed context, tried in the order the
+config lists them (``qa.readers``; the model last). The first answer wins; a reader that does not apply, or finds
+no answer for sure, passes.
+
+    from evidex.agents.readers import read_answer
+    answer = read_answer(["table_gap", "table_lookup", "ranked_rows", "model"], request)
+
+A new reader is one module in this folder (a class with ``name``, ``applies`` and ``read``; see
+:mod:`agents.readers.base`) registered with :func:`register_reader`, plus its name in the config's list.
+"""
+from __future__ import annotations
+
+from evidex.agents.readers.base import Reader, ReadRequest, get_reader, reader_names, register_reader
+from evidex.agents.readers.checks import rejects
+
+DEFAULT_READERS = ("table_gap", "table_lookup", "ranked_rows", "model")
+
+
+def read_answer(names, request: ReadRequest):
+    """The first answer a reader of ``names`` gives (:class:`tools.qa.context.Answer`), or None."""
+    for name in names:
+        reader = get_reader(name)
+        if reader.applies(request.question, request.context):
+            answer = reader.read(request)
+            if answer is not None:
+                return answer
+    return None
+
+
+__all__ = ["DEFAULT_READERS", "ReadRequest", "Reader", "get_reader", "read_answer", "reader_names",
+           "register_reader", "rejects"]

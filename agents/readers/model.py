@@ -1,0 +1,69 @@
+"""``model``: the chat model answers from the context, in the type the answer format asks for.
+
+Every question shape; it is the last reader in the list. The reply is one JSON object decoded under a grammar, so
+its ``answer`` has the format's type (an integer format gets an integer, a list format a list). For a name picked by
+an extreme value ("which method has the highest F1") the model first lists the candidates with their values and
+the extreme they ask for, and code picks the answer from them (or from the table's own rows when code could read
+them): a small model names a row near the top, not the maximum.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field, create_model
+
+from evidex.agents.prompts import load_prompt, render
+from evidex.agents.qa.render import render_context, scope_line
+from evidex.agents.readers.base import ReadRequest, register_reader
+from evidex.agents.readers.ranked_rows import Candidate, ranked_pick, ranks, table_candidates
+from evidex.agents.structured import call_structured
+from evidex.tools.answer_format import answer_text, answer_type
+from evidex.tools.qa.context import Answer, Context
+from evidex.tools.qa.question import Question
+
+MAX_CANDIDATES = 40
+
+
+@lru_cache(maxsize=64)
+def answer_schema(answer_format: str, ranked: bool = False) -> type[BaseModel]:
+    """``{"direction"?, "candidates"?, "answer": <type the format asks for>}``: with ``ranked`` the direction and
+    the candidates come before the name they decide, so the grammar has the model write them first."""
+    fields: dict[str, Any] = {}
+    if ranked:
+        fields["direction"] = (Literal["highest", "lowest"], Field(description="Which extreme the question asks."))
+        # at least two under the grammar: left free, the local model listed only the row it had already chosen
+        fields["candidates"] = (list[Candidate], Field(min_length=2, max_length=MAX_CANDIDATES,
+                                                       description="Every item the question compares."))
+    kind = answer_type(answer_format)
+    spec = Field(max_length=2000, description="Exactly in the requested answer format.") if kind is str else Field(
+        description="Exactly in the requested answer format.")
+    fields["answer"] = (kind, spec)
+    return create_model("Answer", **fields)
+
+
+class ModelReader:
+    name = "model"
+
+    def applies(self, question: Question, context: Context) -> bool:
+        return True
+
+    def read(self, request: ReadRequest) -> Answer | None:
+        q = request.question
+        ranking = ranks(q)
+        body = render("qa_answer", question=q.text, answer_format=q.answer_format, scope=scope_line(q),
+                      context=render_context(request.context, keys=request.keys, limit=request.limit, empty="(none)"))
+        if ranking:
+            body += "\n" + load_prompt("qa_answer_ranked")
+        messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
+        out = call_structured(request.llm, answer_schema(q.answer_format, ranking), messages, name=request.name,
+                              max_tokens=request.max_tokens)
+        if ranking:
+            picked = ranked_pick(out.direction, table_candidates(q, request.context) or out.candidates, q)
+            if picked is not None:
+                return Answer(value=picked[0], reader=self.name, expression=picked[1])
+        return Answer(value=answer_text(out.answer), reader=self.name)
+
+
+register_reader(ModelReader())

@@ -1,0 +1,82 @@
+"""The AirQA-format questions over the pool papers (benchmarks/data/airqa_pool_questions.jsonl): well-formed,
+objective, split by paper into pool_dev and pool_test with the mix of kinds the file promises, scored 1 by their
+own gold and 0 by a constant answer, and (when ../shared/corpus/pool is there) every gold snippet printed on its
+gold page of the PDF (``benchmarks.check_pool_questions``)."""
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchmarks.check_pool_questions import (QUESTIONS, SPLITS, check, default_pool, gold_prediction, paper_split,
+                                             papers_of, wrong_predictions)
+from evidex.evaluators.airqa import EVAL_FUNCS, evaluate, requires_judge
+
+ROWS = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+OTHER_FILES = ("airqa_corpus_questions.jsonl", "airqa_holdout_questions.jsonl")
+# per split: at least this many questions of each kind (the file has text 13 with multiple/retrieval, table 7 ...)
+MINIMUM = {"text": 10, "table": 7, "formula": 3, "metadata": 3, "image": 2, "multiple": 2, "retrieval": 1}
+
+
+def pool_or_skip() -> Path:
+    pool = default_pool()
+    if not (pool / "pool_manifest.tsv").is_file():
+        pytest.skip(f"{pool} not found (the pool papers beside EVIDEX_DATA_DIR); the PDF checks need it")
+    return pool
+
+
+def test_two_splits_of_28_with_every_kind_of_question():
+    assert len(ROWS) == 56 and len({r["uuid"] for r in ROWS}) == len(ROWS)
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in ROWS)
+    for split in SPLITS:
+        rows = [r for r in ROWS if r["split"] == split]
+        tags = Counter(t for r in rows for t in r["tags"])
+        assert len(rows) == 28 and all(tags[t] >= n for t, n in MINIMUM.items()), (split, tags)
+        assert sum(r["gold_computed"] for r in rows if "table" in r["tags"]) >= 3  # table arithmetic / superlatives
+        assert len({p for r in rows for p in papers_of(r)}) >= 18
+
+
+def test_the_split_is_by_a_hash_of_the_paper():
+    """Each paper's split comes from its uuid, so a paper's questions are all in one split."""
+    for row in ROWS:
+        assert {paper_split(p) for p in papers_of(row)} == {row["split"]}, row["uuid"]
+    assert paper_split("a5af8a65-3ea2-5cf2-83fa-37e3edc26bf5") == "pool_dev"
+    assert paper_split("ffe27f2f-1c05-5ba6-a8f7-493c5206993d") == "pool_test"
+
+
+def test_no_question_of_another_file():
+    others = set()
+    for name in OTHER_FILES:
+        others |= {json.loads(line)["question"] for line in QUESTIONS.with_name(name).read_text().splitlines()}
+    assert not others & {r["question"] for r in ROWS}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r["uuid"][:8])
+def test_each_question_is_objective_and_scores_its_own_gold(row):
+    evaluator = row["evaluator"]
+    assert "objective" in row["tags"] and not requires_judge(evaluator) and evaluator["eval_func"] in EVAL_FUNCS
+    gold = evaluate(gold_prediction(evaluator), evaluator)
+    assert gold.score == 1.0 and not gold.error, gold
+    assert all(evaluate(wrong, evaluator).score == 0 for wrong in wrong_predictions(evaluator))
+
+
+def test_every_gold_is_printed_on_its_pages_of_the_pool_pdfs():
+    assert check(ROWS, pool_or_skip()) == []
+
+
+def test_the_checker_names_what_is_wrong():
+    """A snippet off its page, an answer the snippets do not carry, a paper in the other split: each is named."""
+    pool = pool_or_skip()
+    rows = copy.deepcopy(ROWS[:3])
+    rows[0]["gold_snippets"][0]["text"] = "a sentence that is on no page"
+    lookup = next(r for r in rows[1:] if not r["gold_computed"])
+    lookup["evaluator"]["eval_kwargs"]["gold"] = 987654
+    rows[2]["split"] = "pool_test"
+    problems = check(rows, pool)
+    assert any("snippet not on page" in p for p in problems)
+    assert any(p.startswith(lookup["uuid"][:8]) and "do not write the gold" in p for p in problems)
+    assert any("belongs to pool_dev" in p for p in problems)

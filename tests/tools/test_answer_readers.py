@@ -1,0 +1,255 @@
+"""Answer readers as plug-ins: the question parsed once into a typed :class:`Question`, the reader registry and the
+ordered ``qa.readers`` list (an unknown name is a config error; a new reader is one registration plus its name in
+the list), the checks an early answer must pass (``agents.readers.checks``), and NeuSym's early answer turning
+down answers those checks reject (the turns begin instead)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evidex.agents.readers import DEFAULT_READERS, ReadRequest, get_reader, read_answer, reader_names, rejects
+from evidex.agents.readers.checks import grounded, grounding, looped_list
+from evidex.tools.paperstore import Paper, Passage, Table
+from evidex.tools.qa import PaperQuestion
+from evidex.tools.qa.context import Answer, Context
+from evidex.tools.qa.question import named_in, parse_question
+
+
+def ask(text: str, answer_format: str = "A short answer.", papers=("p1",), conferences=()):
+    return parse_question(PaperQuestion(id="q", question=text, answer_format=answer_format, pdf_ids=list(papers),
+                                        conferences=list(conferences)))
+
+
+# ------------------------------------------------------------------------------------------------ the question
+def test_a_question_is_parsed_once_into_what_readers_decide_by():
+    q = ask("In Table 2 and Fig. 3 (see Eq. (4) and Table 2), which model has the highest F1?",
+            "Your answer should be a string.", papers=("a", "b"), conferences=("acl2023",))
+    assert (q.tables, q.figures, q.equations, q.table_label) == (["2"], ["3"], ["4"], "Table 2")
+    assert (q.kind, q.superlative, q.says_superlative, q.gap, q.excluded) == ("str", "highest", True, False, "")
+    assert not q.numeric and q.papers == ["a", "b"] and q.conferences == ["acl2023"]
+    # the question it came from, as the graphs take it
+    assert q.question == PaperQuestion(id="q", question=q.text, answer_format=q.answer_format, pdf_ids=["a", "b"],
+                                       conferences=["acl2023"])
+    # the answer kind comes from the format
+    kinds = {"Your answer should be a Python integer.": "int", "A Python float rounded to 2 decimals.": "float",
+             "A Python list of strings.": "list", "Answer true or false.": "bool", "A short answer.": "str"}
+    assert {fmt: ask("What?", fmt).kind for fmt in kinds} == kinds
+    assert ask("What?", "Your answer should be a Python integer.").numeric
+
+
+def test_gaps_comparisons_and_exclusions_are_read_from_the_question_s_words():
+    gap = ask('In Table 3 of "A Very Long Paper Title Here", how many points higher is A than B?')
+    assert gap.gap and not gap.minus and gap.table_label == "Table 3"
+    before, after = gap.comparison  # quoted titles and table numbers are no cell names
+    assert "A" in before.split() and after.split() == ["B?"] and "Title" not in before and "3" not in before.split()
+    minus = ask("What is the F1 of A minus that of B?")
+    assert minus.gap and minus.minus and minus.comparison[1].split() == ["that", "of", "B?"]
+    between = ask("What is the difference between A and B?")
+    assert between.gap and between.comparison[1].strip() == "B?"
+    assert ask("By how much does pass@1 rise from before to after?").comparison[1].strip() == "after?"
+    assert ask("What does the paper propose?").comparison is None and not ask("What does it propose?").gap
+    excluding = ask("Which baseline (i.e. excluding ERRA and NRT) has the lowest RMSE?")
+    assert excluding.excluded.strip() == "ERRA and NRT" and excluding.superlative == "lowest"
+    assert named_in("NRT", excluding.excluded) and not named_in("NR", excluding.excluded)
+    assert ask("Other than A-1, which model is best?").excluded.strip() == "A-1,"  # up to the question word
+
+
+# ------------------------------------------------------------------------------------------------ the registry
+TABLE = Table(key="t1", paper_id="p1", page=3, caption="Table 1: Results.",
+              markdown="|System|Accuracy|\n|---|---|\n|Baseline|61.2|\n|Ours|74.9|")
+CONTEXT = Context(items=[Paper(paper_id="p1", title="A Paper", authors=["Ann Bee"], num_pages=12), TABLE,
+                         Passage(key="c1", paper_id="p1", page=2, text="We evaluate on the pangolin benchmark."),
+                         Passage(key="c2", paper_id="p1", page=4, text="Training takes 3 days on one GPU.")])
+
+
+class Constant:
+    """A test reader: answers every question with one value, or nothing."""
+
+    def __init__(self, name: str, value: str | None, applies: bool = True):
+        self.name, self.value, self._applies, self.asked = name, value, applies, 0
+
+    def applies(self, question, context) -> bool:
+        return self._applies
+
+    def read(self, request):
+        self.asked += 1
+        return None if self.value is None else Answer(value=self.value, reader=self.name)
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """Readers registered by a test, removed after it."""
+    from evidex.agents.readers import base
+
+    reader_names()  # the built-in readers are loaded before the test adds its own
+    monkeypatch.setattr(base, "_READERS", dict(base._READERS))
+    return base
+
+
+def test_the_built_in_readers_are_registered_and_the_model_comes_last():
+    assert set(DEFAULT_READERS) <= set(reader_names()) and DEFAULT_READERS[-1] == "model"
+    assert [get_reader(n).name for n in DEFAULT_READERS] == list(DEFAULT_READERS)
+    with pytest.raises(KeyError, match=r"no answer reader named 'nope' \(known: .*model"):
+        get_reader("nope")
+
+
+def test_readers_are_tried_in_order_and_the_first_answer_wins(registry):
+    from evidex.agents.readers import register_reader
+
+    never = register_reader(Constant("never", "wrong", applies=False))
+    unsure = register_reader(Constant("unsure", None))
+    sure = register_reader(Constant("sure", "42"))
+    after = register_reader(Constant("after", "later"))
+    request = ReadRequest(question=ask("What?"), context=CONTEXT)
+    answer = read_answer(["never", "unsure", "sure", "after"], request)
+    assert (answer.value, answer.reader) == ("42", "sure")
+    assert (never.asked, unsure.asked, sure.asked, after.asked) == (0, 1, 1, 0)  # not applying: never read
+    assert read_answer(["never", "unsure"], request) is None
+
+
+def test_the_model_reader_answers_in_the_format_s_type_from_the_rendered_context():
+    from evidex.agents.scripted import ScriptedChatModel
+
+    reader = get_reader("model")
+    q = ask("How many pages does the paper have?", "Your answer should be a Python integer.")
+    assert reader.applies(q, Context()) and reader.applies(q, CONTEXT)  # every question, the last reader
+    model = ScriptedChatModel(responses=['{"answer": "twelve"}', '{"answer": 12}'])  # a word, then its repair
+    answer = reader.read(ReadRequest(question=q, context=CONTEXT, llm=model, keys=False))
+    assert (answer.value, answer.reader, answer.by_code, answer.sources) == ("12", "model", False, [])
+    (first, repair) = model.prompts
+    assert "[metadata p1] title: A Paper | authors (1): Ann Bee | pages: 12" in first
+    assert "[p1 page 3] Table 1: Results.\n|System|Accuracy|" in first and "[tables.t1" not in first  # no keys
+    assert "pdf_id in ['p1']" in first and first.rindex("[Question]") > first.index("[Context]:")
+    assert "Your previous reply was not valid" in repair
+    # with keys (an agent's answer) and a cut context
+    keyed = ScriptedChatModel(responses=['{"answer": 12}'])
+    reader.read(ReadRequest(question=q, context=CONTEXT, llm=keyed, keys=True, limit=120))
+    assert "[tables.t1, p1 page 3] Table 1: R\n... [cut: " in keyed.prompts[0]
+    # a name picked by an extreme value: the model lists the candidates, code picks the extreme
+    ranked = ScriptedChatModel(responses=[json.dumps({"direction": "lowest", "answer": "B", "candidates": [
+        {"name": "A", "value": 0.2}, {"name": "B", "value": 0.5}]})])
+    answer = reader.read(ReadRequest(question=ask("Which method has the lowest error?", "A string."), context=Context(),
+                                     llm=ranked))
+    assert (answer.value, answer.expression) == ("A", "min(0.2, 0.5)") and '"candidates"' in ranked.prompts[0]
+
+
+def test_qa_readers_names_registered_readers_only(registry):
+    """An unknown reader in the config is a config error naming it and the known ones; a new reader is one
+    registration plus its name in the list."""
+    from evidex.agents.readers import register_reader
+    from evidex.graphs.config import ConfigError
+    from evidex.graphs.qa.config import QASettings
+    from evidex.graphs.tasks import config_for_task
+
+    with pytest.raises(ConfigError, match=r"unknown answer reader\(s\) table_cells \(known: .*table_gap"):
+        config_for_task("airqa", ["qa.readers=[table_cells, model]"])
+    with pytest.raises(ConfigError, match="readers"):
+        config_for_task("airqa", ["qa.readers=[]"])  # at least one reader
+    assert QASettings().readers == list(DEFAULT_READERS)
+    register_reader(Constant("constant", "1"))
+    assert config_for_task("airqa", ["qa.readers=[constant, model]"]).qa.readers == ["constant", "model"]
+
+
+# ------------------------------------------------------------------------------------------------ the checks
+def test_an_answer_is_grounded_in_the_context_and_cites_the_items_holding_it():
+    said = Answer(value="pangolin benchmark", reader="model")
+    assert grounded(said, CONTEXT) and grounding(said, CONTEXT) == ["chunks.c1"]
+    assert grounding(Answer(value="74.9", reader="model"), CONTEXT) == ["tables.t1"]
+    assert grounding(Answer(value="12", reader="model"), CONTEXT) == ["metadata.p1"]  # "pages: 12" of its metadata
+    # a computed answer rests on its operands, which are in the table, not on its result, which is not
+    gap = Answer(value="13.7", reader="table_gap", expression="74.9 - 61.2")
+    assert grounded(gap, CONTEXT) and grounding(gap, CONTEXT) == ["tables.t1"]
+    assert not grounded(Answer(value="13.7", reader="model"), CONTEXT)
+    # a list: the items holding any of its elements
+    listed = Answer(value='["Baseline", "3 days"]', reader="model")
+    assert grounded(listed, CONTEXT) and grounding(listed, CONTEXT) == ["tables.t1", "chunks.c2"]
+    # nothing holds it: the first items shown
+    assert grounding(Answer(value="wombat", reader="model"), CONTEXT, fallback=2) == ["metadata.p1", "tables.t1"]
+
+
+def test_the_reasons_an_early_answer_is_not_taken():
+    q = ask("In Table 1, excluding Ours, which system is best?", "A string, e.g. Baseline.")
+    assert rejects(Answer(value="wombat", reader="model"), q, CONTEXT) == "not found in the context"
+    assert rejects(Answer(value="Ours", reader="model"), q, CONTEXT) == "an item the question excludes"
+    assert rejects(Answer(value="Baseline", reader="model"), q, CONTEXT) == "the answer format's example"
+    listed = ask("Which systems are compared?", "A Python list of strings.")
+    looped = Answer(value='["Baseline", "Ours", "Ours", "Ours"]', reader="model")
+    assert rejects(looped, listed, CONTEXT) == "a list repeating one item"
+    assert rejects(Answer(value='["Baseline", "Ours"]', reader="model"), listed, CONTEXT) is None
+    assert rejects(Answer(value="Baseline", reader="model"), ask("Which system is weakest?"), CONTEXT) is None
+
+
+def test_a_list_stuck_on_one_item_is_a_loop_but_repeated_numbers_are_values():
+    """Chain-of-Thought on the test split: asked for five benchmarks, the model wrote "GSM8K" and then "AQuA" four
+    times. A list ending in one text item three times over is a loop; repeated numbers can be real values."""
+    assert looped_list('["GSM8K", "AQuA", "AQuA", "aqua ", "AQuA"]')
+    assert not looped_list('["GSM8K", "AQuA", "AQuA", "SVAMP"]') and not looped_list('["A", "A"]')
+    assert not looped_list("[0.5, 0.5, 0.5]") and not looped_list("AQuA AQuA AQuA") and not looped_list("")
+
+
+# ------------------------------------------------------------------------------------------------ the early answer
+NAME = "Your answer should be a single string, the method name exactly as printed in the table."
+
+
+def _neusym_answer(store_dir: str, q, replies: list[str]):
+    """NeuSym (probe, early answer, two turns: one action, then the answer from what was found) answering ``q``
+    with scripted ``replies``: the model, for the prompts it was sent, and the prediction."""
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.neusym import build_neusym
+    from evidex.graphs.tasks import config_for_task
+
+    model = ScriptedChatModel(responses=replies)
+    cfg = config_for_task("airqa", [f"store.store_dir={store_dir}", "qa.max_turns=2"])
+    return model, build_neusym(model, cfg).invoke({"input": q})["prediction"]
+
+
+def _ranked(answer: str, *pairs) -> str:
+    return json.dumps({"direction": "highest", "candidates": [{"name": n, "value": v} for n, v in pairs],
+                       "answer": answer})
+
+
+def test_an_early_answer_the_question_excludes_is_not_taken(table_paper):
+    """G-Eval on the test split: the model listed only the two rows the question excludes and answered one of them;
+    with no pick left its own answer stood and, being printed in the table, passed as grounded."""
+    store_dir, pdf_id = table_paper
+    q = PaperQuestion(id="x", question="In Table 1, excluding Ours, which method has the highest Accuracy?",
+                      answer_format=NAME, pdf_ids=[pdf_id])
+    model, pred = _neusym_answer(store_dir, q, [
+        _ranked("Ours", ("Ours", 74.9), ("Ours (no pretraining)", 70.0)),  # nothing left to pick: "Ours" stands
+        json.dumps({"step": {"thought": "done", "action": "answer", "answer": "Baseline"}}),
+        _ranked("Baseline", ("Baseline", 61.2), ("Ours", 74.9)),
+    ])
+    assert len(model.prompts) == 3 and pred.answer == "Baseline" and pred.actions == ["answer"]
+
+
+def test_an_early_list_answer_stuck_on_one_item_is_not_taken(table_paper):
+    """Every item of the looping list is in the probe, so it passed as found: it is no early answer, the turns
+    begin."""
+    store_dir, pdf_id = table_paper
+    q = PaperQuestion(id="l", question="In Table 1, which methods are compared?",
+                      answer_format="Your answer should be a Python list of 4 strings.", pdf_ids=[pdf_id])
+    model, pred = _neusym_answer(store_dir, q, [
+        json.dumps({"answer": ["Baseline", "Ours", "Ours", "Ours"]}),  # stuck: not taken, though every item is in Table 1
+        json.dumps({"step": {"thought": "done", "action": "answer", "answer": ["Baseline"]}}),
+        json.dumps({"answer": ["Baseline", "Ours", "Ours (no pretraining)", "Ours"]}),
+    ])
+    assert len(model.prompts) == 3 and json.loads(pred.answer)[2] == "Ours (no pretraining)"
+
+
+def test_an_early_answer_that_copies_the_format_s_example_is_not_taken(table_paper):
+    """The example value is often printed somewhere in the probe (Table 1 holds 74.9), so a copied example passed
+    as found; it is not an early answer, and the turns begin."""
+    store_dir, pdf_id = table_paper
+    q = PaperQuestion(id="x", question="In Table 1, what Accuracy does Baseline reach?",
+                      answer_format="Your answer should be a Python float, e.g. 74.9.", pdf_ids=[pdf_id])
+    model, pred = _neusym_answer(store_dir, q, [
+        json.dumps({"answer": 74.9}),  # the example, and a value of the table: not taken
+        json.dumps({"step": {"thought": "done", "action": "answer", "answer": 61.2}}),
+        json.dumps({"answer": 61.2}),
+    ])
+    assert len(model.prompts) == 3 and pred.answer == "61.2"
+    found, pred = _neusym_answer(store_dir, q, [json.dumps({"answer": 61.2})])  # not the example: taken at once
+    assert len(found.prompts) == 1 and pred.answer == "61.2" and pred.actions == ["answer"]
+    assert pred.citations and all(c.exists for c in pred.citations)
+    assert pred.citations[0].source.startswith("tables.")  # the items that hold 61.2, the table first

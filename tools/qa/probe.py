@@ -1,0 +1,148 @@
+"""The multiview probe: before an agent's first turn, look up what the question itself points at, in every view
+of the store, as a typed :class:`~tools.qa.context.Context`.
+
+A small model writes SQL and search calls badly, and each wasted turn costs a full prompt; but much of what a
+question about papers needs is named in the question: the papers in scope (their metadata row answers author,
+page-count and venue questions), "Table 2" (its caption and cells), "Figure 3" (its caption and the words inside
+its box), "Equation 4" (its text), and passages that match the question's words. These are symbolic look-ups
+(exact rows by paper id and number) plus one keyword and one hybrid search, so the agent starts from evidence in
+every view and spends its turns only on what the probe missed.
+
+    context = probe(store, parse_question(q), passages=8)
+    [item.source for item in context.items]      # ["metadata.<id>", "tables.<id>", "chunks.<id>", ...]
+"""
+from __future__ import annotations
+
+import logging
+import re
+from itertools import zip_longest
+
+from evidex.tools.filters import MAX_FILTER_CHARS
+from evidex.tools.paperstore import Note, Passage, PaperStore, SearchHits, scope_filter
+from evidex.tools.qa.context import Context
+from evidex.tools.qa.question import Question
+
+log = logging.getLogger(__name__)
+_MAX_PAPERS = 4  # beyond this the question is a retrieval one; the metadata of many papers says little
+# a quoted span with the words that lead into it ('In the paper "X",'): a paper title as questions cite one
+_QUOTED = re.compile(r'(?:\b(?:in|of|from|by)\s+)?(?:the\s+)?(?:paper|work|article)?\s*["“]([^"”]{2,})["”],?',
+                     re.IGNORECASE)
+
+
+def search_space(store: PaperStore, q: Question) -> tuple[str | None, set[str]]:
+    """A question's search space as (filter, papers to keep): its papers when it names them, else the papers of its
+    conferences (a retrieval question's answer is one of them), by filter when one can name them all, else as the
+    set to keep from the whole store's ranking (a question naming dozens of papers, a venue of hundreds). A venue
+    none of the store's papers is from restricts nothing (a user's own PDFs carry none)."""
+    pool = list(q.papers) or (store.conference_papers(q.conferences) if q.conferences else [])
+    flt = scope_filter(pool)
+    if flt is None or len(flt) <= MAX_FILTER_CHARS:
+        return flt, set()
+    return None, set(pool)
+
+
+def question_search(store: PaperStore, q: Question, query: str, k: int, mode: str = "hybrid") -> SearchHits:
+    """A search for ``q``, kept on its search space (:func:`search_space`)."""
+    from evidex.tools.search import MAX_HITS
+
+    flt, pool = search_space(store, q)
+    if not pool:
+        return store.search(query, filter=flt, k=k, mode=mode)
+    # too many papers to name in a filter: read further down the whole store's ranking and keep theirs (or, when
+    # none ranks that high, the best of the store rather than nothing)
+    hits = store.search(query, k=MAX_HITS, mode=mode)
+    kept = [p for p in hits.passages if p.paper_id in pool][:k] or hits.passages[:k]
+    return hits.model_copy(update={"passages": kept})
+
+
+def names_papers(q: Question) -> bool:
+    """Whether passages shown for ``q`` carry their paper's title: yes unless the question is about one known
+    paper. A retrieval or multi-paper question is answered with titles or about several papers, and a passage's
+    paper id does not say which paper it is (the local model, shown ids only, made titles up)."""
+    return len(q.papers) != 1
+
+
+def _letters(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def without_titles(question: str, titles: list[str]) -> str:
+    """The question without the quoted titles of ``titles`` (and the "in the paper" that leads into them).
+
+    Once a title is resolved to a paper the search keeps to that paper, and its words in the query only pull up
+    the passages that repeat them (the title page, figure labels) ahead of the one that answers. Other quoted text
+    (a phrase from the paper) stays: it is what to look for."""
+    known = [_letters(t) for t in titles if t]
+
+    def cut(match: re.Match) -> str:
+        quoted = _letters(match.group(1))
+        is_title = quoted and any(quoted == t or (len(quoted) > 20 and (quoted in t or t in quoted)) for t in known)
+        return " " if is_title else match.group(0)
+
+    return " ".join(_QUOTED.sub(cut, question).split()) or question
+
+
+def _interleave(*rankings: list[Passage]) -> list[Passage]:
+    """The rankings merged by turns (first of each, then second of each, ...), each passage once."""
+    seen, out = set(), []
+    for hit in (h for tier in zip_longest(*rankings) for h in tier if h is not None):
+        if hit.key not in seen:
+            seen.add(hit.key)
+            out.append(hit)
+    return out
+
+
+def _ranked(store: PaperStore, q: Question, query: str, limit: int, mode: str) -> SearchHits:
+    try:
+        return question_search(store, q, query, limit, mode)
+    except Exception as exc:  # noqa: BLE001 - the probe is a head start; the failure is reported, not hidden
+        log.warning("probe: %s search failed: %s", mode, exc)
+        return SearchHits(mode=mode, degraded=f"{mode} search failed: {type(exc).__name__}: {exc}")
+
+
+def passages(store: PaperStore, q: Question, limit: int) -> Context:
+    """The hybrid and the keyword ranking of the question, interleaved: RRF buries a passage only keywords rank first
+    whenever the embedder ranks number-heavy figure text high, and the words a question quotes from the paper are
+    what keywords find."""
+    titles = store.titles()
+    query = without_titles(q.text, [titles[i] for i in q.papers if i in titles])[:500]
+    hybrid, keywords = _ranked(store, q, query, limit, "hybrid"), _ranked(store, q, query, limit, "bm25")
+    hits = _interleave(hybrid.passages, keywords.passages)[:limit]
+    shown = {h.paper_id: titles[h.paper_id] for h in hits if h.paper_id in titles} if names_papers(q) else {}
+    return Context(items=hits, titles=shown, degraded=[d for d in (hybrid.degraded, keywords.degraded) if d])
+
+
+def _common_authors(lists: list[list[str]]) -> list[str]:
+    """The names every list holds (compared without case, dots or spacing), in the first list's order."""
+    def key(name: str) -> str:
+        return " ".join(name.replace(".", " ").lower().split())
+    shared = set.intersection(*({key(a) for a in names} for names in lists)) if lists else set()
+    return [a for a in lists[0] if key(a) in shared] if lists else []
+
+
+def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool = True) -> Context:
+    """What the question points at: metadata of the papers in scope (and, for several, the authors they all share),
+    the tables/figures/equations it names, and the ``passages_k`` passages that best match it. ``lookups=False``:
+    the passages only (an agent without SQL)."""
+    ids = list(q.papers) if len(q.papers) <= _MAX_PAPERS else []
+    items: list = []
+    if ids and lookups:
+        papers = store.papers(ids, first_page=True)
+        items += papers
+        common = _common_authors([p.authors for p in papers])
+        if len(papers) > 1 and common:
+            # "which author appears on both papers": set by code; the 1.5B model named one paper's first author
+            items.append(Note(text=f"authors on every one of these {len(papers)} papers: {', '.join(common)}",
+                              paper_ids=[p.paper_id for p in papers], cites=papers[0].source,
+                              paper_id=papers[0].paper_id))
+        for n in q.tables:
+            items += store.tables(ids, n)
+        for n in q.figures:
+            items += store.figures(ids, n)
+        for n in q.equations:
+            items += store.equations(ids, n)
+    found = passages(store, q, passages_k) if passages_k else Context()
+    return Context(items=items + found.items, titles=found.titles, degraded=found.degraded)
+
+
+__all__ = ["names_papers", "passages", "probe", "question_search", "search_space", "without_titles"]
