@@ -112,7 +112,7 @@ class ExplainConfig(Strict):
     sentences: int = Field(4, ge=1, le=8, description="grounded: sentences in all (verdict, strongest evidence, "
                            "strength and consistency).")
     reason_words: int = Field(25, ge=8, le=40, description="grounded: the longest reason the model is asked for, "
-                              "in words (its schema caps it at 8 characters a word).")
+                              "in words (its schema caps it at 9 characters a word).")
     finding_words: int = Field(30, ge=6, le=60, description="grounded: longest finding the model is shown per "
                                "item, in words.")
     sentence_words: int = Field(45, ge=6, le=80, description="grounded: longest finding used as an explanation "
