@@ -40,6 +40,11 @@ Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited t
 MAX_VERDICT_IDS = 6  # a longer list of ids reads as noise; the reasons cite the rest
 MAX_SENTENCE_WORDS = 40
 ABOUT_WORDS = 8
+# Budgets of the grounded path (fixed: they were settings that no run changed; issue 51 cut the settings)
+REASON_WORDS = 25  # the longest reason the model is asked for; its schema caps it at 9 characters a word
+FINDING_WORDS = 30  # the finding the model is shown per item
+SENTENCE_WORDS = 45  # a finding used as an explanation sentence when an item has no checked reason
+FINDINGS_SHOWN = 8  # kept items the model writes reasons for (strongest first); the rest get the fallback reason
 
 
 def verdict_of(labels: Sequence[str]) -> Verdict:

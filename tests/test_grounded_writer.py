@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from evidex.agents.grounded_writer import (CUT, Reason, compose, dropped_reason, kept_reason, notes_schema,
+from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, compose, dropped_reason, kept_reason, notes_schema,
                                            sentence_problem, shown_item, verdict_of,
                                            verdict_sentences)
 from evidex.agents.scripted import ScriptedChatModel
@@ -268,7 +268,7 @@ def test_reasons_written_by_the_model_stand_and_name_what_discards_are_about(kit
     inp = _inputs(kit, cfg, 1)[0]
     pred = graph.invoke({"input": inp})["prediction"]
     records = pred.verification["reasons"]
-    shown = [d for d in pred.decisions if d.kept][: cfg.explain.findings_shown]
+    shown = [d for d in pred.decisions if d.kept][:FINDINGS_SHOWN]
     assert all(records[d.id]["source"] == "model" for d in shown)
     scores = reason_scores(pred, inp)
     assert scores["reason_links_claim"] == 1.0 and scores["reason_copied"] == 0.0

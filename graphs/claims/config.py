@@ -109,23 +109,8 @@ class ExplainConfig(Strict):
 
     mode: Literal["free", "grounded"] | None = Field(None, description="null = from speed.path (grounded: "
                                                      "grounded; fast, legacy: free).")
-    sentences: int = Field(4, ge=1, le=8, description="grounded: sentences in all (verdict, strongest evidence, "
-                           "strength and consistency).")
-    reason_words: int = Field(25, ge=8, le=40, description="grounded: the longest reason the model is asked for, "
-                              "in words (its schema caps it at 9 characters a word).")
-    finding_words: int = Field(30, ge=6, le=60, description="grounded: longest finding the model is shown per "
-                               "item, in words.")
-    sentence_words: int = Field(45, ge=6, le=80, description="grounded: longest finding used as an explanation "
-                                "sentence when an item has no checked reason, in words.")
-    findings_shown: int = Field(8, ge=1, le=40, description="grounded: kept items the model writes reasons for "
-                                "(strongest first); the others get the honest fallback reason.")
-    support_judge: Literal["overlap", "rules", "embedding", "off"] = Field(
-        "overlap", description="grounded: who checks that a model sentence says only what its cited evidence "
-        "says; a sentence it rejects is dropped (tools/support_judge.py). overlap = at least half of the "
-        "sentence's content words occur in the cited texts; rules = overlap plus no number the texts never state; "
-        "embedding = overlap plus a MiniLM cosine floor. On the held-out half of the hand-labelled sample "
-        "(benchmarks/results/support_judges.json) none beat overlap (agreement 0.737); no NLI model ships on the "
-        "registries.")
+    sentences: int = Field(4, ge=1, le=8, description="grounded: sentences in all (the verdict, then what the "
+                           "strongest kept items show).")
 
 
 SpeedPath = Literal["fast", "legacy", "grounded"]

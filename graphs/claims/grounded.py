@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evidex.agents.grounded_writer import (Reason, compose, dropped_reason, kept_reason, opening, safe_notes,
-                                           shown_item, unsupported_explanation, write_notes)
+from evidex.agents.grounded_writer import (FINDING_WORDS, FINDINGS_SHOWN, REASON_WORDS, SENTENCE_WORDS, Reason,
+                                           compose, dropped_reason, kept_reason, opening, safe_notes, shown_item,
+                                           unsupported_explanation, write_notes)
 from evidex.graphs.claims.deps import GraphDeps
 from evidex.graphs.claims.nodes import Node, _scope, _texts, kept_decisions, verdict
 from evidex.graphs.claims.state import ClaimGraphState
@@ -29,7 +30,7 @@ def _shown(state: ClaimGraphState) -> list[EvidenceDecision]:
 
 
 def make_findings(deps: GraphDeps) -> Node:
-    short, long = deps.config.explain.finding_words, deps.config.explain.sentence_words
+    short, long = FINDING_WORDS, SENTENCE_WORDS
 
     def findings(state: ClaimGraphState) -> dict:
         texts = _texts(state)
@@ -76,14 +77,14 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
         for n, key in enumerate(keys):
             claim = state.input.claims[key]
             kept = _strongest_first(kept_decisions(state, _scope(deps, key)))
-            asked = [d for d in kept if d.id in texts][: x.findings_shown]
+            asked = [d for d in kept if d.id in texts][:FINDINGS_SHOWN]
             asked_dropped = [d for d in dropped if d.id in texts] if n == 0 else []
             written, abouts, failure = {}, {}, None
             if asked or asked_dropped:
                 shown = [shown_item(d.id, state.findings.get(d.id), texts[d.id]) for d in asked]
                 aside = [opening(d.id, texts[d.id]) for d in asked_dropped]
                 written, abouts, failure = safe_notes(lambda: write_notes(
-                    deps.llm, {key: claim}, shown, aside, words=x.reason_words, context_chars=p.context_chars,
+                    deps.llm, {key: claim}, shown, aside, words=REASON_WORDS, context_chars=p.context_chars,
                     style=deps.style, name=f"write_reasons[{key}]"))
             for d in kept:
                 reasons[d.id] = kept_reason(d, written.get(d.id), texts.get(d.id, ""), claim)
