@@ -53,7 +53,7 @@ COLUMNS = {
     # share of those pairs labelled "does not support"
     "reason links": "reason_links_item_accuracy_micro", "reason copied": "reason_copied_item_accuracy_micro",
     "reason fallback": "reason_fallback_item_accuracy_micro", "discard named": "discard_named_item_accuracy_micro",
-    "stance sample": "stance_sample_item_accuracy_micro",
+    "stance sample": "stance_sample_item_accuracy_micro", "stance report": "stance_report_item_accuracy_micro",
     "sample not-sup": "stance_sample_not_supports_item_accuracy_micro",
 }
 

@@ -11,6 +11,7 @@ Conventions follow ``evaluators.explainers``: a metric key that is absent means 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -197,14 +198,22 @@ def stance_sample_scores(pred: ClaimPrediction, gold: Mapping[tuple[str, str], s
     "unclear" agrees only with that. ``stance_sample_not_supports_*`` counts the pairs the run says do not support
     (pooled over a run: the share of the sample's pairs it labels so)."""
     gold = stance_gold() if gold is None else gold
-    pairs = [(d.label, gold[(pred.id, d.id)]) for d in pred.decisions if d.kept and (pred.id, d.id) in gold]
+    pairs = [(d.label, gold[(pred.id, d.id)], d.id) for d in pred.decisions if d.kept and (pred.id, d.id) in gold]
     if not pairs:
         return {}
-    agree = [label == g or (g == "unclear" and label != "supports") for label, g in pairs]
+    agree = [label == g or (g == "unclear" and label != "supports") for label, g, _ in pairs]
+    report = [a for a, (_, _, eid) in zip(agree, pairs) if in_report_half(pred.id, eid)]
     return {"stance_sample_n_items": float(len(pairs)), "stance_sample_n_correct": float(sum(agree)),
             "stance_sample_agreement": sum(agree) / len(agree),
+            "stance_report_n_items": float(len(report)), "stance_report_n_correct": float(sum(report)),
             "stance_sample_not_supports_n_items": float(len(pairs)),
-            "stance_sample_not_supports_n_correct": float(sum(label != "supports" for label, _ in pairs))}
+            "stance_sample_not_supports_n_correct": float(sum(label != "supports" for label, _, _ in pairs))}
+
+
+def in_report_half(item: str, evidence_id: str) -> bool:
+    """The sample's split (benchmarks/data/README.md): a pair is in the report half when the first byte of
+    sha256("stance-absence/1:<item>/<evidence_id>") is odd; choices are made on the other (tune) half."""
+    return hashlib.sha256(f"stance-absence/1:{item}/{evidence_id}".encode()).digest()[0] % 2 == 1
 
 
 # -- per item -------------------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ CLAIM_COLUMNS = ("recovery_precision_micro", "recovery_recall_micro", "recovery_
                  "explanation_similarity", "explanation_completeness", "citation_validity", "golden_fact_coverage",
                  "reason_complete", "reason_links_item_accuracy_micro", "reason_copied_item_accuracy_micro",
                  "reason_fallback_item_accuracy_micro", "discard_named_item_accuracy_micro",
-                 "stance_sample_item_accuracy_micro", "stance_sample_not_supports_item_accuracy_micro",
+                 "stance_sample_item_accuracy_micro", "stance_report_item_accuracy_micro",
+                 "stance_sample_not_supports_item_accuracy_micro",
                  "self_contradiction",
                  "stance_consistency", "sentence_support", "ragas_faithfulness", "ragas_response_relevancy")
 LOWER_IS_BETTER = frozenset({"false_discard_rate", "self_contradiction", "reason_copied_item_accuracy_micro",
