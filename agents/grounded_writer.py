@@ -11,11 +11,13 @@ decisions.
                  honest short reason that says so. An "about" must name something of the item's own that the
                  claim does not; else the item's own names are used
     verdict      what the kept items add up to (supported / refuted / mixed / not enough evidence), first, with
-                 the ids behind it; a template over the labels, no model
+                 how consistent they are ("All 4 kept items ... support"), how many report clinical and how many
+                 preclinical studies, and the ids behind it; a template over the labels and designs, no model
     explanation  the verdict; what the strongest kept evidence shows (the checked reasons of the strongest items,
-                 strongest design first, with their numbers); how consistent and how strong the evidence is (the
-                 designs of the kept items, e.g. "2 phase 3 trials and 3 cell studies"); every sentence cites
-                 ids, and a sentence whose side is not the label of every id it cites is never written
+                 strongest design first, with their numbers); every sentence cites ids, and a sentence whose side
+                 is not the label of every id it cites is never written. (A closing strength sentence naming the
+                 designs was tried and dropped: its framing words fail the overlap support judge, sentence support
+                 0.944 -> 0.883 on a 16-item dev run, for no gain in similarity or completeness.)
 """
 from __future__ import annotations
 
