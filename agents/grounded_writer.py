@@ -79,11 +79,14 @@ def verdict_sentences(claim: str, supporting: Sequence[str], contradicting: Sequ
     clause = _claim_clause(claim)
     verdict = verdict_of(["supports"] * len(supporting) + ["contradicts"] * len(contradicting))
     split = f" ({kinds})" if kinds else ""
-    if verdict in ("supported", "refuted"):
-        ids = supporting or contradicting
-        verb = "support" if verdict == "supported" else "contradict"
-        who = f"All {len(ids)} kept items{split} {verb}" if len(ids) > 1 else f"The one kept item{split} {verb}s"
-        return [f"{who} the claim that {clause} {_cite(ids)}."]
+    if verdict == "supported":  # the claim first, as a reader states a finding, then what backs it
+        who = f"all {len(supporting)} kept items{split} support this" if len(supporting) > 1 else \
+            f"the one kept item{split} supports this"
+        return [f"{clause[:1].upper()}{clause[1:]}: {who} {_cite(supporting)}."]
+    if verdict == "refuted":
+        who = f"All {len(contradicting)} kept items{split} contradict" if len(contradicting) > 1 else \
+            f"The one kept item{split} contradicts"
+        return [f"{who} the claim that {clause} {_cite(contradicting)}."]
     if verdict == "mixed":
         return [f"The evidence on the claim that {clause} is mixed{split}.",
                 f"{_count(len(supporting))} support it {_cite(supporting)}.",

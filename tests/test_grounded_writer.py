@@ -6,6 +6,7 @@ sentence that contradicts a label or cites both sides is never written."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -19,6 +20,9 @@ from evidex.graphs import build_graph, config_for_task
 from evidex.tools.cited_text import is_complete_sentence, parse_citations, split_sentences
 from evidex.tools.claims import Claim, ClaimInput, ClaimPrediction, Evidence, EvidenceDecision
 from evidex.tools.findings import candidate_spans, findings, shortened
+
+# the verdict sentence: "<claim>: all 3 kept items (...) support this [..]", "All 2 kept items contradict the claim that ...", "The evidence on the claim that ... is mixed"
+VERDICT = re.compile(r"kept items? .*(support|contradict)|^The evidence on the claim that .* is mixed")
 
 
 class BagOfWords:
@@ -84,9 +88,10 @@ def test_verdict_sentences_open_with_the_verdict_and_never_cite_both_sides():
     text = " ".join(mixed)
     assert self_contradiction(text, labels) == [] and stance_consistency(text, labels) == (3, 3)
     assert verdict_sentences("HER2 amplification predicts sensitivity", ["9"], [])[0] == \
-        "The one kept item supports the claim that HER2 amplification predicts sensitivity [9]."
+        "HER2 amplification predicts sensitivity: the one kept item supports this [9]."
     assert verdict_sentences("X is Y", ["1", "2"], [], "2 clinical")[0] == \
-        "All 2 kept items (2 clinical) support the claim that X is Y [1, 2]."
+        "X is Y: all 2 kept items (2 clinical) support this [1, 2]."
+    assert verdict_sentences("X is Y", [], ["1", "2"])[0] == "All 2 kept items contradict the claim that X is Y [1, 2]."
     assert "not enough evidence" in verdict_sentences("X is Y", [], [])[0]
 
 
@@ -171,8 +176,8 @@ def test_the_explanation_is_verdict_with_its_clinical_count_then_the_strongest_e
     found = {"2": "BRAF V600E cell lines were sensitive to vemurafenib"}
     out = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=4, texts=TEXTS)
     sents = split_sentences(out.text)
-    assert sents[0] == "All 2 kept items (1 clinical, 1 preclinical) support the claim that BRAF V600E predicts " \
-                       "response to vemurafenib in melanoma [2, 1]."
+    assert sents[0] == "BRAF V600E predicts response to vemurafenib in melanoma: all 2 kept items (1 clinical, " \
+                       "1 preclinical) support this [2, 1]."
     assert sents[1].startswith("Phase 3 trial of BRAF V600E melanoma") and sents[1].endswith("[1].")  # strongest
     assert sents[2] == "BRAF V600E cell lines were sensitive to vemurafenib [2]."  # no checked reason: its finding
     assert len(sents) == 3 and [s["source"] for s in out.sentences] == ["verdict", "reason", "finding"]
@@ -236,7 +241,7 @@ def test_grounded_run_gives_whole_reasons_and_explanations_that_cannot_contradic
         pred = graph.invoke({"input": inp})["prediction"]
         text = pred.explanations["claim"]
         labels = {d.id: d.label for d in pred.decisions if d.kept}
-        assert text.startswith(("All ", "The one kept item", "The evidence on", "There is not enough")), text
+        assert VERDICT.search(split_sentences(text)[0]) or text.startswith("There is not enough"), text
         scores = trust_scores(pred)
         assert scores["reason_complete"] == 1.0 and scores["self_contradiction"] == 0.0
         assert set(parse_citations(text)) <= set(labels)
@@ -254,7 +259,7 @@ def test_a_malformed_reasons_reply_still_gives_reasons_and_an_explanation(kit, e
     pred = graph.invoke({"input": _inputs(kit, cfg, 1)[0]})["prediction"]
     assert "reasons_failed" in pred.verification["claim"]
     assert {r["source"] for r in pred.verification["reasons"].values()} == {"fallback"}
-    assert pred.explanations["claim"].startswith(("All ", "The one kept item")) and parse_citations(pred.explanations["claim"])
+    assert VERDICT.search(split_sentences(pred.explanations["claim"])[0]) and parse_citations(pred.explanations["claim"])
     assert json.dumps(pred.verification)  # the record is plain data
     kept = [d for d in pred.decisions if d.kept]
     assert all(d.reason.startswith("Kept as supporting evidence") for d in kept)
@@ -306,6 +311,6 @@ def test_wrong_claim_explanations_say_what_the_verdict_says(kit, embedder, kb_in
     for p in preds:
         text = p.explanations["claim"]
         if p.supported:
-            assert text.startswith(("All ", "The one kept item")) and " support" in text.split("[")[0]
+            assert re.search(r": (all \d+ kept items|the one kept item).* supports? this \[", split_sentences(text)[0])
         else:
             assert text.startswith("The evidence does not support the claim") and not parse_citations(text)
