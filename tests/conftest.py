@@ -177,16 +177,23 @@ def prompt_role(prompt: str) -> str:
 
 def evidence_lines(prompt: str) -> dict[str, str]:
     """id -> shown text of the items in the prompt's EVIDENCE block (the first HUMAN message)."""
-    human = prompt.rsplit("HUMAN: ", 1)[-1]
+    human = _evidence_turn(prompt)
     if "EVIDENCE:\n" not in human:
         return {}
     block = human.split("EVIDENCE:\n", 1)[1].split("\n\n", 1)[0]
     return dict(_EVIDENCE_LINE.findall(block))
 
 
+def _evidence_turn(prompt: str) -> str:
+    """The last HUMAN message that shows evidence: after a worked example (the grounded reasons call) it is the
+    real one, and a repair turn (which shows none) leaves the one before it."""
+    turns = prompt.split("HUMAN: ")[1:] or [prompt]
+    return next((t for t in reversed(turns) if "EVIDENCE:\n" in t), turns[-1])
+
+
 def aside_lines(prompt: str) -> dict[str, str]:
     """id -> shown text of the items in the prompt's SET ASIDE block (the grounded reasons call)."""
-    human = prompt.rsplit("HUMAN: ", 1)[-1]
+    human = _evidence_turn(prompt)
     if "SET ASIDE:\n" not in human:
         return {}
     block = human.split("SET ASIDE:\n", 1)[1].split("\n\n", 1)[0]
@@ -204,7 +211,7 @@ def scripted_reason(claim: str, shown: str) -> str:
 
 def prompt_claims(prompt: str) -> dict[str, str]:
     """'claim' / 'A' / 'B' -> claim text shown in the prompt."""
-    human = prompt.rsplit("HUMAN: ", 1)[-1].split("EVIDENCE:\n", 1)[0]
+    human = _evidence_turn(prompt).split("EVIDENCE:\n", 1)[0]
     return {(k or "claim"): v for k, v in _CLAIM_LINE.findall(human)}
 
 
