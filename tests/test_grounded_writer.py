@@ -314,3 +314,13 @@ def test_wrong_claim_explanations_say_what_the_verdict_says(kit, embedder, kb_in
             assert re.search(r": (all \d+ kept items|the one kept item).* supports? this \[", split_sentences(text)[0])
         else:
             assert text.startswith("The evidence does not support the claim") and not parse_citations(text)
+
+
+@pytest.mark.parametrize("claim", ["Crizotinib did not improve survival in ALK-negative lung cancer",
+                                   "KIT D816V confers resistance to imatinib",
+                                   "EGFR T790M fails to respond to erlotinib"])
+def test_a_claim_stated_first_does_not_read_as_contradicting_its_supporting_items(claim):
+    text = verdict_sentences(claim, ["1", "2"], [], "2 clinical")[0]
+    assert text.startswith(claim.split()[0]) and text.endswith("support this [1, 2].")
+    labels = {"1": "supports", "2": "supports"}
+    assert self_contradiction(text, labels, claim) == [] and stance_consistency(text, labels, claim) == (2, 2)
