@@ -46,6 +46,7 @@ ABOUT_WORDS = 8
 REASON_WORDS = 25  # the longest reason the model is asked for; its schema caps it at 9 characters a word
 FINDING_WORDS = 30  # the finding the model is shown per item
 SENTENCE_WORDS = 45  # a finding used as an explanation sentence when an item has no checked reason
+EXPLANATION_SENTENCES = 5  # at most, the verdict first (the 3-5; the gold explanations are syntheses)
 FINDINGS_SHOWN = 8  # kept items the model writes reasons for (strongest first); the rest get the fallback reason
 
 

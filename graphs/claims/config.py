@@ -109,8 +109,6 @@ class ExplainConfig(Strict):
 
     mode: Literal["free", "grounded"] | None = Field(None, description="null = from speed.path (grounded: "
                                                      "grounded; fast, legacy: free).")
-    sentences: int = Field(5, ge=1, le=8, description="grounded: sentences in all (the verdict, then what the "
-                           "strongest kept items show).")
 
 
 SpeedPath = Literal["fast", "legacy", "grounded"]

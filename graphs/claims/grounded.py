@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evidex.agents.grounded_writer import (FINDING_WORDS, FINDINGS_SHOWN, REASON_WORDS, SENTENCE_WORDS, Reason,
-                                           compose, dropped_reason, kept_reason, opening, safe_notes, shown_item,
-                                           unsupported_explanation, write_notes)
+from evidex.agents.grounded_writer import (EXPLANATION_SENTENCES, FINDING_WORDS, FINDINGS_SHOWN, REASON_WORDS,
+                                           SENTENCE_WORDS, Reason, compose, dropped_reason, kept_reason, opening,
+                                           safe_notes, shown_item, unsupported_explanation, write_notes)
 from evidex.graphs.claims.deps import GraphDeps
 from evidex.graphs.claims.nodes import Node, _scope, _texts, kept_decisions, verdict
 from evidex.graphs.claims.state import ClaimGraphState
@@ -64,7 +64,7 @@ def _merged(claims: list[Claim]) -> Claim:
 
 def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState], list[str]]) -> Node:
     cfg = deps.config
-    x, p = cfg.explain, cfg.prompts
+    p = cfg.prompts
 
     def write(state: ClaimGraphState) -> dict:
         texts = _texts(state)
@@ -100,7 +100,7 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
                 given = [d for d in state.decisions if d.source == "given"]
                 composed = unsupported_explanation(claim.text, sum(d.kept for d in given), len(given))
             else:
-                composed = compose(claim.text, labels, order, reasons, state.long_findings, sentences=x.sentences,
+                composed = compose(claim.text, labels, order, reasons, state.long_findings, sentences=EXPLANATION_SENTENCES,
                                    texts=texts, judge=deps.support_judge)
             explanations[key] = composed.text
             records[key] = {**composed.record(), **({"reasons_failed": failure} if failure else {})}
