@@ -10,10 +10,10 @@ cached prefix covers them across calls and items, and short TASK lines that only
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from evidex.agents.prompts import load_prompt
 from evidex.tools.claims import Claim, Evidence
@@ -29,6 +29,7 @@ class PromptStyle:
     stance_labels: str  # several kept items in one call, labels only (ids)
     write: str  # the explanation (stance_hint)
     revise: str  # one revision (draft, problems)
+    example: str = ""  # a worked example (``<example>_user`` / ``<example>_reply``) shown before the write call
     max_sentences: int = 5  # the explanation schema's cap, matching the sentence count the write prompt asks for
 
 
@@ -39,10 +40,10 @@ PROMPT_STYLES: dict[str, PromptStyle] = {
                            stance_labels="stance_labels", write="write_compact", revise="revise_explanation",
                            max_sentences=4),
     # the grounded writer (agents/grounded_writer.py): the model sees findings, not whole evidence texts, and
-    # writes only the "why"; stances are labels only
+    # writes the reasons (after one worked example); stances are labels only
     "grounded": PromptStyle(system="system_grounded", stance="judge_stance", stances="stances_compact",
                             stance_labels="stance_labels", write="write_grounded", revise="revise_explanation",
-                            max_sentences=2),
+                            example="reasons_example", max_sentences=2),
 }
 FULL = PROMPT_STYLES["full"]
 
@@ -78,9 +79,21 @@ def evidence_block(evidence: Iterable[Evidence], evidence_chars: int, title: str
     return f"{title}:\n" + ("\n".join(rows) if rows else "(none)")
 
 
+def with_example(msgs: list[BaseMessage], example: str) -> list[BaseMessage]:
+    """``msgs`` with a worked example (user turn ``<example>_user``, model turn ``<example>_reply``) between the
+    system prompt and the real request: fixed text, so it is part of the cached prefix."""
+    if not example:
+        return msgs
+    return [msgs[0], HumanMessage(content=load_prompt(f"{example}_user")),
+            AIMessage(content=load_prompt(f"{example}_reply")), *msgs[1:]]
+
+
 def messages(claims: dict[str, Claim], evidence: Iterable[Evidence], task: str, *, evidence_chars: int,
-             context_chars: int, evidence_title: str = "EVIDENCE", system: str = "system") -> list[BaseMessage]:
-    """[system prompt ``system``] then one human message: claim block, evidence block, TASK (item-specific last)."""
-    body = "\n\n".join([claim_block(claims, context_chars),
-                        evidence_block(evidence, evidence_chars, evidence_title), task])
+             context_chars: int, evidence_title: str = "EVIDENCE", system: str = "system",
+             more: Sequence[tuple[str, Iterable[Evidence]]] = ()) -> list[BaseMessage]:
+    """[system prompt ``system``] then one human message: claim block, evidence block, any ``more`` blocks
+    (title, items), TASK (item-specific last)."""
+    blocks = [evidence_block(evidence, evidence_chars, evidence_title)]
+    blocks += [evidence_block(items, evidence_chars, title) for title, items in more]
+    body = "\n\n".join([claim_block(claims, context_chars), *blocks, task])
     return [SystemMessage(content=load_prompt(system)), HumanMessage(content=body)]

@@ -9,6 +9,8 @@ decision can be made without the model they ask the gate the task config names (
 ``judge_candidates`` which gathered candidates to add as missing evidence
 ``select``          which of two claims the evidence supports (selection)
 ``assign``          claim A, claim B or neither for each item (assignment)
+``owners``          for items set aside, the known claim each belongs to, where the gate knows one (their reasons
+                    name it); every gate answers, an empty dict when it knows no other claims
 ``data_files``      the data files the gate reads, loaded before a run so a bad file fails once, not per item
 ==================  ==========================================================================================
 
@@ -98,6 +100,8 @@ class EvidenceGate(Protocol):
 
     def assign(self, claims: dict[str, Claim],
                evidence: list[Evidence]) -> dict[str, tuple[AssignLabel, str]]: ...
+
+    def owners(self, claim: Claim, ids: list[str]) -> dict[str, Claim]: ...
 
     def data_files(self, graph: GraphKind) -> list[DataFile]: ...
 

@@ -67,5 +67,8 @@ class GivenRankGate:
     def assign(self, claims, evidence):
         raise unsupported(self.name, "assign evidence to claims", "set judge.strategy=llm for assignment")
 
+    def owners(self, claim: Claim, ids: list[str]) -> dict[str, Claim]:
+        return {}  # it knows no other claims
+
     def data_files(self, graph: GraphKind) -> list[DataFile]:
         return []

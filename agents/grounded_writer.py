@@ -1,17 +1,23 @@
-"""The grounded writer: an explanation built from the decisions, so it cannot contradict them.
+"""The grounded writer: reasons that are reasons, and an explanation built from them that cannot contradict the
+decisions.
 
-    verdict   what the kept items add up to (supported / refuted / mixed / not enough evidence), stated first
-              with the ids behind it; a template over the labels, no model
-    why       the model says in a sentence or two why the findings add up to that verdict, citing ids (the
-              schema allows only kept ids); it sees each kept item's finding (its own words, ``tools.findings``)
-    check     a model sentence stays only when it is finished, the side it takes (keyword cues, read against
-              the claim) is the label of every id it cites, it does not cite both sides, and the support judge
-              accepts it against the full text of what it cites; anything else is dropped, never patched
-    findings  the explanation is filled up to ``sentences`` with the findings of the kept items, verbatim, one
-              per sentence: strongest first, those the model did not cite before those it did
-
-Every kept or discarded item also gets a reason that is one finished sentence: its label and its finding
-(:func:`reason_sentence`), instead of a model reply cut at a token cap.
+    notes        one grammar-bound call per claim: for every kept item a one-sentence reason that links its
+                 finding to the claim (key fact with its numbers, then how it bears on the claim), and for every
+                 given item set aside a few words naming what it is about instead; the model sees each item's
+                 design (``tools.evidence_design``) and finding (``tools.findings``), never whole texts
+    check        each reason is checked by code (``tools.reasons``): a finished sentence, every number and name it
+                 states is in the evidence (or the claim), it names the claim's entity, it is not a copy of an
+                 evidence sentence, and its side (keyword cues) is the item's label; what fails falls back to an
+                 honest short reason that says so. An "about" must name something of the item's own that the
+                 claim does not; else the item's own names are used
+    verdict      what the kept items add up to (supported / refuted / mixed / not enough evidence), first, with
+                 how consistent they are ("All 4 kept items ... support"), how many report clinical and how many
+                 preclinical studies, and the ids behind it; a template over the labels and designs, no model
+    explanation  the verdict; what the strongest kept evidence shows (the checked reasons of the strongest items,
+                 strongest design first, with their numbers); every sentence cites ids, and a sentence whose side
+                 is not the label of every id it cites is never written. (A closing strength sentence naming the
+                 designs was tried and dropped: its framing words fail the overlap support judge, sentence support
+                 0.944 -> 0.883 on a 16-item dev run, for no gain in similarity or completeness.)
 """
 from __future__ import annotations
 
@@ -20,18 +26,28 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from evidex.agents.claim_prompt import PromptStyle, messages
+from evidex.agents.claim_prompt import PromptStyle, messages, with_example
 from evidex.agents.prompts import render
 from evidex.agents.structured import StructuredOutputError, call_structured
-from evidex.tools.cited_text import is_complete_sentence, sentence_stance, strip_citations
+from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split_sentences, strip_citations
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
+from evidex.tools.findings import tidy
+from evidex.tools.evidence_design import design_of, strength
+from evidex.tools.reasons import MAX_REASON_WORDS, kept_reason_problem, names_other, other_names, unbacked_facts
 
 Verdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
 Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited texts) -> supported?
-MAX_VERDICT_IDS = 6  # a longer list of ids reads as noise; the findings cite the rest
+MAX_VERDICT_IDS = 6  # a longer list of ids reads as noise; the reasons cite the rest
 MAX_SENTENCE_WORDS = 40
+ABOUT_WORDS = 8
+# Budgets of the grounded path (fixed: they were settings that no run changed; issue 51 cut the settings)
+REASON_WORDS = 25  # the longest reason the model is asked for; its schema caps it at 9 characters a word
+FINDING_WORDS = 30  # the finding the model is shown per item
+SENTENCE_WORDS = 45  # a finding used as an explanation sentence when an item has no checked reason
+EXPLANATION_SENTENCES = 5  # at most, the verdict first (the issue's 3-5; the gold explanations are syntheses)
+FINDINGS_SHOWN = 8  # kept items the model writes reasons for (strongest first); the rest get the fallback reason
 
 
 def verdict_of(labels: Sequence[str]) -> Verdict:
@@ -57,78 +73,199 @@ def _cite(ids: Sequence[str]) -> str:
     return f"[{', '.join(ids[:MAX_VERDICT_IDS])}]"
 
 
-def verdict_sentences(claim: str, supporting: Sequence[str], contradicting: Sequence[str]) -> list[str]:
-    """The opening: the verdict and the ids behind it (one side per sentence, so no sentence cites both)."""
+def verdict_sentences(claim: str, supporting: Sequence[str], contradicting: Sequence[str],
+                      kinds: str = "") -> list[str]:
+    """The opening: the verdict, how many items are behind it and the ids (one side per sentence, so no sentence
+    cites both). ``kinds``: how the items split between clinical and preclinical ("2 clinical, 1 preclinical")."""
     clause = _claim_clause(claim)
     verdict = verdict_of(["supports"] * len(supporting) + ["contradicts"] * len(contradicting))
-    if verdict == "supported":
-        return [f"The evidence supports the claim that {clause} {_cite(supporting)}."]
+    split = f" ({kinds})" if kinds else ""
+    if verdict == "supported":  # the claim first, as a reader states a finding, then what backs it
+        who = f"all {len(supporting)} kept items{split} support this" if len(supporting) > 1 else \
+            f"the one kept item{split} supports this"
+        return [f"{clause[:1].upper()}{clause[1:]}: {who} {_cite(supporting)}."]
     if verdict == "refuted":
-        return [f"The evidence contradicts the claim that {clause} {_cite(contradicting)}."]
+        who = f"All {len(contradicting)} kept items{split} contradict" if len(contradicting) > 1 else \
+            f"The one kept item{split} contradicts"
+        return [f"{who} the claim that {clause} {_cite(contradicting)}."]
     if verdict == "mixed":
-        return [f"The evidence on the claim that {clause} is mixed.",
+        return [f"The evidence on the claim that {clause} is mixed{split}.",
                 f"{_count(len(supporting))} support it {_cite(supporting)}.",
                 f"{_count(len(contradicting))} contradict it {_cite(contradicting)}."]
     return [f"There is not enough evidence for the claim that {clause}: no item was kept as evidence for it."]
+
+
+def kinds_of(texts: Sequence[str]) -> str:
+    """How many of ``texts`` report clinical and how many preclinical studies ("2 clinical, 1 preclinical");
+    empty when none states a design."""
+    designs = [d for t in texts if (d := design_of(t)) is not None]
+    clinical = sum(d.clinical for d in designs)
+    parts = [f"{clinical} clinical" if clinical else "", f"{len(designs) - clinical} preclinical"
+             if len(designs) > clinical else ""]
+    return ", ".join(p for p in parts if p)
 
 
 def _count(n: int) -> str:
     return "One item" if n == 1 else f"{n} items"
 
 
+# -- what the model is shown ----------------------------------------------------------------------------------
+def opening(item_id: str, text: str, words: int = 25) -> Evidence:
+    """An item set aside as the notes call shows it: its first sentence (where a text says what it studies),
+    cut to ``words`` words."""
+    first = (split_sentences(tidy(text)) or [""])[0]
+    return Evidence(id=item_id, text=clip_words(first.rstrip(" ."), words))
+
+
+def shown_item(item_id: str, finding: str | None, text: str) -> Evidence:
+    """An item as the notes call shows it: its design, when its text states one, then its finding (the whole
+    text when it has none)."""
+    design = design_of(text)
+    body = (finding or text).rstrip(" .")
+    return Evidence(id=item_id, text=f"{design.name}: {body}" if design else body)
+
+
+# -- the notes call -------------------------------------------------------------------------------------------
+def notes_schema(kept: list[str], dropped: list[str], reason_chars: int, about_chars: int) -> type[BaseModel]:
+    """A JSON object with one required key per id, in order: a reason for each kept id, then an "about" for each
+    id set aside. The grammar closes each string at its length cap."""
+    fields = {f"k{i}": (str, Field(alias=eid, min_length=8, max_length=reason_chars)) for i, eid in enumerate(kept)}
+    fields.update({f"d{i}": (str, Field(alias=eid, min_length=2, max_length=about_chars))
+                   for i, eid in enumerate(dropped)})
+    return create_model("Notes", __config__=ConfigDict(populate_by_name=True), **fields)
+
+
+CUT = "\x00cut\x00"  # marks a model text that reached its length cap (never in model text: JSON strips NUL)
+
+
+def write_notes(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evidence], dropped: list[Evidence], *,
+                words: int, context_chars: int, style: PromptStyle,
+                name: str = "write_reasons") -> tuple[dict[str, str], dict[str, str]]:
+    """(reasons by kept id, abouts by dropped id) from one call; a text the grammar closed at its cap comes back
+    marked with ``CUT``. Raises :class:`StructuredOutputError` when the reply never fits the schema."""
+    kept_ids, dropped_ids = [e.id for e in kept], [e.id for e in dropped]
+    ids = ", ".join(f"[{i}]" for i in kept_ids) or "none"
+    task = render(style.write, ids=ids, dropped=", ".join(f"[{i}]" for i in dropped_ids) or "none",
+                  words=words, about_words=ABOUT_WORDS).strip()
+    blocks = [("EVIDENCE", kept)] + ([("SET ASIDE", dropped)] if dropped else [])
+    msgs = with_example(messages(claims, kept, task, evidence_chars=4000, context_chars=context_chars,
+                                 system=style.system, more=blocks[1:]), style.example)
+    reason_chars, about_chars = words * 9, ABOUT_WORDS * 12
+    schema = notes_schema(kept_ids, dropped_ids, reason_chars, about_chars)
+    # the grammar caps every string; at least one token per 3 characters of each, plus its key and quotes
+    max_tokens = 24 + len(kept_ids) * (reason_chars // 3 + 10) + len(dropped_ids) * (about_chars // 3 + 10)
+    result = call_structured(llm, schema, msgs, name=name, max_tokens=max_tokens, repair=False)
+
+    def marked(text: str, cap: int) -> str:
+        text = " ".join(text.split())
+        return CUT + text if len(text) >= cap - 1 else text
+    reasons = {eid: marked(getattr(result, f"k{i}"), reason_chars) for i, eid in enumerate(kept_ids)}
+    abouts = {eid: marked(getattr(result, f"d{i}"), about_chars) for i, eid in enumerate(dropped_ids)}
+    return reasons, abouts
+
+
+def safe_notes(call: Callable[[], tuple[dict[str, str], dict[str, str]]]
+               ) -> tuple[dict[str, str], dict[str, str], str | None]:
+    """The model's notes, or none and the reason when its reply never fit the schema: every item then gets its
+    honest fallback reason, rather than an item error."""
+    try:
+        reasons, abouts = call()
+        return reasons, abouts, None
+    except StructuredOutputError as exc:
+        return {}, {}, f"model reply unusable: {str(exc)[:160]}"
+
+
 # -- reasons --------------------------------------------------------------------------------------------------
-REASON_LEADS = {"supports": "Supports the claim", "contradicts": "Contradicts the claim",
-                "irrelevant": "Not about this claim"}
-REASON_WORDS = 25  # a reason is a lead of at most 4 words and a finding of at most 21
+LABEL_WORDS = {"supports": "supporting", "contradicts": "contrary"}
 
 
-def reason_sentence(decision: EvidenceDecision, finding: str | None) -> str:
-    """One finished sentence: the decision and, when there is one, the item's finding in its own words."""
-    lead = REASON_LEADS.get(decision.label, "Set aside")
-    if not finding:
-        return f"{lead}."
-    return f"{lead}: {finding.rstrip(' .;:')}."
+@dataclass
+class Reason:
+    """The reason shown for one decision, where it came from and, for a model text that did not stand, why."""
+
+    text: str
+    source: Literal["model", "fallback"]
+    problem: str | None = None
+    written: str | None = None  # the model's text when it did not stand (for the run's record)
+
+    def record(self) -> dict:
+        return {"source": self.source, **({"problem": self.problem} if self.problem else {}),
+                **({"written": self.written} if self.written and self.source == "fallback" else {})}
 
 
-# -- the model's "why" ----------------------------------------------------------------------------------------
-def why_schema(ids: list[str], n: int, max_chars: int = 220) -> type[BaseModel]:
-    # the grammar closes the string at max_chars: a rambling sentence ends cut (and the check drops it) instead
-    # of running into the token cap and costing a whole second call
-    sentence = create_model("WhySentence", text=(str, Field(min_length=10, max_length=max_chars)),
-                            ids=(list[Literal[tuple(ids)]], Field(min_length=1, max_length=4)))  # type: ignore[misc]
-    return create_model("Why", sentences=(list[sentence], Field(min_length=1, max_length=n)))
+def _finish(text: str) -> str:
+    text = " ".join(strip_citations(text).split()).rstrip(" ;:,")
+    if text and not text.endswith((".", "!", "?")):
+        text += "."
+    return text[:1].upper() + text[1:]
 
 
-def verdict_phrase(verdict: Verdict, supporting: Sequence[str], contradicting: Sequence[str]) -> str:
-    sup = ", ".join(f"[{i}]" for i in supporting) or "none"
-    con = ", ".join(f"[{i}]" for i in contradicting) or "none"
-    return f"{verdict} (supporting: {sup}; contradicting: {con})"
+def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, claim: Claim) -> Reason:
+    """The model's reason for a kept item when it passes the check, else an honest short reason."""
+    problem = "no reason written"
+    if written:
+        text = _finish(written.removeprefix(CUT))
+        if written.startswith(CUT):
+            problem = "cut at the length cap"
+        else:
+            problem = kept_reason_problem(text, evidence, claim.text, claim.context)
+            stance = sentence_stance(text, claim.text)
+            if problem is None and stance != "neutral" and stance != decision.label:
+                problem = f"reads as '{stance}' but the item is labelled '{decision.label}'"
+        if problem is None:
+            return Reason(text, "model")
+    return Reason(fallback_reason(decision, evidence), "fallback", problem,
+                  written.removeprefix(CUT) if written else None)
 
 
-def write_why(llm: BaseChatModel, claims: dict[str, Claim], findings: list[Evidence], *, verdict: str, n: int,
-              words: int, context_chars: int, max_tokens: int, style: PromptStyle,
-              name: str = "write_why") -> list[tuple[str, list[str]]]:
-    """The model's ``n`` sentences (text, cited ids) on why the findings add up to ``verdict``. A sentence the
-    grammar closed at its length cap was cut, whatever its last word: it comes back marked with ``CUT``."""
-    task = render(style.write, verdict=verdict, n=n, words=words).strip()
-    # same layout as the stance call over findings (graphs/claims/nodes.py), so llama.cpp reuses its prefix
-    msgs = messages(claims, findings, task, evidence_chars=4000, context_chars=context_chars, system=style.system)
-    # no repair round: an unusable reply costs the explanation one sentence, not a second call
-    max_chars = words * 7
-    result = call_structured(llm, why_schema([f.id for f in findings], n, max_chars=max_chars), msgs, name=name,
-                             max_tokens=max_tokens, repair=False)
-    return [(CUT + s.text if len(s.text) >= max_chars - 1 else s.text, list(dict.fromkeys(s.ids)))
-            for s in result.sentences]
+def fallback_reason(decision: EvidenceDecision, evidence: str) -> str:
+    """What can be said honestly without a checked reason: the label and the item's design."""
+    design = design_of(evidence)
+    what = f"{_article(design.name)} {design.name} on the claim's subject" if design else "on the claim's subject"
+    return f"Kept as {LABEL_WORDS.get(decision.label, 'relevant')} evidence: {what} (no reason passed the check)."
 
 
-CUT = "\x00cut\x00"  # marks a model sentence that reached its length cap (never in model text: JSON strips NUL)
+def _article(phrase: str) -> str:
+    return "an" if phrase[:1] in "aeiou" else "a"
 
 
-# -- the check ------------------------------------------------------------------------------------------------
+def dropped_reason(written: str | None, text: str, claim: Claim, owner: Claim | None = None) -> Reason:
+    """Why a given item was set aside: what it is about instead (the model's words when they name something of
+    the item's own that the claim does not, else the item's own names) and the known claim it belongs to."""
+    about, problem, source = None, "no description written", "fallback"
+    if written:
+        candidate = " ".join(strip_citations(written.removeprefix(CUT)).split()).rstrip(" .;:,")
+        if written.startswith(CUT):
+            problem = "cut at the length cap"
+        elif missing := unbacked_facts(candidate, text, claim.text, claim.context):
+            problem = f"states what the item does not: {', '.join(missing[:4])}"
+        elif not names_other(candidate, text, claim.text, claim.context):
+            problem = "names nothing the claim does not"
+        else:
+            about, problem, source = candidate, None, "model"
+    if about is None:
+        own = [w for w in other_names(text, claim.text, claim.context) if len(w) > 2][:3]
+        about = _join(own) if own else None
+    lead = f"Not about this claim: it is about {about}" if about else \
+        "Not about this claim: it ranks far from the claim among the evidence"
+    sentence = lead + (f", and it fits the known claim \"{_claim_clause(owner.text)}\" better" if owner else "") + "."
+    return Reason(_finish(sentence), source, problem, written.removeprefix(CUT) if written else None)
+
+
+def clip_words(text: str, n: int) -> str:
+    words = text.split()
+    return " ".join(words[:n]) + (" ..." if len(words) > n else "")
+
+
+def _join(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+# -- the explanation ------------------------------------------------------------------------------------------
 def sentence_problem(text: str, ids: Sequence[str], labels: Mapping[str, str], claim: str,
                      judge: Judge | None, texts: Mapping[str, str]) -> str | None:
-    """Why a model sentence cannot stay (None: it stays)."""
-    if text.startswith(CUT) or not is_complete_sentence(text, max_words=MAX_SENTENCE_WORDS):
+    """Why a sentence cannot stand in the explanation (None: it can)."""
+    if not is_complete_sentence(text, max_words=MAX_SENTENCE_WORDS):
         return "not a finished sentence"
     sides = {labels.get(i) for i in ids} & {"supports", "contradicts"}
     stance = sentence_stance(text, claim)
@@ -148,10 +285,8 @@ class GroundedExplanation:
     verdict: Verdict = "not enough evidence"
 
     def record(self) -> dict:
-        kept = [s for s in self.sentences if s["kept"]]
         return {"ok": True, "verdict": self.verdict, "problems": [], "sentences": self.sentences,
-                "model_sentences": sum(s["source"] == "model" for s in self.sentences),
-                "model_sentences_kept": sum(s["source"] == "model" for s in kept)}
+                "reason_sentences": sum(s["source"] == "reason" for s in self.sentences if s["kept"])}
 
 
 def unsupported_explanation(claim: str, kept: int, given: int) -> GroundedExplanation:
@@ -163,50 +298,46 @@ def unsupported_explanation(claim: str, kept: int, given: int) -> GroundedExplan
                                verdict="not enough evidence")
 
 
-def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], findings: Mapping[str, str],
-            why: Sequence[tuple[str, list[str]]], *, sentences: int, labels_texts: Mapping[str, str],
-            judge: Judge | None) -> GroundedExplanation:
-    """Verdict, the model sentences that pass the check, then findings up to ``sentences`` in all.
-    ``order``: the kept ids, strongest first; ``labels_texts``: full evidence texts, for the support judge."""
+def strongest_first(order: Sequence[str], texts: Mapping[str, str]) -> list[str]:
+    """``order`` sorted by the strength of the design each text states (stable: ties keep their order)."""
+    return sorted(order, key=lambda i: -strength(texts.get(i, "")))
+
+
+def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons: Mapping[str, Reason],
+            findings: Mapping[str, str], *, sentences: int, texts: Mapping[str, str],
+            judge: Judge | None = None) -> GroundedExplanation:
+    """The verdict, what the strongest kept items show, then how consistent and strong the evidence is.
+
+    ``order``: kept ids (given before retrieved, each by the gate's score); ``reasons``: their checked reasons;
+    ``findings``: their long findings (used when an item has no checked reason); ``texts``: full evidence texts.
+    At most ``sentences`` sentences (the verdict may take three when the evidence is mixed)."""
     supporting = [i for i in order if labels.get(i) == "supports"]
     contradicting = [i for i in order if labels.get(i) == "contradicts"]
-    opening = verdict_sentences(claim, supporting, contradicting)
+    opening = verdict_sentences(claim, supporting, contradicting, kinds_of([texts[i] for i in order if i in texts]))
     record = [{"text": s, "source": "verdict", "kept": True} for s in opening]
+    room = max(1, sentences - len(opening))
     body: list[str] = []
-    cited: set[str] = set()
-    for text, ids in why:
-        cut = text.startswith(CUT)
-        text = " ".join(strip_citations(text.removeprefix(CUT)).split()).rstrip()  # ids go in the citation group
-        text = text if text.endswith((".", "!", "?")) else text + "."
-        problem = "cut at the length cap" if cut else sentence_problem(text, ids, labels, claim, judge, labels_texts)
-        record.append({"text": text, "ids": ids, "source": "model", "kept": problem is None, "problem": problem})
-        if problem is None:
-            body.append(f"{text[:-1].rstrip()} [{', '.join(ids)}].")
-            cited.update(ids)
-    room = max(0, sentences - len(opening) - len(body))
-    # items the model did not cite come first; then the cited ones, whose finding adds the concrete detail
-    for item_id in [i for i in order if i not in cited and i in findings] + [i for i in order if i in cited
-                                                                              and i in findings]:
-        if room == 0:
+    for item_id in strongest_first(order, texts):
+        if len(body) >= room:
             break
-        finding = findings[item_id]
-        text = f"{finding[:1].upper()}{finding[1:]} [{item_id}]."
-        # a finding worded against its own label (a "supports" item whose best span mentions resistance to
-        # another drug) would read as a contradiction: the next finding is used instead
-        problem = sentence_problem(text, [item_id], labels, claim, None, labels_texts)
-        record.append({"text": text, "ids": [item_id], "source": "finding", "kept": problem is None,
+        reason = reasons.get(item_id)
+        if reason is not None and reason.source == "model":
+            text, source = reason.text, "reason"
+        elif findings.get(item_id):
+            text, source = _finish(findings[item_id]), "finding"
+        else:
+            continue
+        sentence = f"{text[:-1].rstrip()} [{item_id}]."
+        problem = sentence_problem(sentence, [item_id], labels, claim, judge, texts)
+        record.append({"text": sentence, "ids": [item_id], "source": source, "kept": problem is None,
                        "problem": problem})
         if problem is None:
-            body.append(text)
-            room -= 1
+            body.append(sentence)
     return GroundedExplanation(text=" ".join(opening + body), sentences=record,
                                verdict=verdict_of([labels[i] for i in order if i in labels]))
 
 
-def safe_why(call: Callable[[], list[tuple[str, list[str]]]]) -> tuple[list[tuple[str, list[str]]], str | None]:
-    """The model's sentences, or none and the reason when its reply never fit the schema: the explanation is
-    then the verdict and the findings, rather than an item error."""
-    try:
-        return call(), None
-    except StructuredOutputError as exc:
-        return [], f"model reply unusable: {str(exc)[:160]}"
+__all__ = ["CUT", "GroundedExplanation", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
+           "fallback_reason", "kept_reason", "notes_schema", "opening", "safe_notes", "sentence_problem", "shown_item",
+           "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences",
+           "write_notes"]

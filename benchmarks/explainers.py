@@ -4,6 +4,7 @@
     python -m benchmarks.explainers --tasks selection --limit 30 --llm openai:gpt-4o-mini
     python -m benchmarks.explainers --retrieval-only            # no LLM: recall@5/10/20, dense/BM25/fused
     python -m benchmarks.explainers --from-runs runs/A runs/B   # tabulate finished run folders
+    python -m benchmarks.explainers --rescore runs/A runs/B     # score finished runs again with today's metrics
     python -m benchmarks.explainers --paths legacy,fast --task mixed --limit 66 [--concurrency 2] [--resume]
 
 Each task runs through ``graphs.runner.run_task`` (so it leaves a normal, resumable run folder) and the table
@@ -45,6 +46,15 @@ COLUMNS = {
     # explanations
     "reasons whole": "reasons_item_accuracy_micro", "self-contra": "self_contradiction",
     "stance consist": "stance_pairs_item_accuracy_micro", "sent support": "supported_sentences_item_accuracy_micro",
+    # reasons that are reasons (issue 54), pooled over kept items / discarded given items / labelled pairs: a kept
+    # item's reason passes the check (facts from the evidence, names the claim's entity, not a copy), copies an
+    # evidence sentence, is the writer's fallback; a discard reason names what the item is about instead; the
+    # stance of kept items agrees with the hand labels of benchmarks/data/stance_absence_sample.jsonl, and the
+    # share of those pairs labelled "does not support"
+    "reason links": "reason_links_item_accuracy_micro", "reason copied": "reason_copied_item_accuracy_micro",
+    "reason fallback": "reason_fallback_item_accuracy_micro", "discard named": "discard_named_item_accuracy_micro",
+    "stance sample": "stance_sample_item_accuracy_micro", "stance report": "stance_report_item_accuracy_micro",
+    "sample not-sup": "stance_sample_not_supports_item_accuracy_micro",
 }
 
 
@@ -64,11 +74,11 @@ def row_from_metrics(summary: dict) -> dict:
 COST = ["s/item median", "s/item p90", "calls/item", "prompt tok/item", "cached tok/item", "completion tok/item",
         "run min"]
 QUALITY = ["recovery P", "recovery R", "discard P", "discard R", "expl sim", "expl complete", "cites ok",
-           "selection", "assign item", "wrong_claim", "reasons whole", "self-contra", "stance consist",
-           "sent support"]
+           "selection", "assign item", "wrong_claim", "reasons whole", "reason links", "reason copied",
+           "reason fallback", "discard named", "stance sample", "self-contra", "stance consist", "sent support"]
 
 
-ZERO_IS_NEWS = {"self-contra"}  # 0 self-contradicting explanations is the result, not an empty column
+ZERO_IS_NEWS = {"self-contra", "reason copied", "reason fallback", "sample not-sup"}  # 0 self-contradicting explanations is the result, not an empty column
 
 
 def _shown(value, column: str = "") -> bool:
@@ -110,6 +120,40 @@ def print_paths(result: dict) -> None:
     for task, t in result["tasks"].items():
         for pair, ratios in t.get("speedup", {}).items():
             print(f"{task}: {pair} = " + ", ".join(f"{k} {v}x" for k, v in ratios.items()))
+
+
+def rescore(run_dir: Path) -> dict:
+    """The summary of a finished run folder scored again with today's scorer (new metrics on old predictions;
+    the folder is not changed)."""
+    from evidex.evaluators.summary import summarize_run
+    from evidex.graphs.config import ConfigError
+    from evidex.graphs.registry import Resources, get_family
+    from evidex.graphs.runner import load_run_config
+    from evidex.tools.claims import ClaimPrediction
+    from evidex.tools.runfolder import read_results
+
+    try:
+        cfg = load_run_config(run_dir)
+    except ConfigError:  # a run from before a setting was removed: its task, data and steps are what scoring needs
+        import yaml
+
+        from evidex.graphs.tasks import config_for_task
+
+        raw = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+        keep = [f"{section}.{k}={v}" for section in ("dataset", "steps", "metrics")
+                for k, v in (raw.get(section) or {}).items() if v is not None and not isinstance(v, (dict, list))]
+        cfg = config_for_task(raw["task"], keep)
+    family = get_family(cfg.family)
+    items = {it.id: it for it in family.load_items(cfg)}
+    rows = read_results(run_dir / "results.jsonl")
+    resources = Resources()
+    for row in rows:
+        if row.get("prediction") and row["id"] in items:
+            pred = ClaimPrediction.model_validate(row["prediction"])
+            row["metrics"] = family.score_item(cfg, items[row["id"]], pred, resources)
+    return summarize_run(rows, run_id=run_dir.name, task=cfg.task, config_name=cfg.name, model=cfg.model_label,
+                         family=cfg.family, aggregate=family.aggregate, headline=family.report_columns,
+                         lower_is_better=sorted(family.lower_is_better))
 
 
 def compare_paths(tasks: list[str], paths: list[str], *, limit: int, out: Path, concurrency: int | None = None,
@@ -170,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
                                             f"{DEFAULT_JSON.with_name('explainers_retrieval.json')})")
     p.add_argument("--retrieval-only", action="store_true", help="no LLM: recall@k of hidden missing evidence")
     p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR", help="tabulate finished run folders")
+    p.add_argument("--rescore", nargs="+", type=Path, metavar="RUN_DIR",
+                   help="tabulate finished run folders scored again with today's metrics (folders unchanged)")
     args = p.parse_args(argv)
     if args.limit < 1:
         p.error(f"--limit must be at least 1 (got {args.limit})")
@@ -203,7 +249,12 @@ def main(argv: list[str] | None = None) -> int:
         write_results(args.json or DEFAULT_JSON.with_name("explainers_retrieval.json"), result)
         return 0
     rows = []
-    if args.from_runs:
+    if args.rescore:
+        for run_dir in args.rescore:
+            if not (run_dir / "results.jsonl").is_file():
+                p.error(f"{run_dir} holds no results.jsonl: pass finished run folders")
+            rows.append(row_from_metrics(rescore(run_dir)))
+    elif args.from_runs:
         for run_dir in args.from_runs:
             if not (run_dir / "metrics.json").is_file():
                 p.error(f"{run_dir} holds no metrics.json: pass finished run folders")

@@ -11,26 +11,36 @@ Conventions follow ``evaluators.explainers``: a metric key that is absent means 
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from evidex.tools.cited_text import (  # noqa: F401 - the text rules live in tools/, re-exported for callers
     ABBREVIATIONS, CONTRADICT_CUES, DANGLING_WORDS, SUPPORT_CUES, Stance, is_complete_sentence, parse_citations,
     sentence_stance, split_sentences, strip_citations,
 )
-from evidex.tools.claims import ClaimPrediction
+from evidex.tools.claims import ClaimInput, ClaimPrediction
+from evidex.tools.reasons import MAX_REASON_WORDS, is_copy, kept_reason_problem, names_other
 
 Judge = Callable[[str, list[str]], bool]
 _WORD = re.compile(r"\w+")
 STANCE_LABELS = frozenset({"supports", "contradicts"})
 
 
+def _whole(reason: str) -> bool:
+    return is_complete_sentence(reason, max_words=MAX_REASON_WORDS)
+
+
 def reason_complete(reasons: Iterable[str]) -> float | None:
-    """Share of decision reasons that are complete sentences; None when there are no reasons to judge.
-    A reason cut at a token limit ("The response rate ... was higher in") tells a reader nothing they can check."""
+    """Share of decision reasons that are complete sentences (of at most ``MAX_REASON_WORDS`` words: a key fact and
+    how it bears on the claim); None when there are no reasons to judge. A reason cut at a token limit ("The
+    response rate ... was higher in") tells a reader nothing they can check."""
     reasons = list(reasons)
-    return sum(map(is_complete_sentence, reasons)) / len(reasons) if reasons else None
+    return sum(map(_whole, reasons)) / len(reasons) if reasons else None
 
 
 def _cited_stances(explanation: str, claim: str | None = None) -> list[tuple[Stance, list[str]]]:
@@ -126,6 +136,86 @@ def judge_agreement(rows: Iterable[Mapping[str, Any]], judge: Judge) -> dict[str
             "unsupported_recall": tp / (tp + fn) if tp + fn else nan}
 
 
+# -- reasons that are reasons --------------------------------------------------------------------------------
+def reason_scores(pred: ClaimPrediction, inp: ClaimInput) -> dict[str, float]:
+    """Counts behind the reason metrics of one item (pooled over a run as ``<prefix>_item_accuracy_micro``):
+
+    reason_links      kept items whose reason passes the check of ``tools.reasons`` (facts from the evidence,
+                      names the claim's entity, not a copy of an evidence sentence, a finished sentence)
+    reason_copied     kept items whose reason copies one evidence sentence
+    reason_fallback   kept items whose reason is the writer's fallback (its record says so)
+    discard_named     discarded given items whose reason names something of the item's own (a variant, gene,
+                      drug, disease or other name) that the claim does not
+
+    A kept item is checked against the claim it was kept for (assignment: its own claim)."""
+    texts = {**{e.id: e.text for e in inp.evidence}, **pred.evidence_texts}
+    records = pred.verification.get("reasons") if isinstance(pred.verification.get("reasons"), dict) else {}
+    single = next(iter(inp.claims.values()))
+    kept = [d for d in pred.decisions if d.kept and d.id in texts]
+    dropped = [d for d in pred.decisions if d.source == "given" and not d.kept and d.id in texts]
+    out: dict[str, float] = {}
+    if kept:
+        claim_of = {d.id: inp.claims.get(d.claim or "", single) for d in kept}
+        links = [kept_reason_problem(d.reason, texts[d.id], claim_of[d.id].text, claim_of[d.id].context) is None
+                 for d in kept]
+        copied = [is_copy(d.reason, texts[d.id]) for d in kept]
+        fallback = [(records.get(d.id) or {}).get("source") == "fallback" for d in kept]
+        for prefix, flags in (("reason_links", links), ("reason_copied", copied), ("reason_fallback", fallback)):
+            out[f"{prefix}_n_items"] = float(len(flags))
+            out[f"{prefix}_n_correct"] = float(sum(flags))
+        out["reason_links_claim"] = sum(links) / len(links)
+        out["reason_copied"] = sum(copied) / len(copied)
+        out["reason_fallback"] = sum(fallback) / len(fallback)
+    if dropped:
+        claims = list(inp.claims.values())
+        text = " ".join(c.text for c in claims)
+        context = {f"{n}:{k}": v for n, c in enumerate(claims) for k, v in c.context.items()}
+        named = [names_other(d.reason, texts[d.id], text, context) for d in dropped]
+        out["discard_named_n_items"] = float(len(named))
+        out["discard_named_n_correct"] = float(sum(named))
+        out["discard_names_other"] = sum(named) / len(named)
+    return out
+
+
+# -- stance on the hand-labelled sample --------------------------------------------------------------------------
+STANCE_SAMPLE = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "stance_absence_sample.jsonl"
+
+
+@lru_cache(maxsize=4)
+def stance_gold(path: str = str(STANCE_SAMPLE)) -> dict[tuple[str, str], str]:
+    """(item id, evidence id) -> the hand label (supports / contradicts / unclear) of the stance sample; empty when
+    the file is not there (an installed package without the repository's benchmarks folder)."""
+    file = Path(path)
+    if not file.is_file():
+        return {}
+    rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {(r["item"], str(r["evidence_id"])): r["gold"] for r in rows}
+
+
+def stance_sample_scores(pred: ClaimPrediction, gold: Mapping[tuple[str, str], str] | None = None) -> dict[str, float]:
+    """Agreement of the kept items' labels with the hand labels, over the pairs of this item that the sample holds
+    (absent when it holds none). A kept item labelled anything but "supports" says "does not support"; a hand label
+    "unclear" agrees only with that. ``stance_sample_not_supports_*`` counts the pairs the run says do not support
+    (pooled over a run: the share of the sample's pairs it labels so)."""
+    gold = stance_gold() if gold is None else gold
+    pairs = [(d.label, gold[(pred.id, d.id)], d.id) for d in pred.decisions if d.kept and (pred.id, d.id) in gold]
+    if not pairs:
+        return {}
+    agree = [label == g or (g == "unclear" and label != "supports") for label, g, _ in pairs]
+    report = [a for a, (_, _, eid) in zip(agree, pairs) if in_report_half(pred.id, eid)]
+    return {"stance_sample_n_items": float(len(pairs)), "stance_sample_n_correct": float(sum(agree)),
+            "stance_sample_agreement": sum(agree) / len(agree),
+            "stance_report_n_items": float(len(report)), "stance_report_n_correct": float(sum(report)),
+            "stance_sample_not_supports_n_items": float(len(pairs)),
+            "stance_sample_not_supports_n_correct": float(sum(label != "supports" for label, _, _ in pairs))}
+
+
+def in_report_half(item: str, evidence_id: str) -> bool:
+    """The sample's split (benchmarks/data/README.md): a pair is in the report half when the first byte of
+    sha256("stance-absence/1:<item>/<evidence_id>") is odd; choices are made on the other (tune) half."""
+    return hashlib.sha256(f"stance-absence/1:{item}/{evidence_id}".encode()).digest()[0] % 2 == 1
+
+
 # -- per item -------------------------------------------------------------------------------------------------
 def trust_scores(pred: ClaimPrediction | Mapping[str, Any], judge: Judge | None = None,
                  claims: Mapping[str, str] | None = None) -> dict[str, float]:
@@ -151,7 +241,7 @@ def trust_scores(pred: ClaimPrediction | Mapping[str, Any], judge: Judge | None 
     if (complete := reason_complete(d.reason for d in shown)) is not None:
         scores["reason_complete"] = complete
         scores["reasons_n_items"] = float(len(shown))
-        scores["reasons_n_correct"] = float(sum(is_complete_sentence(d.reason) for d in shown))
+        scores["reasons_n_correct"] = float(sum(_whole(d.reason) for d in shown))
     explanations = [(k, t) for k, t in pred.explanations.items() if t and t.strip()]
     if not explanations:
         return scores

@@ -18,6 +18,8 @@
   stance       ``TASK: Evidence [ID] is about the same subject``           ``{"evidence_finding": ..., "label": "supports"}``
   stances      ``TASK: Stances of [ID], ...`` (or the full-style batch)     one ``{"evidence_finding", "label"}`` per id
   writer       ``TASK: Explain the CLAIM``                                 3 sentences citing EVIDENCE ids
+  reasons      ``TASK: Reasons for [ID], ...`` (grounded)                   a reason per EVIDENCE id, an "about" per
+                                                                           SET ASIDE id
   revise       ``TASK: Rewrite the draft``                                 same as writer
   selection    ``TASK: The EVIDENCE was collected for exactly one``        ``{"reason": ..., "answer": "A"}``
   assignment   ``TASK: For each evidence item ... decide which claim``     one ``{"reason", "claim"}`` per id
@@ -157,7 +159,7 @@ ROLE_MARKERS = (  # order matters only if two markers could co-occur; they canno
     ("stances", re.compile(r"TASK: (?:Stances of|Every evidence item above \(|Label each of)")),
     ("writer", re.compile(r"TASK: Explain the CLAIM")),
     ("revise", re.compile(r"TASK: Rewrite the draft")),
-    ("why", re.compile(r"TASK: Why\. The verdict is")),
+    ("reasons", re.compile(r"TASK: Reasons for ")),
     ("selection", re.compile(r"TASK: The EVIDENCE was collected for exactly one")),
     ("assignment", re.compile(r"TASK: For each evidence item .*decide which claim")),
 )
@@ -175,16 +177,41 @@ def prompt_role(prompt: str) -> str:
 
 def evidence_lines(prompt: str) -> dict[str, str]:
     """id -> shown text of the items in the prompt's EVIDENCE block (the first HUMAN message)."""
-    human = prompt.split("HUMAN: ", 1)[-1]
+    human = _evidence_turn(prompt)
     if "EVIDENCE:\n" not in human:
         return {}
     block = human.split("EVIDENCE:\n", 1)[1].split("\n\n", 1)[0]
     return dict(_EVIDENCE_LINE.findall(block))
 
 
+def _evidence_turn(prompt: str) -> str:
+    """The last HUMAN message that shows evidence: after a worked example (the grounded reasons call) it is the
+    real one, and a repair turn (which shows none) leaves the one before it."""
+    turns = prompt.split("HUMAN: ")[1:] or [prompt]
+    return next((t for t in reversed(turns) if "EVIDENCE:\n" in t), turns[-1])
+
+
+def aside_lines(prompt: str) -> dict[str, str]:
+    """id -> shown text of the items in the prompt's SET ASIDE block (the grounded reasons call)."""
+    human = _evidence_turn(prompt)
+    if "SET ASIDE:\n" not in human:
+        return {}
+    block = human.split("SET ASIDE:\n", 1)[1].split("\n\n", 1)[0]
+    return dict(_EVIDENCE_LINE.findall(block))
+
+
+def scripted_reason(claim: str, shown: str) -> str:
+    """A reason that passes the code check: the claim's names, then the first words of the item's finding."""
+    from evidex.tools.reasons import names
+
+    lead = " ".join(dict.fromkeys(names(claim))) or claim.split()[0]
+    words = re.sub(r"[^\w\s%.-]", " ", shown.split(": ", 1)[-1]).split()[:6]
+    return f"Evidence on {lead}: {' '.join(words).rstrip('.')}, which bears on the claim."
+
+
 def prompt_claims(prompt: str) -> dict[str, str]:
     """'claim' / 'A' / 'B' -> claim text shown in the prompt."""
-    human = prompt.split("HUMAN: ", 1)[-1].split("EVIDENCE:\n", 1)[0]
+    human = _evidence_turn(prompt).split("EVIDENCE:\n", 1)[0]
     return {(k or "claim"): v for k, v in _CLAIM_LINE.findall(human)}
 
 
@@ -267,9 +294,13 @@ class Responder:
             assert ids, "writer prompt without evidence"
             return {"sentences": [{"text": excerpt(shown[i]), "ids": [i]}
                                   for i in itertools.islice(itertools.cycle(ids), 3)]}
-        if call.role == "why":  # the grounded writer: one sentence that repeats the first finding shown
-            first = next(iter(shown))
-            return {"sentences": [{"text": f"{shown[first]}.", "ids": [first]}]}
+        if call.role == "reasons":  # the grounded writer: a reason per kept item, an "about" per item set aside
+            claim = next(iter(call.claims.values()), "")
+            aside = aside_lines(call.prompt)
+            out = {i: scripted_reason(claim, shown[i]) for i in shown}
+            out.update({i: " ".join(re.findall(r"[A-Z][\w:-]*\d\w*|[A-Z]{2,}\w*", text)[:3]) or text.split()[0]
+                        for i, text in aside.items()})
+            return out
         if call.role == "selection":
             return {"reason": "scripted choice", "answer": self.answer}
         if call.role == "assignment":
@@ -312,6 +343,6 @@ def kit():
     return types.SimpleNamespace(
         Responder=Responder, Call=Call, ALL_TASKS=ALL_TASKS, CIVIC_KB=CIVIC_KB, REPAIR_MARKER=REPAIR_MARKER,
         data_file=data_file, require_task_data=require_task_data, prompt_role=prompt_role,
-        evidence_lines=evidence_lines, prompt_claims=prompt_claims, judged_id=judged_id, excerpt=excerpt,
+        evidence_lines=evidence_lines, aside_lines=aside_lines, prompt_claims=prompt_claims, judged_id=judged_id, excerpt=excerpt,
         task_ids=task_ids,
     )

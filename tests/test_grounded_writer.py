@@ -1,21 +1,28 @@
-"""The grounded writer (issue 24) without a real model: findings are spans of the evidence that stay sentences,
-reasons are finished sentences, the explanation opens with the verdict the labels add up to, and a model sentence
-that contradicts a label, cites both sides or is not backed by what it cites is dropped, never kept."""
+"""The grounded writer (issues 24 and 54) without a real model: findings are spans of the evidence that stay
+sentences; the model's reasons are checked by code and fall back to an honest short reason; a set-aside item's
+reason names what it is about instead and the known claim it belongs to; the explanation opens with the verdict
+the labels add up to, says what the strongest items show and how strong and consistent the evidence is, and a
+sentence that contradicts a label or cites both sides is never written."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
 
-from evidex.agents.grounded_writer import (CUT, compose, reason_sentence, sentence_problem, verdict_of,
+from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, compose, dropped_reason, kept_reason, notes_schema,
+                                           sentence_problem, shown_item, verdict_of,
                                            verdict_sentences)
 from evidex.agents.scripted import ScriptedChatModel
-from evidex.evaluators.trust import self_contradiction, stance_consistency, trust_scores
+from evidex.evaluators.trust import reason_scores, self_contradiction, stance_consistency, trust_scores
 from evidex.graphs import build_graph, config_for_task
 from evidex.tools.cited_text import is_complete_sentence, parse_citations, split_sentences
-from evidex.tools.claims import EvidenceDecision
+from evidex.tools.claims import Claim, ClaimInput, ClaimPrediction, Evidence, EvidenceDecision
 from evidex.tools.findings import candidate_spans, findings, shortened
+
+# the verdict sentence: "<claim>: all 3 kept items (...) support this [..]", "All 2 kept items contradict the claim that ...", "The evidence on the claim that ... is mixed"
+VERDICT = re.compile(r"kept items? .*(support|contradict)|^The evidence on the claim that .* is mixed")
 
 
 class BagOfWords:
@@ -81,27 +88,72 @@ def test_verdict_sentences_open_with_the_verdict_and_never_cite_both_sides():
     text = " ".join(mixed)
     assert self_contradiction(text, labels) == [] and stance_consistency(text, labels) == (3, 3)
     assert verdict_sentences("HER2 amplification predicts sensitivity", ["9"], [])[0] == \
-        "The evidence supports the claim that HER2 amplification predicts sensitivity [9]."
+        "HER2 amplification predicts sensitivity: the one kept item supports this [9]."
+    assert verdict_sentences("X is Y", ["1", "2"], [], "2 clinical")[0] == \
+        "X is Y: all 2 kept items (2 clinical) support this [1, 2]."
+    assert verdict_sentences("X is Y", [], ["1", "2"])[0] == "All 2 kept items contradict the claim that X is Y [1, 2]."
     assert "not enough evidence" in verdict_sentences("X is Y", [], [])[0]
 
 
-@pytest.mark.parametrize("label, kept", [("supports", True), ("contradicts", True), ("irrelevant", False)])
-def test_every_reason_is_a_finished_sentence_within_25_words(label, kept):
-    d = EvidenceDecision(id="7", source="given", label=label, reason="gate note", kept=kept)
-    finding = " ".join(["Patients"] + ["responded"] * 20)  # a 21-word finding, the longest allowed
-    for f in (finding, None, "Responses were durable."):
-        assert is_complete_sentence(reason_sentence(d, f))
+# -- reasons --------------------------------------------------------------------------------------------------
+ALK = Claim(text="Lung adenocarcinoma positive for ALK-FUSIONS is sensitive to crizotinib",
+            context={"Therapies": "Crizotinib"})
+PROFILE = ("This two arm Phase III study named PROFILE 1007 assessed crizotinib vs. chemotherapy in 347 NSCLC patients "
+           "positive for ALK rearrangement. Response rates were 65% for crizotinib treatment and 20% for chemotherapy.")
+KEPT = EvidenceDecision(id="1198", source="given", label="supports", reason="on topic: ranks 2/285", kept=True)
+
+
+def test_a_checked_model_reason_stands_and_a_failing_one_falls_back_honestly():
+    good = ("Phase 3 PROFILE 1007 in 347 ALK-positive NSCLC patients: response 65% with crizotinib vs 20% with "
+            "chemotherapy, so ALK fusions predict crizotinib sensitivity")
+    assert kept_reason(KEPT, good, PROFILE, ALK) == Reason(good + ".", "model")
+    for written, problem in [
+            ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy in ALK", "copies"),
+            ("Phase 3 trial in ALK NSCLC: response 75% with crizotinib", "states what the evidence does not: 75"),
+            ("Phase 3 trial: response 65% with the drug vs 20% with chemotherapy", "does not name"),
+            ("ALK fusions: 347 patients showed resistance to crizotinib", "reads as 'contradicts'"),
+            (CUT + "Phase 3 PROFILE 1007 in 347 ALK-positive NSCLC patients: response 65% with", "cut"),
+            (None, "no reason written")]:
+        reason = kept_reason(KEPT, written, PROFILE, ALK)
+        assert reason.source == "fallback" and reason.problem.startswith(problem), (written, reason)
+        assert reason.text == ("Kept as supporting evidence: a phase 3 trial on the claim's subject (no reason "
+                               "passed the check).")
+        assert is_complete_sentence(reason.text, max_words=40)
+
+
+def test_a_set_aside_item_is_described_by_what_it_is_about_and_the_claim_it_belongs_to():
+    text = "In a phase 1/2 trial, patients with relapsed AML with FLT3 D835 mutation received gilteritinib."
+    owner = Claim(text="FLT3 D835 mutant AML is sensitive to gilteritinib")
+    reason = dropped_reason("FLT3 D835 mutant AML treated with gilteritinib", text, ALK, owner)
+    assert reason.source == "model" and reason.text == (
+        'Not about this claim: it is about FLT3 D835 mutant AML treated with gilteritinib, and it fits the known '
+        'claim "FLT3 D835 mutant AML is sensitive to gilteritinib" better.')
+    # an "about" that names nothing of the item's own, or invents, falls back to the item's own names
+    for written in ("ALK fusions in lung cancer", "KIT mutant GIST treated with imatinib", None):
+        fallback = dropped_reason(written, text, ALK)
+        assert fallback.source == "fallback" and fallback.text.startswith("Not about this claim: it is about ")
+        assert "FLT3" in fallback.text and "KIT" not in fallback.text
+
+
+def test_the_notes_schema_asks_one_required_key_per_id_with_capped_strings():
+    schema = notes_schema(["1", "2"], ["9"], reason_chars=200, about_chars=90)
+    js = schema.model_json_schema()
+    assert js["required"] == ["1", "2", "9"]
+    assert js["properties"]["1"]["maxLength"] == 200 and js["properties"]["9"]["maxLength"] == 90
+    parsed = schema.model_validate({"1": "a reason here", "2": "another one", "9": "AML"})
+    assert parsed.k0 == "a reason here" and parsed.d0 == "AML"
+    assert shown_item("1", "Response rates were 65%", PROFILE).text == "phase 3 trial: Response rates were 65%"
 
 
 # -- the check ------------------------------------------------------------------------------------------------
 LABELS = {"1": "supports", "2": "supports", "3": "contradicts"}
-TEXTS = {"1": "Vemurafenib gave responses in 48% of BRAF V600E melanoma patients.",
+TEXTS = {"1": "A phase 3 trial: vemurafenib gave responses in 48% of BRAF V600E melanoma patients.",
          "2": "BRAF V600E cell lines were sensitive to vemurafenib.",
-         "3": "Patients with BRAF V600E melanoma showed resistance to vemurafenib after six months."}
+         "3": "A 50-year-old patient with BRAF V600E melanoma showed resistance to vemurafenib after six months."}
 CLAIM = "BRAF V600E predicts response to vemurafenib in melanoma."
 
 
-def test_a_model_sentence_against_its_label_or_on_both_sides_is_dropped():
+def test_a_sentence_against_its_label_or_on_both_sides_is_not_written():
     assert sentence_problem("Responses to vemurafenib were seen in 48% of patients.", ["1"], LABELS, CLAIM,
                             None, TEXTS) is None
     assert "reads as 'contradicts'" in sentence_problem("Patients showed resistance to vemurafenib.", ["1"],
@@ -115,23 +167,45 @@ def test_a_model_sentence_against_its_label_or_on_both_sides_is_dropped():
         == "not supported by the evidence it cites"
 
 
-def test_compose_keeps_checked_model_sentences_and_fills_with_findings():
-    found = {"1": "Vemurafenib gave responses in 48% of BRAF V600E melanoma patients",
-             "2": "BRAF V600E cell lines were sensitive to vemurafenib"}
-    labels = {"1": "supports", "2": "supports"}
-    why = [("Patients failed vemurafenib entirely", ["1"]),  # against the label: dropped
-           ("Responses and sensitivity both point to benefit from vemurafenib", ["1", "2"])]
-    out = compose(CLAIM, labels, ["1", "2"], found, why, sentences=4, labels_texts=TEXTS, judge=None)
+def test_the_explanation_is_verdict_with_its_clinical_count_then_the_strongest_evidence():
+    labels = {"2": "supports", "1": "supports"}
+    reasons = {"1": Reason("Phase 3 trial of BRAF V600E melanoma: 48% responded to vemurafenib, so V600E predicts "
+                           "response.", "model"),
+               "2": Reason("Kept as supporting evidence: a cell study on the claim's subject (no reason passed the "
+                           "check).", "fallback")}
+    found = {"2": "BRAF V600E cell lines were sensitive to vemurafenib"}
+    out = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=4, texts=TEXTS)
     sents = split_sentences(out.text)
-    assert sents[0].startswith("The evidence supports the claim that BRAF V600E")
-    assert "failed" not in out.text and "point to benefit" in out.text
-    assert [s["source"] for s in out.sentences if s["kept"]] == ["verdict", "model", "finding", "finding"]
-    assert len(sents) == 4 and self_contradiction(out.text, labels) == []
-    assert out.record()["model_sentences"] == 2 and out.record()["model_sentences_kept"] == 1
-    # a sentence the grammar closed at its length cap was cut, even when its last word looks finished
-    cut = compose(CLAIM, labels, ["1", "2"], found, [(CUT + "Responses were seen in the combination-thera", ["1"])],
-                  sentences=4, labels_texts=TEXTS, judge=None)
-    assert "thera" not in cut.text and cut.sentences[1]["problem"] == "cut at the length cap"
+    assert sents[0] == "BRAF V600E predicts response to vemurafenib in melanoma: all 2 kept items (1 clinical, " \
+                       "1 preclinical) support this [2, 1]."
+    assert sents[1].startswith("Phase 3 trial of BRAF V600E melanoma") and sents[1].endswith("[1].")  # strongest
+    assert sents[2] == "BRAF V600E cell lines were sensitive to vemurafenib [2]."  # no checked reason: its finding
+    assert len(sents) == 3 and [s["source"] for s in out.sentences] == ["verdict", "reason", "finding"]
+    assert all(parse_citations(s) for s in sents) and self_contradiction(out.text, labels, CLAIM) == []
+    # mixed evidence: one side per verdict sentence
+    mixed = compose(CLAIM, LABELS, ["1", "2", "3"], {}, {}, sentences=5, texts=TEXTS)
+    assert "is mixed (" in mixed.text and mixed.verdict == "mixed"
+    assert self_contradiction(mixed.text, LABELS, CLAIM) == [] and stance_consistency(mixed.text, LABELS, CLAIM)[0]
+    # a finding worded against its item's label is not written
+    against = compose(CLAIM, {"3": "supports"}, ["3"], {}, {"3": TEXTS["3"]}, sentences=4, texts=TEXTS)
+    assert "resistance" not in against.text and against.sentences[1]["kept"] is False
+
+
+def test_reason_metrics_see_copies_fallbacks_and_discards_that_name_nothing():
+    inp = ClaimInput(id="mixed-001", task="mixed", claims={"claim": ALK},
+                     evidence=[Evidence(id="1198", text=PROFILE),
+                               Evidence(id="9", text="FLT3 D835 mutant AML responded to gilteritinib.")])
+    decisions = [KEPT.model_copy(update={"reason": "Supports the claim: Response rates were 65% for crizotinib "
+                                                   "treatment and 20% for chemotherapy."}),
+                 EvidenceDecision(id="9", source="given", label="irrelevant", kept=False,
+                                  reason="Not about this claim: it is about FLT3 D835 mutant AML.")]
+    pred = ClaimPrediction(id="mixed-001", task="mixed", decisions=decisions, evidence_texts={"1198": PROFILE},
+                           verification={"reasons": {"1198": {"source": "model"}}})
+    scores = reason_scores(pred, inp)
+    assert scores["reason_links_claim"] == 0.0 and scores["reason_copied"] == 1.0
+    assert scores["reason_fallback"] == 0.0 and scores["discard_names_other"] == 1.0
+    decisions[1] = decisions[1].model_copy(update={"reason": "Not about this claim."})
+    assert reason_scores(pred.model_copy(update={"decisions": decisions}), inp)["discard_names_other"] == 0.0
 
 
 # -- the graph ------------------------------------------------------------------------------------------------
@@ -167,34 +241,46 @@ def test_grounded_run_gives_whole_reasons_and_explanations_that_cannot_contradic
         pred = graph.invoke({"input": inp})["prediction"]
         text = pred.explanations["claim"]
         labels = {d.id: d.label for d in pred.decisions if d.kept}
-        assert text.split(" ", 2)[:2] == ["The", "evidence"] or text.startswith("There is not enough")
+        assert VERDICT.search(split_sentences(text)[0]) or text.startswith("There is not enough"), text
         scores = trust_scores(pred)
         assert scores["reason_complete"] == 1.0 and scores["self_contradiction"] == 0.0
         assert set(parse_citations(text)) <= set(labels)
         assert all(d.basis for d in pred.decisions if d.kept or d.source == "given")
         assert pred.verification["claim"]["verdict"] in ("supported", "mixed", "refuted")
-    assert "why" in responder.roles() and "writer" not in responder.roles()
+        assert set(pred.verification["reasons"]) == {d.id for d in pred.decisions if d.kept or d.source == "given"}
+    assert responder.roles().count("reasons") == 3 and "writer" not in responder.roles()
 
 
 @pytest.mark.shared_data
-def test_a_malformed_why_reply_still_gives_an_explanation(kit, embedder, kb_index):
+def test_a_malformed_reasons_reply_still_gives_reasons_and_an_explanation(kit, embedder, kb_index):
     cfg = _grounded()
-    responder = kit.Responder(hook=lambda call: "not json at all" if call.role == "why" else None)
+    responder = kit.Responder(hook=lambda call: "not json at all" if call.role == "reasons" else None)
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=kb_index)
     pred = graph.invoke({"input": _inputs(kit, cfg, 1)[0]})["prediction"]
-    record = pred.verification["claim"]
-    assert "why_failed" in record and record["model_sentences"] == 0
-    assert pred.explanations["claim"].startswith("The evidence") and parse_citations(pred.explanations["claim"])
+    assert "reasons_failed" in pred.verification["claim"]
+    assert {r["source"] for r in pred.verification["reasons"].values()} == {"fallback"}
+    assert VERDICT.search(split_sentences(pred.explanations["claim"])[0]) and parse_citations(pred.explanations["claim"])
+    assert json.dumps(pred.verification)  # the record is plain data
+    kept = [d for d in pred.decisions if d.kept]
+    assert all(d.reason.startswith("Kept as supporting evidence") for d in kept)
 
 
 @pytest.mark.shared_data
-def test_no_why_sentences_means_no_model_call_for_writing(kit, embedder, kb_index):
-    cfg = _grounded("mixed", "explain.why_sentences=0")
+def test_reasons_written_by_the_model_stand_and_name_what_discards_are_about(kit, embedder, kb_index):
+    cfg = _grounded()
     responder = kit.Responder()
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=kb_index)
-    pred = graph.invoke({"input": _inputs(kit, cfg, 1)[0]})["prediction"]
-    assert "why" not in responder.roles() and pred.explanations["claim"]
-    assert json.dumps(pred.verification)  # the record is plain data
+    inp = _inputs(kit, cfg, 1)[0]
+    pred = graph.invoke({"input": inp})["prediction"]
+    records = pred.verification["reasons"]
+    shown = [d for d in pred.decisions if d.kept][:FINDINGS_SHOWN]
+    assert all(records[d.id]["source"] == "model" for d in shown)
+    scores = reason_scores(pred, inp)
+    assert scores["reason_links_claim"] == 1.0 and scores["reason_copied"] == 0.0
+    call = next(c for c in responder.calls if c.role == "reasons")
+    dropped = [d.id for d in pred.decisions if d.source == "given" and not d.kept]
+    assert dropped and set(kit.aside_lines(call.prompt)) == set(dropped)  # set-aside items are asked about
+    assert all(d.reason.startswith("Not about this claim: it is about") for d in pred.decisions if d.id in dropped)
 
 
 def test_the_model_as_support_judge_reads_a_boolean_and_fails_closed():
@@ -225,6 +311,16 @@ def test_wrong_claim_explanations_say_what_the_verdict_says(kit, embedder, kb_in
     for p in preds:
         text = p.explanations["claim"]
         if p.supported:
-            assert text.startswith("The evidence supports the claim")
+            assert re.search(r": (all \d+ kept items|the one kept item).* supports? this \[", split_sentences(text)[0])
         else:
             assert text.startswith("The evidence does not support the claim") and not parse_citations(text)
+
+
+@pytest.mark.parametrize("claim", ["Crizotinib did not improve survival in ALK-negative lung cancer",
+                                   "KIT D816V confers resistance to imatinib",
+                                   "EGFR T790M fails to respond to erlotinib"])
+def test_a_claim_stated_first_does_not_read_as_contradicting_its_supporting_items(claim):
+    text = verdict_sentences(claim, ["1", "2"], [], "2 clinical")[0]
+    assert text.startswith(claim.split()[0]) and text.endswith("support this [1, 2].")
+    labels = {"1": "supports", "2": "supports"}
+    assert self_contradiction(text, labels, claim) == [] and stance_consistency(text, labels, claim) == (2, 2)

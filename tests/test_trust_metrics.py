@@ -265,3 +265,20 @@ def test_sentence_support_sample_is_well_formed():
         assert all(text.strip() for text in r["evidence"].values())
     agreement = judge_agreement(rows, overlap_judge())
     assert 0.0 <= agreement["accuracy"] <= 1.0 and agreement["n"] == len(rows)
+
+
+def test_stance_sample_agreement_counts_the_report_half_apart():
+    from evidex.evaluators.trust import in_report_half, stance_gold, stance_sample_scores
+
+    gold = stance_gold()
+    assert len(gold) == 80
+    report = [k for k in gold if in_report_half(*k)]
+    assert len(report) == 41 and sorted(gold[k] for k in report).count("unclear") == 4  # as the README says
+    item = "mixed-036"
+    pairs = [eid for (i, eid) in gold if i == item]
+    decisions = [EvidenceDecision(id=eid, source="given", label="supports", reason="r", kept=True) for eid in pairs]
+    scores = stance_sample_scores(ClaimPrediction(id=item, task="mixed", decisions=decisions))
+    wrong = sum(gold[(item, eid)] != "supports" for eid in pairs)
+    assert scores["stance_sample_n_items"] == len(pairs) and scores["stance_sample_n_correct"] == len(pairs) - wrong
+    assert scores["stance_report_n_items"] == sum(in_report_half(item, eid) for eid in pairs)
+    assert scores["stance_sample_not_supports_n_correct"] == 0

@@ -30,9 +30,6 @@ class CivicGateSettings(GateSettings):
                                                  "(without a claim_catalog; assignment: 'neither').")
     candidate_ratio: float = Field(0.5, gt=0.0, le=1.0,
                                    description="Retrieved candidates scoring below this share of the best are not added.")
-    candidate_neighbour_rank: int | None = Field(
-        None, ge=1, description="A retrieved candidate is added only if a kept given item is among its N nearest KB "
-                             "neighbours (null = off; skipped when nothing is kept).")
     candidate_facets: dict[str, Annotated[float, Field(ge=0.0, le=1.0)]] = Field(
         default_factory=lambda: {"therapy": 0.5},
         description="Claim facets a retrieved candidate must name, with the share of the facet's words required "
@@ -40,10 +37,6 @@ class CivicGateSettings(GateSettings):
     candidate_max_overlap: float | None = Field(
         0.5, gt=0.0, le=1.0, description="A retrieved candidate sharing at least this share of its word 5-grams "
                                          "with a kept given item is a near-copy and is not added (null = off).")
-    candidate_rescue_neighbour_rank: int | None = Field(
-        None, ge=1, description="A candidate below candidate_ratio is still added when it ranks for the claim's subject "
-                             "no worse than the worst kept given item and a kept item is among its N nearest KB "
-                             "neighbours (null = off).")
     candidate_variant_conflict: bool = Field(
         True, description="A retrieved candidate about another variant is not added: it names other variants of "
                            "the claim's kind (e.g. V600E, or another NTRK1 fusion) or calls its variant a class "
@@ -98,9 +91,8 @@ class CivicGateSettings(GateSettings):
         """The ``candidate_*`` thresholds as the candidate gate takes them."""
         from evidex.agents.civic.candidate_gate import CandidateChecks
 
-        return CandidateChecks(ratio=self.candidate_ratio, neighbour_rank=self.candidate_neighbour_rank,
-                               facets=self.candidate_facets, max_overlap=self.candidate_max_overlap,
-                               rescue_neighbour_rank=self.candidate_rescue_neighbour_rank,
+        return CandidateChecks(ratio=self.candidate_ratio, facets=self.candidate_facets,
+                               max_overlap=self.candidate_max_overlap,
                                variant_conflict=self.candidate_variant_conflict,
                                claim_margin=self.candidate_claim_margin)
 
@@ -183,7 +175,7 @@ class CivicGate:
                          kept: dict[str, str] | None) -> list[GateResult]:
         from evidex.agents.civic.candidate_gate import gate_candidates
 
-        return gate_candidates(hits, self.settings.candidate_checks(), index=self.index, claim=claim, kept=kept,
+        return gate_candidates(hits, self.settings.candidate_checks(), claim=claim, kept=kept,
                                catalog=self.catalog)
 
     def select(self, claims: dict[str, Claim], evidence: list[Evidence]) -> tuple[Label, str]:
@@ -197,6 +189,19 @@ class CivicGate:
         catalog, check = self._given_claim_rule()
         return assign_by_relevance(self.index, claims, evidence, self.settings.keep_rank, catalog=catalog,
                                    check=check)
+
+    def owners(self, claim: Claim, ids: list[str]) -> dict[str, Claim]:
+        """The competing claim (``claim_catalog``) that ranks each item within its top ``given_claim_floor``:
+        the claim the item most likely belongs to. Items no known claim ranks that high are left out."""
+        catalog = self.catalog
+        if catalog is None:
+            return {}
+        out = {}
+        for i in ids:
+            found = catalog.best_other(i, [claim])
+            if found is not None and found[0] <= self.settings.given_claim_floor:
+                out[i] = found[1]
+        return out
 
     def data_files(self, graph: GraphKind) -> list[DataFile]:
         from evidex.tools.claim_data import load_claim_catalog, load_kb

@@ -102,30 +102,13 @@ class ExplainConfig(Strict):
 
     ``free``: the model writes the whole explanation from the evidence texts, then verify/revise; reasons are
     the gate's notes or the model's findings (the path before issue 24). ``grounded`` (agents/grounded_writer.py):
-    the explanation opens with the verdict the labels add up to, the model adds ``why_sentences`` on why, each
-    checked against the labels and the cited evidence and dropped when it fails, and the kept items' findings
-    (their own words, tools/findings.py) fill the rest; every reason is one finished sentence."""
+    one call per claim writes a reason for every kept item (its key fact, then how it bears on the claim) and
+    names what each discarded given item is about; code checks every reason and falls back to an honest short
+    one; the explanation is the verdict the labels add up to, what the strongest items show (their checked
+    reasons) and how strong and consistent the evidence is (the designs the kept texts state)."""
 
     mode: Literal["free", "grounded"] | None = Field(None, description="null = from speed.path (grounded: "
                                                      "grounded; fast, legacy: free).")
-    sentences: int = Field(4, ge=1, le=8, description="grounded: sentences in all (verdict, why, findings).")
-    why_sentences: int = Field(1, ge=0, le=4, description="grounded: sentences the model writes on why the "
-                               "findings add up to the verdict; 0 = no model call for the explanation.")
-    why_words: int = Field(30, ge=10, le=150, description="grounded: the word budget the model is asked for.")
-    why_tokens: int = Field(120, ge=32, le=1024, description="grounded: completion token cap of the why call.")
-    finding_words: int = Field(21, ge=6, le=21, description="Longest finding in a reason, in words: a reason is a "
-                               "lead of at most 4 words plus the finding, within the 25-word limit of a reason.")
-    sentence_words: int = Field(45, ge=6, le=80, description="grounded: longest finding used as an explanation "
-                                "sentence, in words (the model is shown the short ones, finding_words).")
-    findings_shown: int = Field(6, ge=1, le=40, description="grounded: kept items whose findings the model sees "
-                                "(strongest first); the verdict and the reasons cover every kept item.")
-    support_judge: Literal["overlap", "rules", "embedding", "off"] = Field(
-        "overlap", description="grounded: who checks that a model sentence says only what its cited evidence "
-        "says; a sentence it rejects is dropped (tools/support_judge.py). overlap = at least half of the "
-        "sentence's content words occur in the cited texts; rules = overlap plus no number the texts never state; "
-        "embedding = overlap plus a MiniLM cosine floor. On the held-out half of the hand-labelled sample "
-        "(benchmarks/results/support_judges.json) none beat overlap (agreement 0.737); no NLI model ships on the "
-        "registries.")
 
 
 SpeedPath = Literal["fast", "legacy", "grounded"]

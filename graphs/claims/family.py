@@ -16,9 +16,14 @@ CLAIM_COLUMNS = ("recovery_precision_micro", "recovery_recall_micro", "recovery_
                  "discard_recall_micro", "discard_f1_micro", "false_discard_rate", "selection_accuracy",
                  "assignment_item_accuracy", "assignment_pair_accuracy", "wrong_claim_accuracy",
                  "explanation_similarity", "explanation_completeness", "citation_validity", "golden_fact_coverage",
-                 "reason_complete", "self_contradiction", "stance_consistency", "sentence_support",
-                 "ragas_faithfulness", "ragas_response_relevancy")
-LOWER_IS_BETTER = frozenset({"false_discard_rate", "self_contradiction"})
+                 "reason_complete", "reason_links_item_accuracy_micro", "reason_copied_item_accuracy_micro",
+                 "reason_fallback_item_accuracy_micro", "discard_named_item_accuracy_micro",
+                 "stance_sample_item_accuracy_micro", "stance_report_item_accuracy_micro",
+                 "stance_sample_not_supports_item_accuracy_micro",
+                 "self_contradiction",
+                 "stance_consistency", "sentence_support", "ragas_faithfulness", "ragas_response_relevancy")
+LOWER_IS_BETTER = frozenset({"false_discard_rate", "self_contradiction", "reason_copied_item_accuracy_micro",
+                             "reason_fallback_item_accuracy_micro"})
 
 
 def load_items(cfg: ClaimTaskConfig) -> list[TaskItem]:
@@ -58,7 +63,7 @@ class _NoSimilarity:
 
 def score_item(cfg: ClaimTaskConfig, item: TaskItem, pred: ClaimPrediction, resources: Resources) -> dict[str, float]:
     from evidex.evaluators.explainers import score_item as score_claim_item
-    from evidex.evaluators.trust import overlap_judge, trust_scores
+    from evidex.evaluators.trust import overlap_judge, reason_scores, stance_sample_scores, trust_scores
     from evidex.tools.embeddings import get_embeddings
 
     embedder = (resources.embedder or get_embeddings(cfg.retrieval.embedding_model)) if cfg.metrics.similarity \
@@ -71,7 +76,9 @@ def score_item(cfg: ClaimTaskConfig, item: TaskItem, pred: ClaimPrediction, reso
     trust = trust_scores(pred, judge=overlap_judge(0.5), claims=claims)
     if not cfg.steps.write:
         trust = {k: v for k, v in trust.items() if k.startswith("reason")}
-    return {**scores, **trust}
+    # Reasons that are reasons and stance on the hand-labelled sample (issue 54; evaluators/trust.py)
+    reasons = reason_scores(pred, item.input) if cfg.steps.write else {}
+    return {**scores, **trust, **reasons, **stance_sample_scores(pred)}
 
 
 def item_tags(item: TaskItem) -> list[str]:

@@ -1,22 +1,25 @@
 """Nodes of the grounded writing path (``explain.mode: grounded``; agents/grounded_writer.py).
 
     findings  each kept item's and each discarded given item's finding: the span of its own text that says most
-              about the claim (tools/findings.py), a short one for its reason and a longer one for the
-              explanation, from one embedding call per item
+              about the claim (tools/findings.py), one the model is shown and a longer one for the explanation,
+              from one embedding call per item
     [stance]  the shared stance node, shown the findings instead of whole evidence texts (graphs/claims/nodes.py)
-    write     every reason rewritten as one finished sentence (label + finding; the gate's note kept as
-              ``basis``), then per claim: the verdict, the model's checked "why" sentences, findings to fill
+    write     per claim, one grammar-bound call for the reasons of all its kept items and what each discarded
+              given item is about; every reason checked by code (a failure falls back to an honest short
+              reason); then the explanation: the verdict, what the strongest items show, how strong and
+              consistent the evidence is
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from evidex.agents.grounded_writer import (compose, reason_sentence, safe_why, unsupported_explanation, verdict_of,
-                                           verdict_phrase, write_why)
+from evidex.agents.grounded_writer import (EXPLANATION_SENTENCES, FINDING_WORDS, FINDINGS_SHOWN, REASON_WORDS,
+                                           SENTENCE_WORDS, Reason, compose, dropped_reason, kept_reason, opening,
+                                           safe_notes, shown_item, unsupported_explanation, write_notes)
 from evidex.graphs.claims.deps import GraphDeps
 from evidex.graphs.claims.nodes import Node, _scope, _texts, kept_decisions, verdict
 from evidex.graphs.claims.state import ClaimGraphState
-from evidex.tools.claims import Evidence, EvidenceDecision
+from evidex.tools.claims import Claim, Evidence, EvidenceDecision
 from evidex.tools.findings import findings_within
 
 
@@ -27,7 +30,7 @@ def _shown(state: ClaimGraphState) -> list[EvidenceDecision]:
 
 
 def make_findings(deps: GraphDeps) -> Node:
-    short, long = deps.config.explain.finding_words, deps.config.explain.sentence_words
+    short, long = FINDING_WORDS, SENTENCE_WORDS
 
     def findings(state: ClaimGraphState) -> dict:
         texts = _texts(state)
@@ -50,42 +53,59 @@ def _strongest_first(decisions: list[EvidenceDecision]) -> list[EvidenceDecision
     return sorted(decisions, key=key)
 
 
+def _merged(claims: list[Claim]) -> Claim:
+    """Several claims read as one, for checking what an item set aside by all of them is about."""
+    context: dict[str, str] = {}
+    for c in claims:
+        for k, v in c.context.items():
+            context[k] = f"{context[k]} {v}" if k in context else v
+    return Claim(text=" ".join(c.text for c in claims), context=context)
+
+
 def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState], list[str]]) -> Node:
     cfg = deps.config
-    x, p = cfg.explain, cfg.prompts
+    p = cfg.prompts
 
     def write(state: ClaimGraphState) -> dict:
         texts = _texts(state)
-        reasons = [d.model_copy(update={"reason": reason_sentence(d, state.findings.get(d.id)),
-                                        "basis": d.basis or d.reason}) for d in _shown(state)]
-        explanations, records = {}, {}
-        if cfg.steps.verdict and not verdict(state.decisions):  # wrong_claim: the claim itself is rejected
-            given = [d for d in state.decisions if d.source == "given"]
-            for key in claim_keys(state):
-                written = unsupported_explanation(state.input.claims[key].text, sum(d.kept for d in given), len(given))
-                explanations[key], records[key] = written.text, written.record()
-            return {"decisions": reasons, "explanations": explanations, "verification": records}
-        for key in claim_keys(state):
+        keys = claim_keys(state)
+        dropped = [d for d in state.decisions if d.source == "given" and not d.kept]
+        reasons: dict[str, Reason] = {}
+        records: dict = {}
+        explanations: dict[str, str] = {}
+        rejected = cfg.steps.verdict and not verdict(state.decisions)  # wrong_claim: the claim itself is rejected
+        for n, key in enumerate(keys):
+            claim = state.input.claims[key]
             kept = _strongest_first(kept_decisions(state, _scope(deps, key)))
+            asked = [d for d in kept if d.id in texts][:FINDINGS_SHOWN]
+            asked_dropped = [d for d in dropped if d.id in texts] if n == 0 else []
+            written, abouts, failure = {}, {}, None
+            if asked or asked_dropped:
+                shown = [shown_item(d.id, state.findings.get(d.id), texts[d.id]) for d in asked]
+                aside = [opening(d.id, texts[d.id]) for d in asked_dropped]
+                written, abouts, failure = safe_notes(lambda: write_notes(
+                    deps.llm, {key: claim}, shown, aside, words=REASON_WORDS, context_chars=p.context_chars,
+                    style=deps.style, name=f"write_reasons[{key}]"))
+            for d in kept:
+                reasons[d.id] = kept_reason(d, written.get(d.id), texts.get(d.id, ""), claim)
+            if n == 0 and dropped:
+                about_claim = _merged([state.input.claims[k] for k in keys]) if len(keys) > 1 else claim
+                owners = deps.gate.owners(claim, [d.id for d in dropped]) if len(keys) == 1 else {}
+                for d in dropped:
+                    reasons[d.id] = dropped_reason(abouts.get(d.id), texts.get(d.id, ""), about_claim,
+                                                   owners.get(d.id))
             labels = {d.id: d.label for d in kept}
             order = [d.id for d in kept]
-            claim = state.input.claims[key]
-            why, failure = [], None
-            if kept and x.why_sentences:
-                # the short findings (the reasons'): a smaller prompt, and the model cannot copy whole sentences
-                shown = [Evidence(id=i, text=state.findings[i]) for i in order if i in state.findings]
-                shown = shown[: x.findings_shown]
-                supporting = [i for i in order if labels[i] == "supports"]
-                contradicting = [i for i in order if labels[i] == "contradicts"]
-                phrase = verdict_phrase(verdict_of(list(labels.values())), supporting, contradicting)
-                if shown:
-                    why, failure = safe_why(lambda: write_why(
-                        deps.llm, {key: claim}, shown, verdict=phrase, n=x.why_sentences, words=x.why_words,
-                        context_chars=p.context_chars, max_tokens=x.why_tokens, style=deps.style,
-                        name=f"write_why[{key}]"))
-            written = compose(claim.text, labels, order, state.long_findings, why, sentences=x.sentences,
-                              labels_texts=texts, judge=deps.support_judge)
-            explanations[key] = written.text
-            records[key] = {**written.record(), **({"why_failed": failure} if failure else {})}
-        return {"decisions": reasons, "explanations": explanations, "verification": records}
+            if rejected:
+                given = [d for d in state.decisions if d.source == "given"]
+                composed = unsupported_explanation(claim.text, sum(d.kept for d in given), len(given))
+            else:
+                composed = compose(claim.text, labels, order, reasons, state.long_findings, sentences=EXPLANATION_SENTENCES,
+                                   texts=texts, judge=deps.support_judge)
+            explanations[key] = composed.text
+            records[key] = {**composed.record(), **({"reasons_failed": failure} if failure else {})}
+        records["reasons"] = {i: r.record() for i, r in reasons.items()}
+        decisions = [d.model_copy(update={"reason": reasons[d.id].text, "basis": d.basis or d.reason})
+                     for d in _shown(state) if d.id in reasons]
+        return {"decisions": decisions, "explanations": explanations, "verification": records}
     return write

@@ -1,0 +1,99 @@
+"""Reason checks (tools/reasons.py) and the study-design reader (tools/evidence_design.py): hand cases, no model."""
+from __future__ import annotations
+
+import pytest
+
+from evidex.agents.grounded_writer import kinds_of
+from evidex.tools.evidence_design import design_of
+from evidex.tools.reasons import (claim_names, copied_share, is_copy, kept_reason_problem, names, names_claim,
+                                  names_other, numbers, other_names, unbacked_facts)
+
+CLAIM = "Lung adenocarcinoma positive for ALK-FUSIONS have been found to be sensitive to crizotinib treatment"
+EVIDENCE = ("This two arm Phase III study named PROFILE 1007 (NCT00932893) was performed to assess crizotinib vs. "
+            "established chemotherapy in non-small cell lung cancer patients positive for ALK rearrangement. 347 "
+            "patients were randomized to receive crizotinib (N=173) or chemotherapy (N=174). Response rates were 65% "
+            "for crizotinib treatment and 20% for chemotherapy (P<0.001).")
+
+
+def test_names_are_tokens_with_digits_inner_capitals_or_capitals_inside_a_sentence():
+    assert names("HER2 amplification predicts sensitivity to Trastuzumab.") == ["HER2", "Trastuzumab"]
+    assert names("The R167Q variant was found. Patients had EGFR L858R.") == ["R167Q", "EGFR", "L858R"]
+    assert claim_names(CLAIM) == {"alk", "fusions"}
+    assert claim_names("Eenasul Fateh worked as a consultant.") == {"fateh"}
+    assert claim_names("the variant is rare") == set()
+
+
+def test_numbers_read_roman_phases():
+    assert numbers("A phase III trial of 1,500 patients: 57% responded") == {"3", "1500", "57"}
+    assert numbers("V600E and c.208G>A are not numbers") == set()
+
+
+def test_a_reason_that_links_the_finding_to_the_claim_passes():
+    reason = ("Phase 3 PROFILE 1007 in 347 ALK-positive lung cancer patients: response 65% with crizotinib vs 20% "
+              "with chemotherapy, so ALK fusions predict crizotinib sensitivity.")
+    assert kept_reason_problem(reason, EVIDENCE, CLAIM) is None
+
+
+@pytest.mark.parametrize("reason, problem", [
+    ("Phase 3 PROFILE 1014 in ALK-positive patients: response 75% with crizotinib.", "states what the evidence"),
+    ("Response 65% with alectinib vs 20% with chemotherapy in ALK-positive patients.", "states what the evidence"),
+    ("Response rates were 65% with the drug versus 20% with chemotherapy in the trial.", "does not name"),
+    ("Supports the claim: Response rates were 65% for crizotinib treatment and 20% for chemotherapy, in ALK.",
+     "copies an evidence sentence"),
+    ("Response was higher with crizotinib in ALK and", "not a finished sentence"),
+])
+def test_a_reason_that_invents_misses_the_entity_copies_or_is_cut_fails(reason, problem):
+    assert kept_reason_problem(reason, EVIDENCE, CLAIM).startswith(problem)
+
+
+def test_facts_may_come_from_the_claim_and_its_context():
+    assert unbacked_facts("EGFR L858R NSCLC responded to erlotinib.", "Patients responded to erlotinib.",
+                          "EGFR L858R NSCLC is sensitive to erlotinib") == []
+    assert unbacked_facts("VHL R167Q was found in 7 families.", "This mutation was found in six families.",
+                          "R167Q is pathogenic", {"Molecular Profile": "VHL R167Q"}) == ["7"]
+    # a number the evidence spells out, an abbreviation it writes in full
+    assert unbacked_facts("BCOR ITD in 22 CCSK cases.", "Twenty two clear cell sarcomas of kidney had BCOR ITD.") == []
+    assert unbacked_facts("ALL in 5 cases.", "Glioma in five cases.") == ["ALL"]
+
+
+def test_copy_share_counts_words_in_long_shared_runs_of_one_sentence():
+    sentence = "Response rates were 65% for crizotinib treatment and 20% for chemotherapy"
+    assert copied_share(sentence + ".", EVIDENCE) == 1.0 and is_copy(sentence, EVIDENCE)
+    assert copied_share("Crizotinib gave a 65% response rate.", EVIDENCE) == 0.0
+    # runs from two different sentences do not add up to a copy of one
+    assert not is_copy("Patients were randomized to receive crizotinib; response rates were 65% for crizotinib.",
+                       EVIDENCE)
+
+
+def test_a_discard_reason_names_what_the_item_is_about_instead():
+    text = "In a phase 1/2 trial, patients with refractory AML with FLT3 mutation received gilteritinib."
+    claim = "EGFR L858R positive NSCLC is sensitive to afatinib."
+    assert other_names(text, claim)[:2] == ["AML", "FLT3"]
+    assert "gilteritinib" in other_names(text, claim)
+    assert names_other("Not about this claim: it is about gilteritinib in FLT3-mutant AML.", text, claim)
+    assert not names_other("Not about this claim.", text, claim)
+    assert not names_other("Not about this claim: it is about afatinib in NSCLC.", text, claim)
+    assert names_claim("EGFR-mutant tumours responded.", claim) and not names_claim("Tumours responded.", claim)
+
+
+@pytest.mark.parametrize("text, design", [
+    ("On May 14, 2013, the U.S. Food and Drug Administration approved erlotinib for NSCLC.", "approval"),
+    ("A randomized phase 3 trial involving 173 NSCLC patients.", "phase 3 trial"),
+    ("In a phase 1/2 trial, patients with AML received gilteritinib.", "phase 2 trial"),
+    ("In the Phase I study PROFILE 1001 a dose was established.", "phase 1 trial"),
+    ("In a retrospective study of 82 patients, crizotinib was associated with survival.", "patient study"),
+    ("This missense mutation was found in six VHL type 2 families.", "family study"),
+    ("The fusion was detected in 79% (58/73) of carcinomas assayed.", "case series"),
+    ("A 28 year-old patient with NSCLC responded to crizotinib.", "case report"),
+    ("Xenografts in nude mice shrank with the drug.", "mouse study"),
+    ("Ba/F3 cells expressing the fusion were sensitive to crizotinib.", "cell study"),
+])
+def test_the_design_an_evidence_text_states(text, design):
+    assert design_of(text).name == design
+
+
+def test_kept_items_are_counted_clinical_and_preclinical():
+    texts = ["Ba/F3 cells were sensitive.", "A randomized phase 3 trial.", "A phase III trial.", "Prose only."]
+    assert kinds_of(texts) == "2 clinical, 1 preclinical"
+    assert kinds_of(["Ba/F3 cells were sensitive."]) == "1 preclinical"
+    assert kinds_of(["Eenasul Fateh was a consultant."]) == ""

@@ -1,0 +1,208 @@
+"""Is a reason a reason? Model-free checks of the one sentence that says why an evidence item was kept or set aside.
+
+A reason for a kept item links the item's finding to the claim: it states the finding's key fact (design,
+population, measure, effect size) and says how that bears on the claim. :func:`kept_reason_problem` checks the
+three things a reader can check without a model:
+
+    facts      every number and every name it states (a token with a digit or an inner capital, a capitalised
+               word inside the sentence) occurs in the evidence item, the claim or the claim's context
+    entity     it names the claim's entity: one of the claim's own names (``claim_names``)
+    copy       it is not a copy of one evidence sentence: at most ``COPY_SHARE`` of its words lie in runs of
+               ``COPY_RUN`` or more words that one sentence of the item has in the same order
+
+A reason for a discarded item names what the item is about instead (:func:`names_other`): a name of the item's
+own that the claim and its context never use.
+
+Shared by the writer (``agents.grounded_writer``: a model reason that fails falls back to an honest short one)
+and the trust metrics (``evaluators.trust``), so both mean the same thing by "a reason".
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from evidex.tools.cited_text import is_complete_sentence, split_sentences
+
+MAX_REASON_WORDS = 40
+COPY_RUN = 4  # a shared run of at least this many words counts towards a copy
+COPY_SHARE = 0.7  # a reason with this share of its words in such runs of one evidence sentence is a copy
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?")
+# A number standing on its own ("186 patients", "57%", "1,500"), not part of a variant or gene name (V600E,
+# c.208G>A, Ba/F3) or a 3'/5' end.
+_NUMBER = re.compile(r"(?<![\w.,'/>])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w'/]|\.\d|,\d{3})")
+_ROMAN_PHASE = re.compile(r"\bphase[\s-]*(i{1,3}|iv)\b(?![\w-])", re.I)
+_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4"}
+# Capitalised words that start clauses or are plain English, never a name on their own.
+_PLAIN_CAPITALS = frozenset("""
+a an the this these that those it its in on at of for from with by as and or but so thus this
+phase study trial patients patient cells cell overall among after before during while when where which who
+one two three four five six seven eight nine ten
+""".split())
+
+
+def _words(text: str) -> list[str]:
+    return _TOKEN.findall(text or "")
+
+
+def numbers(text: str) -> set[str]:
+    """The stand-alone numbers of ``text`` (thousands separators removed; "phase III" also gives "3")."""
+    found = {m.replace(",", "") for m in _NUMBER.findall(text or "")}
+    found.update(_ROMAN[m.group(1).lower()] for m in _ROMAN_PHASE.finditer(text or ""))
+    return found
+
+
+def names(text: str) -> list[str]:
+    """The name-like tokens of ``text``, in order: a token with a digit and a letter (L858R, HER2), an inner
+    capital (ErbB, NSCLC, PROFILE) or a capitalised word that does not open its sentence (Trastuzumab, Hippel)."""
+    out: list[str] = []
+    for sentence in split_sentences(text or ""):
+        for n, w in enumerate(_words(sentence)):
+            has_digit, has_alpha = any(c.isdigit() for c in w), any(c.isalpha() for c in w)
+            inner_capital = any(c.isupper() for c in w[1:])
+            capitalised = w[:1].isupper() and n > 0 and w.lower() not in _PLAIN_CAPITALS
+            if (has_digit and has_alpha) or inner_capital or capitalised:
+                out.append(w)
+    return out
+
+
+# Drugs and diseases are written in lower case; these word shapes mark them (INN drug stems; -oma/-emia nouns).
+_TERM = re.compile(r"\b[a-z]\w*(?:nib|mab|lisib|parib|ciclib|platin|taxel|rubicin|tecan|trexed|citabine|mustine|"
+                   r"degib|zomib|limus|oma|omas|emia|aemia)\b", re.I)
+
+
+def terms(text: str) -> list[str]:
+    """:func:`names` plus the lower-case words shaped like a drug (crizotinib, trastuzumab) or a disease noun
+    (carcinoma, leukemia): what a reason may state only when the evidence states it."""
+    return names(text) + _TERM.findall(text or "")
+
+
+def _lower_words(*texts: str) -> set[str]:
+    return {w.lower() for t in texts for w in _words(t)}
+
+
+def claim_names(claim: str) -> set[str]:
+    """The claim's own names, lower-cased (its entity: variant, gene, drug, person, place). A claim without
+    any name-like token falls back to its first word when that is capitalised ("Eenasul ...")."""
+    found = {w.lower() for w in names(claim)}
+    if not found:
+        first = _words(claim)[:1]
+        found = {w.lower() for w in first if w[:1].isupper() and w.lower() not in _PLAIN_CAPITALS}
+    return found
+
+
+def _context_text(context: Mapping[str, str] | None) -> str:
+    return " ".join((context or {}).values())
+
+
+_NUMBER_WORDS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * n for n, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if n > 1}
+_SPELLED = re.compile(r"\b(" + "|".join(_TENS) + r")(?:[\s-](" + "|".join(list(_NUMBER_WORDS)[1:10]) + r"))?\b|\b("
+                      + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+_STOP_INITIALS = frozenset({"of", "the", "and", "with", "in", "for", "to", "a", "an"})
+
+
+def spelled_numbers(text: str) -> set[str]:
+    """Numbers written as words ("Twenty two cases", "six families"), as digits."""
+    out = set()
+    for m in _SPELLED.finditer(text or ""):
+        if m.group(3):
+            out.add(str(_NUMBER_WORDS[m.group(3).lower()]))
+        else:
+            out.add(str(_TENS[m.group(1).lower()] + (_NUMBER_WORDS[m.group(2).lower()] if m.group(2) else 0)))
+    return out
+
+
+def _acronyms(text: str) -> set[str]:
+    """Initials of runs of 2-6 words of ``text`` ("clear cell sarcoma of kidney" -> ccsk, ccs, cs, ...), lower-cased,
+    skipping small words, so an abbreviation the evidence spells out counts as stated."""
+    words = [w.lower() for w in _words(text) if w.lower() not in _STOP_INITIALS]
+    return {"".join(w[0] for w in words[i: i + n]) for n in range(2, 7) for i in range(len(words) - n + 1)}
+
+
+def unbacked_facts(reason: str, evidence: str, claim: str = "", context: Mapping[str, str] | None = None) -> list[str]:
+    """The numbers and names ``reason`` states that neither the evidence, the claim nor its context state. A number
+    may be spelled out there ("twenty two"), an abbreviation spelled out in full ("CCSK")."""
+    source = " ".join([evidence, claim, _context_text(context)])
+    have_numbers, have_words = numbers(source) | spelled_numbers(source), _lower_words(source)
+    missing = sorted(numbers(reason) - have_numbers)
+    unknown = [w for w in dict.fromkeys(terms(reason)) if w.lower() not in have_words
+               and not (w[:-1].lower() in have_words and w.endswith("s"))]  # "EGFRs" for "EGFR"
+    if unknown:
+        initials = _acronyms(source)
+        unknown = [w for w in unknown if not (w.isupper() and w.isalpha() and w.lower() in initials)]
+    return missing + unknown
+
+
+def names_claim(reason: str, claim: str) -> bool:
+    """Whether ``reason`` names one of the claim's own names (any claim without names: always)."""
+    wanted = claim_names(claim)
+    return not wanted or bool(wanted & _lower_words(reason))
+
+
+LEAD_WORDS = 5  # "Supports the claim: <sentence>" is a copy of the sentence: a short lead before a colon is skipped
+
+
+def copied_share(reason: str, evidence: str, run: int = COPY_RUN) -> float:
+    """The largest share of ``reason``'s words that lie in runs of at least ``run`` words, in order, of one
+    sentence of ``evidence`` (0 = nothing copied, 1 = a verbatim sentence or part of one). A lead of at most
+    ``LEAD_WORDS`` words before a colon ("Supports the claim: ...") is not counted."""
+    lead, colon, rest = reason.partition(":")
+    if colon and len(_words(lead)) <= LEAD_WORDS and _words(rest):
+        reason = rest
+    words = [w.lower() for w in _words(reason)]
+    if not words:
+        return 0.0
+    best = 0.0
+    for sentence in split_sentences(evidence or ""):
+        other = [w.lower() for w in _words(sentence)]
+        covered = [False] * len(words)
+        grams = {tuple(other[i: i + run]) for i in range(len(other) - run + 1)}
+        for i in range(len(words) - run + 1):
+            if tuple(words[i: i + run]) in grams:
+                covered[i: i + run] = [True] * run
+        best = max(best, sum(covered) / len(words))
+    return best
+
+
+def is_copy(reason: str, evidence: str) -> bool:
+    return copied_share(reason, evidence) >= COPY_SHARE
+
+
+def kept_reason_problem(reason: str, evidence: str, claim: str,
+                        context: Mapping[str, str] | None = None) -> str | None:
+    """Why ``reason`` cannot stand as the reason of a kept item (None: it can)."""
+    if not is_complete_sentence(reason, max_words=MAX_REASON_WORDS):
+        return "not a finished sentence"
+    if missing := unbacked_facts(reason, evidence, claim, context):
+        return f"states what the evidence does not: {', '.join(missing[:4])}"
+    if not names_claim(reason, claim):
+        return "does not name the claim's entity"
+    if is_copy(reason, evidence):
+        return "copies an evidence sentence"
+    return None
+
+
+def other_names(text: str, claim: str, context: Mapping[str, str] | None = None) -> list[str]:
+    """The terms of ``text`` (:func:`terms`) that the claim and its context never use, most frequent first (ties:
+    first seen)."""
+    known = _lower_words(claim, _context_text(context))
+    found = [w for w in terms(text) if w.lower() not in known and not w.isdigit()]
+    counts: dict[str, int] = {}
+    for w in found:
+        counts[w] = counts.get(w, 0) + 1
+    return sorted(counts, key=lambda w: (-counts[w], found.index(w)))
+
+
+def names_other(reason: str, text: str, claim: str, context: Mapping[str, str] | None = None) -> bool:
+    """Whether a discard ``reason`` names something the item is about that the claim is not: a name of the
+    item's own text (a name, a drug, a disease) that the claim and its context never use."""
+    mentioned = _lower_words(reason)
+    return any(w.lower() in mentioned for w in other_names(text, claim, context))
+
+
+def share(flags: Iterable[bool]) -> float | None:
+    flags = list(flags)
+    return sum(flags) / len(flags) if flags else None
