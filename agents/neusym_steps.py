@@ -123,10 +123,11 @@ def observation_text(o: Observation, limit: int | None = None) -> str:
 
 
 def evidence(steps: list[Step]) -> Context:
-    """What the turns found, as one context: the probe's and the searches' items, SQL rows, calculator values and
-    image text (failed steps left out)."""
+    """What the turns found, as one context: the searches' items, SQL rows, calculator values and image text (failed
+    steps left out), then the probe's items. The turns come first: a context cut to a length keeps what the turns
+    looked up, which the probe alone could fill."""
     out = Context()
-    for step in steps:
+    for step in [*steps[1:], *steps[:1]]:
         o = step.observation
         if o.failed:
             continue

@@ -28,7 +28,9 @@ METHODS = ("airqa", "classic_rag", "iterative_rag", "question_only", "title_abst
 WRITTEN = Path(__file__).parent / "data" / "airqa_corpus_questions.jsonl"
 # written after the dev/test numbers were reported, blind to the system, never tuned on: the held-out split
 HOLDOUT = Path(__file__).parent / "data" / "airqa_holdout_questions.jsonl"
-SPLITS = ("dev", "test", "all", "holdout")
+# written blind over 42 papers of ../shared/corpus/pool that nobody tuned on; split by paper (field "split")
+POOL = Path(__file__).parent / "data" / "airqa_pool_questions.jsonl"
+SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test")
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
 TAGS = ("single", "multiple", "retrieval", "text", "table", "image", "formula", "metadata", "objective", "subjective")
@@ -54,6 +56,8 @@ def question_file(corpus: Path, out: Path, split: str = "all") -> tuple[Path, di
 
     if split == "holdout":
         sample, written = [], read_jsonl(HOLDOUT, required=("uuid",))
+    elif split.startswith("pool_"):
+        sample, written = [], [r for r in read_jsonl(POOL, required=("uuid",)) if r["split"] == split]
     else:
         ids = set(corpus_uuids(corpus))
         sample = [r for r in read_jsonl(resolve_data_file(SAMPLE), required=("uuid",))
@@ -180,8 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, help="first N questions")
     p.add_argument("--split", choices=SPLITS, default="test",
                    help="dev: tune on these; test: report these (default); all: dev and test; holdout: questions "
-                        "written later and never tuned on (with --from-runs: the split the runs answered, as "
-                        "recorded)")
+                        "written later and never tuned on; pool_dev / pool_test: questions over the pool papers "
+                        "(--db pool: evidex ingest ../shared/corpus/pool/pdfs --db pool --metadata-dir "
+                        "../shared/corpus/pool/metadata), tune on pool_dev, report pool_test (with --from-runs: "
+                        "the split the runs answered, as recorded)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value for every method, e.g. --set qa.warm_start=true")
@@ -191,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ingest-config", type=Path, help="with --build-store: ingestion config file (default: the "
                    "default ingestion config)")
     p.add_argument("--out", type=Path, default=Path("runs"))
-    p.add_argument("--json", type=Path, default=Path("benchmarks/results/airqa.json"))
+    p.add_argument("--json", type=Path, help="results file (default benchmarks/results/airqa.json; "
+                   "airqa_pool.json for the pool splits)")
     p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR")
     p.add_argument("--note", help="a note stored with the results (what was run, on which questions)")
     p.add_argument("--common", action="store_true",
@@ -208,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         from evidex.graphs.runner import run_task
         from evidex.graphs.tasks import load_config
 
-        if not (args.corpus / "corpus_manifest.json").is_file():
+        if not args.split.startswith("pool_") and not (args.corpus / "corpus_manifest.json").is_file():
             p.error(f"{args.corpus} holds no corpus_manifest.json (pass --corpus ../shared/corpus)")
         if args.build_store:
             build_store(args.corpus, args.db, args.ingest_config)
@@ -236,7 +243,12 @@ def main(argv: list[str] | None = None) -> int:
     if common:
         print_rows(common)
         result["common_questions"] = {"n": common[0]["n"], "rows": common}
-    write_results(args.json, result)
+    if args.split.startswith("pool_"):  # one file for both pool splits, each split's latest result
+        path = args.json or Path("benchmarks/results/airqa_pool.json")
+        both = json.loads(path.read_text()) if path.is_file() else {}
+        write_results(path, {**both, args.split: result})
+    else:
+        write_results(args.json or Path("benchmarks/results/airqa.json"), result)
     return 0
 
 

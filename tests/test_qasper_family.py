@@ -217,8 +217,6 @@ def test_neusym_config_cites_pages_that_become_evidence(data, tmp_path):
     assert row["metrics"]["evidence_f1"] == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="graphs/qa/qasper_graph.py _Run.search: the evidence search is hybrid only and "
-                   "raises when the store's embedding model cannot be loaded; the item fails with its answer lost")
 def test_an_evidence_search_without_the_store_s_embedder_keeps_the_answer(data, tmp_path, monkeypatch):
     """The store's embedding model cannot be loaded (offline, a model of that name nowhere): the probe and the
     agent's searches degrade to keywords and say so; the evidence search must not turn a found answer into an
@@ -229,11 +227,13 @@ def test_an_evidence_search_without_the_store_s_embedder_keeps_the_answer(data, 
 
     monkeypatch.undo()  # queries go to a model named like the hash embedder, which does not exist
     model = ScriptedChatModel(responses=lambda prompt: json.dumps({"answer": "PangoSet"}))
-    run_dir = run_task(config(data, tmp_path / "store", "dataset.limit=1", "qasper.evidence_order=answer_search"),
+    run_dir = run_task(config(data, tmp_path / "store", "dataset.limit=1", "qasper.evidence_order=answer_search",
+                              "run.on_degraded=warning"),
                        out_dir=tmp_path / "runs", llm=model, embedder=HashEmbeddings(), progress=False)
     (row,) = read_results(run_dir / "results.jsonl")
     assert row["error"] is None, row["error"]
     assert row["prediction"]["answer"] == "PangoSet"
+    assert any("dense" in d or "hybrid" in d for d in row["prediction"]["degraded"])  # and it says so
 
 
 @pytest.mark.parametrize("module", ["evidex.evaluators.qasper", "evidex.tools.ingest.qasper", "benchmarks.qasper"])

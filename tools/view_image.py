@@ -102,7 +102,10 @@ def render(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | N
         if not text:
             try:
                 tp = page.get_textpage_ocr(full=True, dpi=200)
-                text = page.get_text("text", clip=clip, textpage=tp).strip()
+                # PyMuPDF ignores ``clip`` when given a textpage: keep the OCR'd words inside the region
+                words = page.get_text("words", textpage=tp)
+                inside = [w for w in words if clip is None or pymupdf.Rect(w[:4]).intersects(clip)]
+                text = " ".join(w[4] for w in inside).strip()
                 ocr = True
             except Exception:  # noqa: BLE001 - tesseract missing: the caption is still useful
                 text = ""

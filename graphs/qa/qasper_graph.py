@@ -18,6 +18,7 @@ Every node reads the run's settings (graphs/settings.py), like the QA graph it w
 """
 from __future__ import annotations
 
+import logging
 import threading
 from functools import partial
 from typing import Any, Literal
@@ -33,7 +34,6 @@ from evidex.graphs.qa.qasper_config import QasperTaskConfig
 from evidex.graphs.settings import config_of_run
 from evidex.tools.paperstore import PaperStore
 from evidex.tools.qa import QAPrediction
-from evidex.tools.text import quote_in
 from evidex.tools.qasper_answer import (UNANSWERABLE, evidence_from_pages, non_answer, overlap_order,
                                         overlap_scores, page_evidence, shape_answer, strip_format_echo)
 
@@ -43,7 +43,7 @@ class QasperPrediction(QAPrediction):
 
     evidence: list[str] = Field(default_factory=list, description="verbatim paragraphs (predicted_evidence)")
     evidence_pages: list[int] = Field(default_factory=list, description="store pages the evidence came from")
-    evidence_source: Literal["quote", "citations", "search", "none"] = "none"
+    evidence_source: Literal["citations", "search", "none"] = "none"
     first_answer: str | None = Field(None, description="the first try's answer when it answered nothing and the "
                                                        "graph asked again (qasper.non_answers: retry)")
 
@@ -61,6 +61,7 @@ class QasperState(QAInput):
 SINGLE_PARAGRAPH_OVERLAP = 0.3  # answer_overlap: the share of the answer's content words one paragraph must hold
 _PARAGRAPHS: dict[tuple[str, str], dict[int, str | None]] = {}
 _LOCK = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 class _Run:
@@ -72,6 +73,7 @@ class _Run:
         self.store = PaperStore(self.cfg.store.db, self.cfg.store.store_dir)
         self.answer_format = load_prompt(self.settings.answer_prompt)
         self.retry_format = load_prompt(self.settings.retry_prompt)
+        self.degraded: list[str] = []  # searches that lost a part (said in the prediction)
 
     def paragraphs(self, store_id: str) -> dict[int, str | None]:
         key = (self.store.name, store_id)
@@ -84,7 +86,15 @@ class _Run:
 
     def search(self, query: str, store_id: str, by_page: dict[int, str | None]) -> list[int]:
         """Pages of the paper's paragraphs that best match ``query`` (the abstract may take a slot, so one more)."""
-        hits = self.store.search(query[:1900], papers=[store_id], k=self.settings.evidence_k + 1, mode="hybrid")
+        k = self.settings.evidence_k + 1
+        try:
+            hits = self.store.search(query[:1900], papers=[store_id], k=k, mode="hybrid")
+        except Exception as exc:  # noqa: BLE001 - the dense half is gone (embedder, vector store): keywords still find
+            log.warning("evidence search: hybrid search failed (%s: %s); keywords only", type(exc).__name__, exc)
+            self.degraded.append(f"hybrid search failed: {type(exc).__name__}: {exc}")
+            hits = self.store.search(query[:1900], papers=[store_id], k=k, mode="bm25")
+        if hits.degraded:
+            self.degraded.append(hits.degraded)
         return [h.page for h in hits.passages if by_page.get(h.page)]
 
     def shaped_answer(self, qa: QAPrediction, question: str) -> str:
@@ -147,13 +157,10 @@ def evidence_node(state: QasperState, *, cfg: QasperTaskConfig) -> dict:
     # a bare Yes/No names no words to find its paragraph by (dev 0-99: Evidence-F1 16.0 with, 40.0 without)
     wants_evidence = shaped not in (UNANSWERABLE, "Yes", "No")
     if wants_evidence and settings.evidence_k and store_id:
-        quoted = [p for p in cited if qa.quote and quote_in(qa.quote, by_page[p] or "")]
-        if quoted:  # the paragraph the model copied its quote from is the evidence
-            cited = quoted[:1]
-        elif settings.evidence_order == "answer_overlap" and support is not None:
+        if settings.evidence_order == "answer_overlap" and support is not None:
             if max(support) >= SINGLE_PARAGRAPH_OVERLAP:
                 cited = [cited[overlap_order(shaped, cited_texts)[0]]]  # the paragraph the answer came from
-        source = ("quote" if quoted else "citations") if cited else "none"
+        source = "citations" if cited else "none"
         found = (run.search(f"{q.question} {shaped}", store_id, by_page)
                  if settings.evidence_order == "answer_search" else [])
         if found:
@@ -163,7 +170,8 @@ def evidence_node(state: QasperState, *, cfg: QasperTaskConfig) -> dict:
             source = "search" if cited else "none"
         chosen = evidence_from_pages(cited, by_page, settings.evidence_k)
         pages, texts = [p for p, _ in chosen], [t for _, t in chosen]
-    pred = QasperPrediction(**{**qa.model_dump(), "answer": shaped, "raw_answer": raw},
+    degraded = sorted({*qa.degraded, *run.degraded})
+    pred = QasperPrediction(**{**qa.model_dump(), "answer": shaped, "raw_answer": raw, "degraded": degraded},
                             first_answer=state.first_answer, evidence=texts, evidence_pages=pages,
                             evidence_source=source)
     return {"prediction": pred}

@@ -201,9 +201,6 @@ def test_the_probe_returns_typed_items_of_every_view(paper, synthetic_store):
     assert set(both.titles) <= {paper_id, other} and both.titles
 
 
-@pytest.mark.xfail(strict=True, reason="tools/view_image.py render: a region without a text layer is OCR'd with "
-                   "page.get_text(clip=clip, textpage=tp), and PyMuPDF ignores clip when given a textpage: the whole "
-                   "page's text comes back as the figure's")
 def test_a_figure_s_text_is_the_words_inside_its_box(paper):
     """The synthetic Figure 1 is a red rectangle with no words in it; the section text around it is not its text."""
     import shutil

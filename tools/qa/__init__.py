@@ -25,7 +25,6 @@ class QAPrediction(BaseModel):
     id: str
     answer: str | None = None
     raw_answer: str | None = None  # the model's own words, when the answer was reshaped to the answer format
-    quote: str | None = None  # the sentence the model copied as its evidence, when it was asked to
     citations: list[CitedPage] = Field(default_factory=list)
     no_answer: str | None = None  # why there is no answer (turn limit, ...)
     turns: int = 0
