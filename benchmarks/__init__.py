@@ -15,11 +15,22 @@ def absolute_paths(data, where: str = "") -> list[str]:
     return [f"{where}: {data}"] if isinstance(data, str) and data.startswith(("/", "~")) else []
 
 
-def write_results(path: Path, data) -> None:
-    """Write a benchmark's results as JSON (creating the folder) and say where."""
+def write_results(path: Path, data, part: str | None = None) -> None:
+    """Write a benchmark's results as JSON (creating the folder) and say where.
+
+    With ``part``, the file holds one key per part of a benchmark (a split, a mode, a model) and only that key is
+    replaced: each benchmark keeps one file with the latest result of each of its parts (history lives in git)."""
     found = absolute_paths(json.loads(json.dumps(data, default=str)))
     if found:
         raise ValueError(f"benchmark results must not hold machine paths: {'; '.join(found[:3])}")
+    if part is not None:
+        try:
+            parts = json.loads(path.read_text()) if path.is_file() else {}
+        except json.JSONDecodeError:
+            raise ValueError(f"{path} is not JSON; move it away or pass another --json") from None
+        if not isinstance(parts, dict):
+            raise ValueError(f"{path} does not hold one key per part; move it away or pass another --json")
+        data = {**parts, part: data}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, default=str))
     print(f"wrote {path}")

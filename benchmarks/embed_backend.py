@@ -16,7 +16,7 @@
 
 The AirQA check runs the AirQA benchmark on a corpus store built with the int8 backend:
 ``python -m benchmarks.airqa --build-store --db corpus-onnx-int8 --ingest-config FILE``. Results:
-``benchmarks/results/embed_backend.json``.
+``benchmarks/results/embed.json`` under ``backend``.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from rich.table import Table
 from benchmarks import write_results
 from evidex.tools.cli_help import plain_help
 
-DEFAULT_JSON = Path("benchmarks/results/embed_backend.json")
+DEFAULT_JSON = Path("benchmarks/results/embed.json")
 BACKENDS = ("torch", "onnx-int8")
 STEPS = ("probe", "corpus", "qasper")
 
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         show("QASPER dev retrieval-only Evidence-F1 (0-100)", f1_rows,
              ["backend", "mode", "k", "evidence_f1", "evidence_f1_text_only"])
     out["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
-    write_results(args.json, out)
+    write_results(args.json, out, part="backend")
     return 0
 
 

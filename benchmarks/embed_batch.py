@@ -14,7 +14,7 @@
 
 Why small batches win on CPU (measured, 2-core machine, 2026-11-26): a batch of 64 x 256 word pieces makes
 activation tensors of ~25 MB per layer that do not fit in cache; 4-8 passages do. JSON:
-benchmarks/results/embed_batch.json.
+``benchmarks/results/embed.json`` under ``batch``.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from rich.table import Table
 from benchmarks import write_results
 from evidex.tools.cli_help import plain_help
 
-DEFAULT_JSON = Path("benchmarks/results/embed_batch.json")
+DEFAULT_JSON = Path("benchmarks/results/embed.json")
 PROBE_BATCHES = (64, 32, 16, 8, 4, 1)
 SAMPLE = 256
 
@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
                           f"{r['pages_per_s']:.2f}", f"{r['over_first']:.2f}x", f"{r['peak_rss_mb'] or 0:.0f}")
         Console().print(table)
     write_results(args.json, {"cpu_count": os.cpu_count(), "load_avg_start": load_start,
-                              "load_avg_end": [round(x, 2) for x in os.getloadavg()], "probe": probe, "ingest": ingest})
+                              "load_avg_end": [round(x, 2) for x in os.getloadavg()], "probe": probe, "ingest": ingest},
+                  part="batch")
     return 0
 
 

@@ -9,7 +9,7 @@ vectors are (a) sentence-transformers' own (torch fp32, what the ``torch`` backe
 export as the ``onnx-int8`` backend computed it before, with transformers' tokenizer. Needs the ``export`` extra
 (torch) for the references. Passages: the PDFs of ``shared/corpus/pdfs`` cut like ingestion does (page text,
 200-token pieces of the model's own tokenizer); queries: the AirQA questions. Results:
-``benchmarks/results/embed_core.json``.
+``benchmarks/results/embed.json`` under ``core``.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from rich.table import Table
 from benchmarks import write_results
 from evidex.tools.cli_help import plain_help
 
-DEFAULT_JSON = Path("benchmarks/results/embed_core.json")
+DEFAULT_JSON = Path("benchmarks/results/embed.json")
 CORPUS = Path(os.environ.get("EVIDEX_CORPUS_DIR", "/work/shared/corpus/pdfs"))
 
 
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     Console().print(table)
     write_results(args.json, {"benchmark": "embed_core", "package": f"evidex-minilm-onnx {pkg.RECIPE}.0.0",
                               "onnx_sha256": pkg.SHA256, "corpus": "shared/corpus/pdfs", "threads": 1, "rows": rows,
-                              "target": "min cosine >= 0.999"})
+                              "target": "min cosine >= 0.999"}, part="core")
     return 0 if all(r["min_cosine"] >= 0.999 for r in rows) else 1
 
 

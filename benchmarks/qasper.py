@@ -12,11 +12,11 @@ skipped: it is never gold evidence) are the predicted evidence, scored with the 
 annotators; also text-only). The constant "Unanswerable" prediction (no evidence) is the row to beat: an empty
 evidence list is right for every unanswerable question. ``--oracle`` adds the evidence rules of the QASPER graph
 driven by the first annotator's answer instead of a model's (upper bounds). Results:
-``benchmarks/results/qasper_retrieval.json``.
+``benchmarks/results/qasper.json`` under ``retrieval``.
 
 Pipeline: each config runs through ``graphs.runner.run_task`` (a normal, resumable run folder) on the first
 ``--limit`` questions; the table shows Answer-F1 by type, Evidence-F1, exact match and latency, beside the
-constant baseline on the same questions. Results: ``benchmarks/results/qasper_pipeline.json``.
+constant baseline on the same questions. Results: ``benchmarks/results/qasper.json`` under ``pipeline``.
 
 The papers are ingested into ``--db`` first (skipped when already there; ``--skip-ingest`` never touches it).
 """
@@ -33,6 +33,7 @@ from evidex.tools.cli_help import plain_help
 
 DEV = "qasper/qasper-dev-v0.3.reconstructed.json"
 STORE = "qasper"
+RESULTS = Path("benchmarks/results/qasper.json")
 MODES = ("bm25", "dense", "hybrid")
 KS = (1, 2, 3, 5)
 
@@ -92,7 +93,7 @@ def retrieval(papers, db: str, modes: list[str], ks: list[int], oracle: bool = F
     """Evidence-F1 of the top-k retrieved paragraphs for every question, per mode and k (0-100); with ``oracle``,
     also the evidence rules driven by the first annotator's answer (over hybrid retrieval)."""
     from evidex.evaluators.qasper import paragraph_f1_score, references
-    from evidex.graphs.qa.scope import scope_filter
+    from evidex.tools.paperstore import scope_filter
     from evidex.tools.qasper_answer import evidence_from_pages
     from evidex.tools.search import SearchArgs, get_engine
 
@@ -194,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="pipeline: override a config value for every config")
     p.add_argument("--out", type=Path, default=Path("runs"), help="pipeline: parent folder of the run folders")
     p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR", help="pipeline: tabulate finished runs")
-    p.add_argument("--json", type=Path, help="results file (default benchmarks/results/qasper_<kind>.json)")
+    p.add_argument("--json", type=Path, help="results file (default benchmarks/results/qasper.json, under "
+                   "'retrieval' or 'pipeline')")
     args = p.parse_args(argv)
 
     from evidex.tools.datasets import resolve_data_file
@@ -206,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         except FileNotFoundError as exc:
             p.error(str(exc))
         print_table("QASPER pipeline (official metric, 0-100)", rows)
-        write_results(args.json or Path("benchmarks/results/qasper_pipeline.json"), {"rows": rows})
+        write_results(args.json or RESULTS, {"rows": rows}, part="pipeline")
         return 0
     try:
         path = args.data.expanduser().resolve() if args.data else resolve_data_file(DEV)
@@ -227,8 +229,9 @@ def main(argv: list[str] | None = None) -> int:
             run_dir = run_task(load_config(config, sets), out_dir=args.out)
             rows.append(pipeline_row(run_dir))
             print_table("QASPER pipeline (official metric, 0-100)", rows)
-        write_results(args.json or Path("benchmarks/results/qasper_pipeline.json"),
-                      {"data": name, "offset": args.offset, "limit": args.limit, "store": args.db, "rows": rows})
+        write_results(args.json or RESULTS,
+                      {"data": name, "offset": args.offset, "limit": args.limit, "store": args.db, "rows": rows},
+                      part="pipeline")
         return 0
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -242,11 +245,11 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(constant_row(papers))
     n = sum(len(pp.qas) for pp in papers)
     print_table(f"QASPER retrieval-only Evidence-F1 (0-100): {n} questions, {seconds:.1f} s", rows)
-    write_results(args.json or Path("benchmarks/results/qasper_retrieval.json"),
+    write_results(args.json or RESULTS,
                   {"data": name, "store": args.db, "papers": len(papers), "questions": n, "seconds": round(seconds, 1),
                    "searches": n * len(modes), "oracle_rows": args.oracle, "ingest": store,
                    "cpu_count": os.cpu_count(), "load_avg_start": load_start,
-                   "load_avg_end": [round(x, 2) for x in os.getloadavg()], "rows": rows})
+                   "load_avg_end": [round(x, 2) for x in os.getloadavg()], "rows": rows}, part="retrieval")
     return 0
 
 

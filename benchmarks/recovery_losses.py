@@ -26,7 +26,7 @@ from evidex.tools.claim_data import load_kb, load_task
 from evidex.graphs.runner import read_results
 from evidex.tools.cli_help import plain_help
 
-DEFAULT_JSON = Path("benchmarks/results/recovery_losses.json")
+DEFAULT_JSON = Path("benchmarks/results/retrieval.json")  # under "recovery_losses", beside benchmarks.retrieval
 KINDS = ("other", "variant not named", "several claims")
 OUTCOMES = ("added", "not retrieved", "competing claim", "score ratio", "another variant", "near-copy", "facets",
             "neighbours", "other check")
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         ap.error(str(exc))
     print_table(results)
-    write_results(args.json, results)
+    write_results(args.json, results, part="recovery_losses")
     return 0
 
 

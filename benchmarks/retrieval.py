@@ -17,8 +17,11 @@ Tuning used items 30..65 only (the real held-out items plus 8 simulated re-split
 ``--simulated 8``); items 0..29 are the reported test split::
 
     python -m benchmarks.retrieval --start 0 --limit 30
-    python -m benchmarks.retrieval --start 30 --limit 36 --json benchmarks/results/retrieval_heldout.json
+    python -m benchmarks.retrieval --start 30 --limit 36
     python -m benchmarks.retrieval --start 30 --limit 36 --simulated 8 --json /tmp/retrieval_sim.json
+
+Results: ``benchmarks/results/retrieval.json``, one key per item window ("items 0-29", "items 30-65"), beside
+``benchmarks.recovery_losses``' analysis of where recall is lost.
 """
 from __future__ import annotations
 
@@ -204,7 +207,8 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:
         ap.error(str(exc))
     print_table(result)
-    write_results(args.json, result)
+    window = f"items {args.start}-{args.start + args.limit - 1}"
+    write_results(args.json, result, part=window + (f", {args.simulated} simulated" if args.simulated else ""))
 
 
 if __name__ == "__main__":

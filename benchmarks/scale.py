@@ -18,7 +18,7 @@ skips what is stored) and a finished size is never rebuilt. Each build step runs
 resident memory is its own. Search is timed on the ``size-<N>`` copies: ``--queries`` QASPER dev questions over
 ``chunks.text_content`` (limit 10), unfiltered and filtered to one paper, p50/p90 per mode; with ``--baseline`` the
 search code of that commit (``git show``) runs on the same store, query by query alternating with the current code,
-and the table shows the ratio. Results: ``benchmarks/results/scale.json`` and ``scale.png``.
+and the table shows the ratio. Results: ``benchmarks/results/scale.json``; the figure: ``docs/scale.png``.
 """
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ from evidex.tools.memory import peak_rss_mb  # noqa: E402
 from evidex.tools.memory import rss_mb as current_rss_mb  # noqa: E402
 
 DEFAULT_JSON = Path("benchmarks/results/scale.json")
+DEFAULT_PLOT = Path("docs/scale.png")
 DEFAULT_ROOT = Path("/tmp/evidex-scale")
 SIZES = (60, 250, 1000, 2000)
 QASPER_DEV = "qasper/qasper-dev-v0.3.reconstructed.json"
@@ -449,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--search-only", action="store_true", help="time search on the sizes already built")
     p.add_argument("--note", default="", help="what else ran on the machine (kept in the JSON)")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file (default {DEFAULT_JSON})")
+    p.add_argument("--plot", type=Path, default=DEFAULT_PLOT, help=f"search-time figure (default {DEFAULT_PLOT})")
     p.add_argument("--store", type=Path, help="time search on this existing store folder instead (no build); "
                    "results go to --json (use another file than scale.json)")
     p.add_argument("--build-step", type=int, help=argparse.SUPPRESS)
@@ -503,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
         "hybrid_p90": big["hybrid"]["p90_ms"] <= TARGETS["hybrid_p90_ms"],
         "bm25_p50": big["bm25"]["p50_ms"] <= TARGETS["bm25_p50_ms"]}
     write_results(args.json, result)
-    plot(rows, args.json.with_suffix(".png"))
+    plot(rows, args.plot)
     return 0
 
 

@@ -2,7 +2,7 @@
 chunked upload past the limit stopped at the limit.
 
     python -m benchmarks.web_page --db corpus            # the targets: scripted model, 3 questions, the upload
-    python -m benchmarks.web_page --db corpus --llm local --json benchmarks/results/web_page_local.json
+    python -m benchmarks.web_page --db corpus --llm local
 
 Serves the app (``graphs.web.create_app``) on loopback in this process, drives the system's headless Chromium
 through Playwright (no browser download) at 1440 x 900, and for each question (the first ``--questions``
@@ -17,7 +17,7 @@ Targets (web page issue; exit 1 when one is unmet with the scripted model): firs
 page <= 300 ms with the scripted model (``SCRIPT``: the agent's look-up step, then an answer citing the looked-up
 passages, no model time); every answer visible without scrolling; the upload answered 413 with <= 2 MB ever held.
 With a real model the first step of the first question also waits for the model to start. Results:
-``benchmarks/results/web_page.json``.
+``benchmarks/results/web_page.json``, one key per model ("scripted", "local", ...).
 """
 from __future__ import annotations
 
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     write_results(args.json, {"db": args.db, "config": args.config, "model": model, "targets_apply": scripted,
                               "cpu_count": os.cpu_count(), "load_avg_start": load_start,
                               "load_avg_end": [round(x, 2) for x in os.getloadavg()], "summary": summary,
-                              "upload": upload, "rows": rows})
+                              "upload": upload, "rows": rows}, part=model)
     return 0 if all(summary["targets_met"].values()) or not scripted else 1
 
 

@@ -61,6 +61,7 @@ def graph_for_task(task: str, settings: Mapping[str, Any] | None = None, *, star
     cfg, patterns = task_settings(task)
     overrides = run_overrides(settings, type(cfg), patterns, source=f"{task} run") if start_model else {}
     if get_family(cfg.family).reads_run_settings and not any(k.startswith("model.") for k in overrides):
+        config_for_run(cfg, overrides)  # validated (a store name's pattern, a prompt's name) before anything opens
         overrides = {}  # checked; the graph reads them per run itself (one compiled graph for every run)
     key = (task, tuple(studio_overrides()), patterns, json.dumps(overrides, sort_keys=True, default=str), start_model)
     with _cache_lock:

@@ -89,8 +89,11 @@ def test_an_unfinished_run_is_tabulated_over_what_it_answered(tmp_path, capsys):
         "id": qid, "tags": ["text"], "error": None, "latency_s": 10.0, "tokens": {"prompt": 100, "completion": 5},
         "metrics": {"score": s}}) + "\n" for qid, s in (("q1", 1.0), ("q2", 0.0))))
     out = tmp_path / "rows.json"
+    out.write_text(json.dumps({"dev": {"rows": []}}))  # another split's latest result stays beside it
     assert main(["--from-runs", str(d), "--json", str(out)]) == 0
-    result = json.loads(out.read_text())
+    written = json.loads(out.read_text())
+    assert written["dev"] == {"rows": []}
+    result = written["test"]  # one key per split
     row = result["rows"][0]
     assert row["method"] == "airqa" and row["n"] == 2 and row["score"] == 0.5 and row["unfinished"] == "2/3"
     assert result["per_question"] == {d.name: {"q1": 1.0, "q2": 0.0}}  # which questions won or lost, kept

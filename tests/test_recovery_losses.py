@@ -50,7 +50,7 @@ def test_losses_of_a_gate_only_run_add_up(tmp_path, kit):
     run = run_task(cfg, out_dir=tmp_path / "runs", progress=False)
     out = tmp_path / "losses.json"
     assert main([str(run), "--json", str(out)]) == 0
-    [res] = json.loads(out.read_text())
+    [res] = json.loads(out.read_text())["recovery_losses"]  # beside benchmarks.retrieval's windows
     from evidex.tools.claim_data import load_task
 
     assert res["items"] == 8 and res["missing"] == sum(len(it.gold.missing_ids) for it in load_task("mixed", limit=8))
