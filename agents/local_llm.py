@@ -289,7 +289,7 @@ def start_local_server(model_path: Path, *, n_ctx: int = 8192, threads: int | No
 def serve_model(model_path: Path, *, host: str = "127.0.0.1", port: int = 0, api_key: str, name: str,
                 n_ctx: int = 8192, threads: int | None = None, parallel: int = 2,
                 prompt_cache_mib: int = 0) -> tuple[object, str]:
-    """The standalone server of ``python -m agents.serve``: the same llama.cpp settings as the in-process one, on
+    """The standalone server of ``evidex serve``: the same llama.cpp settings as the in-process one, on
     ``host:port`` (0 = a free port), behind ``api_key``, answering to the model name ``name``. Returns the
     ``xllamacpp.Server`` (dropping it stops the server) and the base URL clients use (``.../v1``)."""
     if not api_key:
@@ -316,7 +316,7 @@ def _stop_servers() -> None:
 
 
 def main() -> int:
-    """``python -m agents.local_llm``: make sure the default model is present and verified; print its path."""
+    """``python -m evidex.agents.local_llm``: make sure the default model is present and verified; print its path."""
     try:
         path = resolve_gguf()
     except ModelUnavailableError as exc:

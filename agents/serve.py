@@ -1,12 +1,12 @@
-"""python -m agents.serve: the local GGUF model as one OpenAI-compatible server for many workers.
+"""evidex serve: the local GGUF model as one OpenAI-compatible server for many workers.
 
 A run with ``model.spec: local`` starts llama.cpp inside its own process; a run whose items are spread over
 several processes (``--executor ray``, several runs at once, a LangGraph server) would start one copy of the
 model per process. This command starts one server (llama.cpp through xllamacpp, as the in-process one) that they
 all use as an OpenAI-compatible model:
 
-    python -m agents.serve --port 8080 --slots 2          # prints the key and the settings to use
-    OPENAI_API_KEY=<key> python -m graphs.run --task mixed --concurrency 2 \\
+    evidex serve --port 8080 --slots 2          # prints the key and the settings to use
+    OPENAI_API_KEY=<key> evidex run --task mixed --concurrency 2 \\
         --llm openai:qwen2.5-coder-1.5b --set model.base_url=http://127.0.0.1:8080/v1
 
 It listens on 127.0.0.1 unless ``--host`` says otherwise, and every request needs the API key: taken from
@@ -25,6 +25,7 @@ import sys
 import threading
 from pathlib import Path
 
+from evidex.tools.cli_help import plain_help
 from evidex.tools.loopback import is_loopback
 from evidex.tools.server_keys import check_key, read_key_file, write_key_file
 
@@ -33,7 +34,7 @@ DEFAULT_PORT = 8080
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m agents.serve", description=__doc__,
+    p = argparse.ArgumentParser(prog="evidex serve", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only; anything else exposes the "
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"API key (new, this run only): {key}", flush=True)
     else:
         print(f"API key: from {key_source}", flush=True)
-    print(f"use it:  OPENAI_API_KEY=<key> python -m graphs.run ... --llm openai:{name} "
+    print(f"use it:  OPENAI_API_KEY=<key> evidex run ... --llm openai:{name} "
           f"--set model.base_url={url}", flush=True)
     stop.wait()
     print("stopping", flush=True)

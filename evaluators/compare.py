@@ -1,5 +1,5 @@
-"""Compare run folders side by side: ``python -m evaluators.report RUN_A RUN_B [...] [--html OUT]``
-(also ``python -m evaluators.compare``).
+"""Compare run folders side by side: ``evidex report RUN_A RUN_B [...] [--html OUT]``
+(also ``python -m evidex.evaluators.compare``).
 
 For every metric the runs share: each run's mean with its 95% bootstrap CI (from ``metrics.json``), and for every
 run after the first the delta against the first (B − A) with a 95% CI. When the runs share item ids the CI is a
@@ -9,8 +9,8 @@ on its own), marked ``u``. A ``*`` marks a CI that excludes 0. Latency and token
 With one run it prints that run's metrics (and ``--html`` writes its report.html).
 
 Examples:
-  python -m evaluators.report runs/20261122-002021-mixed runs/20261122-103000-mixed
-  python -m evaluators.report runs/A runs/B runs/C --html compare.html --metrics recovery_f1_micro,discard_f1_micro
+  evidex report runs/20261122-002021-mixed runs/20261122-103000-mixed
+  evidex report runs/A runs/B runs/C --html compare.html --metrics recovery_f1_micro,discard_f1_micro
 """
 from __future__ import annotations
 
@@ -418,7 +418,7 @@ def parse_args(argv: list[str] | None, prog: str) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m evaluators.report", console=None) -> int:
+def main(argv: list[str] | None = None, prog: str = "evidex report", console=None) -> int:
     from rich.console import Console
 
     args = parse_args(argv, prog)
@@ -444,4 +444,4 @@ def main(argv: list[str] | None = None, prog: str = "python -m evaluators.report
 
 
 if __name__ == "__main__":
-    sys.exit(main(prog="python -m evaluators.compare"))
+    sys.exit(main(prog="python -m evidex.evaluators.compare"))

@@ -1,9 +1,9 @@
 """The official QASPER metric (allenai/qasper-led-baseline ``scripts/evaluator.py``), re-implemented exactly, plus
 the diagnostics evidex reports beside it.
 
-    python -m evaluators.qasper --predictions predictions.jsonl --gold qasper-dev-v0.3.json
-    python -m evaluators.qasper --predictions predictions.jsonl --gold qasper-dev-v0.3.json --text_evidence_only
-    python -m evaluators.qasper --run runs/<run_id>          # a qasper run: writes predictions.jsonl, prints tables
+    python -m evidex.evaluators.qasper --predictions predictions.jsonl --gold qasper-dev-v0.3.json
+    python -m evidex.evaluators.qasper --predictions predictions.jsonl --gold qasper-dev-v0.3.json --text_evidence_only
+    python -m evidex.evaluators.qasper --run runs/<run_id>   # a qasper run: writes predictions.jsonl, prints tables
 
 Official semantics (``specs/qasper.md`` §3):
 
@@ -379,7 +379,7 @@ def _score_run(run_dir: Path, gold_path: Path | None) -> tuple[dict[str, Any], s
 def main(argv: list[str] | None = None) -> int:
     from evidex.tools.cli_help import plain_help
 
-    p = argparse.ArgumentParser(prog="python -m evaluators.qasper", description=plain_help(__doc__),
+    p = argparse.ArgumentParser(prog="python -m evidex.evaluators.qasper", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--predictions", type=Path, help="JSON lines: question_id, predicted_answer, predicted_evidence")
     p.add_argument("--gold", type=Path, help="QASPER file (official JSON or Hugging Face rows)")

@@ -1,6 +1,6 @@
 """Score a finished run's explanations with RAGAS after the fact (the judge can be slow on a local model).
 
-    python -m evaluators.ragas_run runs/<run_id> [--llm local|openai:gpt-4o-mini] [--limit N]
+    python -m evidex.evaluators.ragas_run runs/<run_id> [--llm local|openai:gpt-4o-mini] [--limit N]
 
 For every item, each grounded answer the run recorded (``grounded`` in results.jsonl; for claim tasks: the claim,
 its explanation and the kept evidence texts) becomes a RAGAS sample: user_input = the question, response = the
@@ -64,7 +64,7 @@ def score_run(run_dir: Path, llm, limit: int | None = None, timeout: int = 600, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m evaluators.ragas_run", description=plain_help(__doc__),
+    p = argparse.ArgumentParser(prog="python -m evidex.evaluators.ragas_run", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir", type=Path)
     p.add_argument("--llm", default="local", help="judge model spec (default: local)")
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit is not None and args.limit < 1:
         p.error(f"--limit must be at least 1 (got {args.limit})")
     if not (args.run_dir / "results.jsonl").is_file():
-        p.error(f"{args.run_dir} is not a run folder (no results.jsonl); pass a folder made by python -m graphs.run")
+        p.error(f"{args.run_dir} is not a run folder (no results.jsonl); pass a folder made by evidex run")
     from evidex.tools.runfolder import read_results
 
     if not any(g.get("answer") for r in read_results(args.run_dir / "results.jsonl") if r.get("prediction")

@@ -1,4 +1,4 @@
-"""``report.md`` for a run folder, and ``python -m evaluators.report`` (compare runs, see :mod:`evaluators.compare`).
+"""``report.md`` for a run folder, and ``evidex report`` (compare runs, see :mod:`evaluators.compare`).
 
 The summary it renders comes from :func:`evaluators.summary.summarize_run`.
 """
@@ -62,10 +62,10 @@ def write_markdown_report(path: Path, summary: dict[str, Any], rows: list[dict[s
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m evaluators.report RUN_A [RUN_B ...] [--html OUT]``: compare runs (see evaluators/compare.py)."""
+    """``evidex report RUN_A [RUN_B ...] [--html OUT]``: compare runs (see evaluators/compare.py)."""
     from evidex.evaluators.compare import main as compare_main
 
-    return compare_main(argv, prog="python -m evaluators.report")
+    return compare_main(argv, prog="evidex report")
 
 
 if __name__ == "__main__":

@@ -387,7 +387,7 @@ def render_html_report(summary: dict[str, Any], rows: list[dict[str, Any]], conf
                      + "</ul></section>")
     if rows:
         parts.append(f'<section id="items"><h2>Items ({len(rows)})</h2>{items_table(rows, summary)}'
-                     '<p class="note">Run trees: <code>python -m graphs.trace RUN_DIR --item ID</code> or '
+                     '<p class="note">Run trees: <code>evidex trace RUN_DIR --item ID</code> or '
                      '<code>--html trace.html</code>.</p></section>')
     if config_text:
         parts.append(f'<section id="config"><details><summary><b>Resolved config</b></summary><pre>{esc(config_text)}'

@@ -1,13 +1,13 @@
-"""python -m graphs.ask --db NAME "question": ask a question of your own papers.
+"""evidex ask --db NAME "question": ask a question of your own papers.
 
-Make a store from your PDFs first (``python -m tools.ingest papers/ --db mypapers``), then:
+Make a store from your PDFs first (``evidex ingest papers/ --db mypapers``), then:
 
-  python -m graphs.ask --db mypapers "Which dataset does the paper evaluate on?"
-  python -m graphs.ask --db mypapers "How many layers does the model have?" --paper <pdf_id> --format "An integer."
-  python -m graphs.ask --db mypapers "..." --config airqa/classic_rag --llm openai:gpt-4o-mini
+  evidex ask --db mypapers "Which dataset does the paper evaluate on?"
+  evidex ask --db mypapers "How many layers does the model have?" --paper <pdf_id> --format "An integer."
+  evidex ask --db mypapers "..." --config airqa/classic_rag --llm openai:gpt-4o-mini
 
 Prints the answer, its citations as (paper title, page), the turns taken, and the trace file to open with
-``python -m graphs.trace``. Without --paper every paper of the store is in scope.
+``evidex trace``. Without --paper every paper of the store is in scope.
 """
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from evidex.tools.cli_help import plain_help
 
-    p = argparse.ArgumentParser(prog="python -m graphs.ask", description=plain_help(__doc__),
+    p = argparse.ArgumentParser(prog="evidex ask", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("question", help="the question, in quotes")
-    p.add_argument("--db", help="store name (made with python -m tools.ingest ... --db NAME)")
+    p.add_argument("--db", help="store name (made with evidex ingest ... --db NAME)")
     p.add_argument("--store-dir", type=Path, help="a store folder instead of --db")
     p.add_argument("--paper", action="append", default=[], metavar="PDF_ID",
                    help="restrict the question to this paper (repeatable; see metadata.paper_id)")
@@ -44,7 +44,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if not (args.db or args.store_dir):
-        print("error: give --db NAME (or --store-dir DIR) of a store made with python -m tools.ingest", file=sys.stderr)
+        print("error: give --db NAME (or --store-dir DIR) of a store made with evidex ingest", file=sys.stderr)
         return 2
     from evidex.graphs.api import build_graph
     from evidex.graphs.config import ConfigError
@@ -105,7 +105,7 @@ def _print_answer(pred, cfg, seconds: float, trace: Path) -> None:
         flag = "" if c.exists else "  (not a page of the store)"
         print(f"  cites: {visible_controls(titles.get(c.pdf_id, c.pdf_id))}, page {c.page_number}{flag}")
     print(f"turns: {pred.turns} ({', '.join(pred.actions)}) in {seconds:.0f} s")
-    print(f"trace: {trace}  (python -m graphs.trace {trace})")
+    print(f"trace: {trace}  (evidex trace {trace})")
 
 
 if __name__ == "__main__":

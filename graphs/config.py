@@ -117,7 +117,8 @@ class RunConfig(Strict):
 class TracingConfig(Strict):
     enabled: bool = Field(True, description="write each item's trace (a LangSmith-style run tree) in the run folder")
     phoenix_endpoint: str | None = Field(None, description="Phoenix OTLP/HTTP collector, e.g. "
-                                         "http://127.0.0.1:6006/v1/traces (needs pip install -e .[phoenix]); unset = off.")
+                                         "http://127.0.0.1:6006/v1/traces (needs pip install 'evidex[phoenix]'); "
+                                         "unset = off.")
 
 
 class TaskConfig(Strict):

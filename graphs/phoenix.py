@@ -1,6 +1,6 @@
 """Optional: send every LangChain/LangGraph run to a local Arize Phoenix server (OpenInference spans over OTLP).
 
-The built-in run-tree traces (``graphs/tracing.py``, viewed with ``python -m graphs.trace``) need nothing; Phoenix
+The built-in run-tree traces (``graphs/tracing.py``, viewed with ``evidex trace``) need nothing; Phoenix
 is for when you want a live UI. App side (this process): ``pip install 'evidex[phoenix]'``
 (arize-phoenix-otel + openinference-instrumentation-langchain, no conflicts with the core). Server: its own
 venv, because the full ``arize-phoenix`` package upgrades openai/jiter past what instructor allows, started on
@@ -19,7 +19,7 @@ When nothing listens at the endpoint, ``enable_phoenix()`` prints one line, expo
 the CLI does): an exporter aimed at nothing logs connection errors and holds the process for seconds at exit.
 At exit, buffered spans get one short flush.
 
-``python -m graphs.run`` exports when ``tracing.phoenix_endpoint`` (or ``EVIDEX_PHOENIX_ENDPOINT``) is set, into the
+``evidex run`` exports when ``tracing.phoenix_endpoint`` (or ``EVIDEX_PHOENIX_ENDPOINT``) is set, into the
 project ``evidex``. When nothing listens there, it says so in one line and exports nothing, so a run without a
 Phoenix server is as quick and quiet as one without the setting.
 """

@@ -84,7 +84,7 @@ def execute_on_ray(pending: Sequence[RunItem], cfg: TaskConfig, family: TaskFami
     cpus = cfg.run.ray_cpus_per_worker
     if cfg.uses_model and cfg.model.spec.strip().split(":", 1)[0] == "local":
         print("warning: every Ray worker starts its own copy of the local model (model.spec local); serve one for "
-              "all of them with  python -m agents.serve  and run with --llm openai:<name> --set model.base_url=...",
+              "all of them with  evidex serve  and run with --llm openai:<name> --set model.base_url=...",
               file=sys.stderr, flush=True)
     # A Ray of this run gets at least one CPU per worker, so every worker is placed at once (as threads would be).
     local_cpus = max(float(os.cpu_count() or 1), n_workers * cpus)

@@ -1,15 +1,15 @@
-"""python -m graphs.run --task mixed: run a task of any family into runs/<run_id>/.
+"""evidex run --task mixed: run a task of any family into runs/<run_id>/.
 
 Examples:
-  python -m graphs.run --list
-  python -m graphs.run --task mixed --limit 5
-  python -m graphs.run --task selection --llm openai:gpt-4o-mini --set retrieval.k=8
-  python -m graphs.run --task airqa --db corpus --data questions.jsonl --config airqa/classic_rag
-  python -m graphs.run --task qasper --data qasper-dev-v0.3.json --limit 50 --config qasper/neusym
-  python -m graphs.run --resume runs/20261121-120000-mixed
-  python -m graphs.run --list-runs                       # every run folder: running, dead, interrupted, complete
-  python -m graphs.run --repair runs/20261121-120000-mixed   # one row per item, metrics recomputed
-  python -m graphs.run --task mixed --executor ray --concurrency 4 [--ray-address 127.0.0.1:6379]
+  evidex run --list
+  evidex run --task mixed --limit 5
+  evidex run --task selection --llm openai:gpt-4o-mini --set retrieval.k=8
+  evidex run --task airqa --db corpus --data questions.jsonl --config airqa/classic_rag
+  evidex run --task qasper --data qasper-dev-v0.3.json --limit 50 --config qasper/neusym
+  evidex run --resume runs/20261121-120000-mixed
+  evidex run --list-runs                       # every run folder: running, dead, interrupted, complete
+  evidex run --repair runs/20261121-120000-mixed   # one row per item, metrics recomputed
+  evidex run --task mixed --executor ray --concurrency 4 [--ray-address 127.0.0.1:6379]
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ INTERRUPTED = 130  # exit status after Ctrl-C or kill (128 + SIGINT)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m graphs.run", description=__doc__,
+    p = argparse.ArgumentParser(prog="evidex run", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", help="task to run (see --list)")
     p.add_argument("--config", help="config name (civic/mixed) or YAML path; default: the task's config")
@@ -35,6 +35,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--offset", type=int, help="skip the first N items of the task file (= --set dataset.offset=N)")
     p.add_argument("--llm", help="model spec: local | openai:<model> | provider:model | scripted:<file>")
     p.add_argument("--data", type=Path, help="the task's data file instead of the default (= --set dataset.file=...)")
+    p.add_argument("--data-dir", type=Path, metavar="DIR", help="folder holding the datasets (civic/, r4c/, ...) "
+                   "for this run (= EVIDEX_DATA_DIR; also with --resume)")
     p.add_argument("--db", help="question-answering tasks: the paper store to ask (= --set store.db=NAME)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set retrieval.k=8 (repeatable)")
@@ -69,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     from evidex.graphs.config import ConfigError
     from evidex.graphs.tasks import config_for_task, load_config
 
+    if args.data_dir is not None:
+        if not args.data_dir.expanduser().is_dir():
+            print(f"error: --data-dir {args.data_dir} is not a folder", file=sys.stderr)
+            return 2
+        _use_data_dir(args.data_dir)
     if args.list:
         return _print_task_list()
     if args.list_runs:
@@ -150,7 +157,7 @@ def _print_runs(out: Path | None) -> int:
         when = st.get("finished") or st.get("interrupted") or st.get("failed") or st.get("resumed") or st.get("started", "")
         extra = st["owner"] if st["state"] == "running" and st.get("owner") else when
         if st["state"] == "dead":
-            extra = f"{when}; its process is gone: python -m graphs.run --resume {path}"
+            extra = f"{when}; its process is gone: evidex run --resume {path}"
         if st["duplicates"]:
             extra += f"; {st['duplicates']} duplicate rows (--repair)"
         print(f"{path.name:<44} {st['state']:<12} {items:>9}  {extra}")
@@ -207,6 +214,14 @@ def _print_task_list() -> int:
     for path, error in broken_configs().items():
         print(f"warning: {path} does not load: {str(error).splitlines()[0]}", file=sys.stderr)
     return 0
+
+
+def _use_data_dir(path: Path) -> None:
+    """--data-dir: EVIDEX_DATA_DIR for this process and whatever it starts (Ray workers read the environment)."""
+    from evidex.tools.settings import get_settings
+
+    os.environ["EVIDEX_DATA_DIR"] = str(path.expanduser().resolve())
+    get_settings.cache_clear()
 
 
 def _sigterm_as_interrupt() -> None:

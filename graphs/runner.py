@@ -161,7 +161,7 @@ def _items(cfg, family, run_dir: Path, resume, items, done, pending, graph, reso
         except KeyboardInterrupt:
             update_status(run_dir, status="interrupted", interrupted=_now(), reason="stopped (Ctrl-C or kill)")
             bar.close()
-            print(f"\ninterrupted: resume with  python -m graphs.run --resume {run_dir}", flush=True)
+            print(f"\ninterrupted: resume with  evidex run --resume {run_dir}", flush=True)
             raise
         except BaseException as exc:  # the executor itself failed (a Ray cluster lost, ...): say so, then raise
             update_status(run_dir, status="failed", failed=_now(), reason=f"{type(exc).__name__}: {exc}"[:500])
@@ -242,7 +242,7 @@ def finalize_run(run_dir: Path, cfg: TaskConfig, status: dict[str, Any] | None =
     family = get_family(cfg.family)
     rows, dropped = unique_rows(read_results(run_dir / "results.jsonl"))
     if dropped:  # folders written before run locks: two resumes at once wrote some items twice
-        log.warning("%s: %d duplicate rows not counted (python -m graphs.run --repair %s removes them)", run_dir,
+        log.warning("%s: %d duplicate rows not counted (evidex run --repair %s removes them)", run_dir,
                     dropped, run_dir)
     model = (status or {}).get("model") or read_status(run_dir).get("model") or cfg.model_label
     summary = summarize_run(rows, run_id=run_dir.name, task=cfg.task, config_name=cfg.name, model=model,

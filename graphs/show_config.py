@@ -1,9 +1,9 @@
 """Every setting of a task: its key, type, value in the task's config, whether a run may change it, and what it
 does.
 
-    python -m graphs.show_config airqa              # the airqa task's settings (a table)
-    python -m graphs.show_config civic/mixed --json # a config by name, as JSON
-    python -m graphs.show_config --count            # how many settings the task families have in all
+    evidex config airqa              # the airqa task's settings (a table)
+    evidex config civic/mixed --json # a config by name, as JSON
+    evidex config --count            # how many settings the task families have in all
 
 A setting marked "per run" may be changed by a run (LangGraph context or configurable; graphs/settings.py); the
 others are the operator's (YAML, ``--set``).
@@ -17,6 +17,8 @@ import typing
 from typing import Any
 
 from pydantic import BaseModel
+
+from evidex.tools.cli_help import plain_help
 
 # Settings that say what a task is, or how a process runs it, rather than how it reasons (not counted as task
 # settings): the task's identity, and the run / tracing sections.
@@ -89,7 +91,7 @@ def count_settings() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m graphs.show_config", description=__doc__,
+    p = argparse.ArgumentParser(prog="evidex config", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("task", nargs="?", help="a task (mixed, airqa, ...) or a config name (airqa/classic_rag) or path")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -103,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{out['total']} task settings across the families ({', '.join(f'{k} {v}' for k, v in out['new_per_family'].items())} new each)")
         return 0
     if not args.task:
-        p.error("give a task or config name (see python -m graphs.run --list)")
+        p.error("give a task or config name (see evidex run --list)")
     from evidex.graphs.tasks import config_for_task, load_config, task_table
 
     try:

@@ -1,12 +1,12 @@
-"""``python -m graphs.trace``: inspect the run trees a run wrote under ``traces/`` (like LangSmith's run view).
+"""``evidex trace``: inspect the run trees a run wrote under ``traces/`` (like LangSmith's run view).
 
 Examples:
-  python -m graphs.trace                        # list the run folders under runs/
-  python -m graphs.trace --last                 # list the items of the newest run
-  python -m graphs.trace runs/20261122-002021-mixed --item mixed-000      # print one item's run tree
-  python -m graphs.trace --last --item mixed-000 --io                      # ... with inputs/outputs previews
-  python -m graphs.trace --last --html traces.html                         # self-contained HTML viewer (all items)
-  python -m graphs.trace runs/X/traces/mixed-000.json                      # a single trace file
+  evidex trace                        # list the run folders under runs/
+  evidex trace --last                 # list the items of the newest run
+  evidex trace runs/20261122-002021-mixed --item mixed-000      # print one item's run tree
+  evidex trace --last --item mixed-000 --io                      # ... with inputs/outputs previews
+  evidex trace --last --html traces.html                         # self-contained HTML viewer (all items)
+  evidex trace runs/X/traces/mixed-000.json                      # a single trace file
 
 The tree shows, per node: name, run_type (chain / llm / tool / retriever), latency, prompt→completion tokens
 and a red ✗ with the error when the node failed. The HTML viewer (``graphs/trace_html.py``) works offline.
@@ -103,7 +103,7 @@ def print_runs(console, runs_dir: Path) -> None:
                       ("[red]dead[/red] (--resume it)" if state == "dead" else _escape(state)),
                       str(info.get("n_items", "")), f"[red]{errs}[/red]" if errs else str(errs if errs is not None else ""))
     console.print(table)
-    console.print(f"[dim]Show one: python -m graphs.trace {runs[-1]}  (or --last)[/dim]")
+    console.print(f"[dim]Show one: evidex trace {runs[-1]}  (or --last)[/dim]")
 
 
 def print_items(console, run_dir: Path, items: list[TraceItem]) -> None:
@@ -128,7 +128,7 @@ def print_items(console, run_dir: Path, items: list[TraceItem]) -> None:
                       f"[red]{_escape(first_line(it.error, 90))}[/red]" if it.error else "")
     console.print(table)
     if items:
-        console.print(f"[dim]Tree of one item: python -m graphs.trace {_escape(run_dir)} --item {_escape(items[0].id)}   "
+        console.print(f"[dim]Tree of one item: evidex trace {_escape(run_dir)} --item {_escape(items[0].id)}   "
                       f"HTML: --html trace.html[/dim]")
 
 
@@ -153,7 +153,7 @@ def print_item(console, item: TraceItem, *, max_depth: int | None = None, show_i
 
 # -- CLI --------------------------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m graphs.trace", description=plain_help(__doc__),
+    p = argparse.ArgumentParser(prog="evidex trace", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run_dir", nargs="?", type=Path, help="a run folder (runs/<run_id>) or a trace .json file")
     p.add_argument("--last", action="store_true", help="use the newest run folder under --runs-dir")

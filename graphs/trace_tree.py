@@ -92,7 +92,7 @@ def list_runs(runs_dir: Path) -> list[Path]:
 def latest_run(runs_dir: Path) -> Path:
     runs = list_runs(runs_dir)
     if not runs:
-        raise TraceError(f"No run folders under {runs_dir}. Run a task first (python -m graphs.run --task mixed) "
+        raise TraceError(f"No run folders under {runs_dir}. Run a task first (evidex run --task mixed) "
                          f"or pass --runs-dir / a RUN_DIR.")
     return runs[-1]
 

@@ -141,8 +141,8 @@ def test_an_app_with_its_own_tools_agents_and_graphs_uses_the_installed_library(
 
 def test_the_console_script_works_from_any_folder(fresh, app_dir):
     _, bin_dir, _ = fresh
-    proc = subprocess.run([str(bin_dir / "evidex"), "--list"], cwd=app_dir, env=_env(app_dir), capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run([str(bin_dir / "evidex"), "run", "--list"], cwd=app_dir, env=_env(app_dir),
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "civic:" in proc.stdout and "  mixed" in proc.stdout and "r4c:" in proc.stdout
     module = subprocess.run([str(bin_dir / "python"), "-m", "evidex.graphs.run", "--list"], cwd=app_dir,
@@ -275,11 +275,12 @@ def test_ask_with_a_hosted_model_works_from_an_app_folder_with_the_core_install(
     if pdf is None:
         pytest.skip("shared corpus not found (EVIDEX_CORPUS_DIR)")
     env = _env(app_dir) | {"HF_HUB_OFFLINE": "1", "OPENAI_API_KEY": KEY}
-    ingest = subprocess.run([str(python), "-m", "evidex.tools.ingest", str(pdf), "--store-dir", "store"], cwd=app_dir,
+    evidex = str(python.parent / "evidex")  # the console script: the commands a user types
+    ingest = subprocess.run([evidex, "ingest", str(pdf), "--store-dir", "store"], cwd=app_dir,
                             env=env, capture_output=True, text=True, timeout=600)
     assert ingest.returncode == 0, ingest.stderr[-3000:]
     assert (app_dir / "store" / "vectors").is_dir() and not (app_dir / "store" / "chroma").exists()
-    ask = [str(python), "-m", "evidex.graphs.ask", "--store-dir", "store", "What does LayoutParser provide?"]
+    ask = [evidex, "ask", "--store-dir", "store", "What does LayoutParser provide?"]
     with standin_server() as url:
         proc = subprocess.run(ask + ["--llm", "openai:hosted-model", "--set", f"model.base_url={url}"], cwd=app_dir,
                               env=env, capture_output=True, text=True, timeout=600)
@@ -287,10 +288,16 @@ def test_ask_with_a_hosted_model_works_from_an_app_folder_with_the_core_install(
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.startswith(f"answer: {ANSWER}") and "cites: LayoutParser" in proc.stdout, proc.stdout
     assert seen and all(c["authorized"] and c["model"] == "hosted-model" for c in seen)
+    # the trace command the answer names works from the app folder as printed (it once named graphs.trace)
+    (trace_line,) = [line for line in proc.stdout.splitlines() if line.startswith("trace: ")]
+    shown = trace_line.split("(", 1)[1].rstrip(")").split()
+    assert shown[:2] == ["evidex", "trace"], trace_line
+    tree = subprocess.run([evidex, *shown[1:]], cwd=app_dir, env=env, capture_output=True, text=True, timeout=300)
+    assert tree.returncode == 0 and "Traceback" not in tree.stderr and tree.stdout.strip(), tree.stderr[-2000:]
 
     local = subprocess.run(ask, cwd=app_dir, env=env, capture_output=True, text=True, timeout=300)  # configs: local
     assert local.returncode != 0 and "Traceback" not in local.stderr
     assert local.stderr.strip().count("\n") == 0 and "pip install 'evidex[local]'" in local.stderr, local.stderr
-    web = subprocess.run([str(python), "-m", "evidex.graphs.web", "--store-dir", "store"], cwd=app_dir, env=env,
+    web = subprocess.run([evidex, "web", "--store-dir", "store"], cwd=app_dir, env=env,
                          capture_output=True, text=True, timeout=300)
     assert web.returncode == 2 and "pip install 'evidex[web]'" in web.stderr and "Traceback" not in web.stderr

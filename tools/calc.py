@@ -178,7 +178,7 @@ def calc_observation(expression: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args:
-        print("usage: python -m tools.calc EXPRESSION", file=sys.stderr)
+        print("usage: python -m evidex.tools.calc EXPRESSION", file=sys.stderr)
         return 2
     try:
         print(format_result(calculate(" ".join(args))))

@@ -46,7 +46,8 @@ def resolve_data_file(relpath: str, settings: Settings | None = None) -> Path:
     url = SOURCES.get(relpath)
     where = f"EVIDEX_DATA_DIR={settings.data_dir}" if settings.data_dir else "EVIDEX_DATA_DIR is not set"
     hint = (
-        f"Point EVIDEX_DATA_DIR at a folder that holds {relpath!r} (e.g. `export EVIDEX_DATA_DIR=../shared/data`)"
+        f"Set EVIDEX_DATA_DIR (in the environment or a .env file) to a folder that holds {relpath!r}, or pass "
+        f"--data-dir DIR to evidex run"
     )
     if url is None:
         raise DataNotFoundError(f"Dataset file {relpath!r} not found ({where}) and it has no public source. {hint}.")

@@ -42,10 +42,12 @@ def command_of(pid: int) -> str:
 
 def _short(text: str) -> str:
     text = " ".join(text.split())
-    # the interpreter's full path says nothing useful: python -m tools.ingest ... reads better
+    # the interpreter's (or the console script's) full path says nothing useful: python -m ... / evidex run ...
     first, _, rest = text.partition(" ")
     if "python" in Path(first).name:
         text = f"python {rest}".strip()
+    elif Path(first).name == "evidex":
+        text = f"evidex {rest}".strip()
     return text if len(text) <= COMMAND_CHARS else text[: COMMAND_CHARS - 1] + "…"
 
 
@@ -93,12 +95,12 @@ class Owner(BaseModel):
         return True
 
     def describe(self) -> str:
-        """``pid 123 on host, since 2026-11-28T10:00:00+00:00: python -m graphs.run --resume runs/X``."""
+        """``pid 123 on host, since 2026-11-28T10:00:00+00:00: evidex run --resume runs/X``."""
         since = f", since {self.started}" if self.started else ""
         return f"pid {self.pid} on {self.host}{since}" + (f": {self.command}" if self.command else "")
 
 
 def describe_pid(pid: int) -> str:
-    """A process of this host by pid, for a message: ``pid 123 (python -m graphs.run ...)``."""
+    """A process of this host by pid, for a message: ``pid 123 (evidex run ...)``."""
     command = command_of(pid)
     return f"pid {pid} on {socket.gethostname()}" + (f" ({command})" if command else "")

@@ -22,8 +22,7 @@ from typing import Any
 from evidex.tools.lifeline import reaped
 from evidex.tools.loopback import is_loopback
 
-RAY_MISSING = ("--executor ray needs Ray, which is not installed. Install it with: pip install 'evidex[scale]' "
-               "(in a checkout: .venv/bin/pip install -e '.[scale]')")
+RAY_MISSING = "--executor ray needs Ray, which is not installed: pip install 'evidex[scale]'"
 OBJECT_STORE_BYTES = 512 * 1024 ** 2  # a local Ray's shared memory: rows and items are small (Ray's default: 30% of RAM)
 # Environment a worker needs to behave like this process (offline hub, no telemetry). Machine settings
 # (EVIDEX_DATA_DIR, ...) are added from this process's resolved settings; keys are never among them.

@@ -2,7 +2,7 @@
 counts (read from DuckDB, so it always matches the data), the searchable (table, column) pairs from the
 index manifest, and the search-filter grammar in two lines.
 
-    python -m tools.schema_prompt --db NAME
+    python -m evidex.tools.schema_prompt --db NAME
 """
 from __future__ import annotations
 
@@ -74,7 +74,8 @@ def schema_prompt(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools.schema_prompt", description="Print the schema prompt of a store.")
+    p = argparse.ArgumentParser(prog="python -m evidex.tools.schema_prompt",
+                                description="Print the schema prompt of a store.")
     p.add_argument("--db")
     p.add_argument("--store-dir")
     p.add_argument("--no-comments", action="store_true")

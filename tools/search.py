@@ -1,6 +1,6 @@
 """Search one encoded (table, column) of a paper store: dense (Chroma), keyword (bm25s) or hybrid (RRF).
 
-    python -m tools.search --db NAME --table chunks --column text_content --query "rotary embeddings" \
+    python -m evidex.tools.search --db NAME --table chunks --column text_content --query "rotary embeddings" \
         --filter "page_number <= 3" --mode hybrid --limit 5
 
 Filters use the Milvus-style grammar of ``tools.filters``. The part of a filter that Chroma can express
@@ -180,7 +180,7 @@ class SearchEngine:
         self.paths = require_store(paths)
         self.manifest = read_index_manifest(paths)
         if not self.manifest.get("pairs"):
-            raise StoreError(f"The store at {paths.root} has no search indexes; re-run python -m tools.ingest on it.")
+            raise StoreError(f"The store at {paths.root} has no search indexes; re-run evidex ingest on it.")
         self.pairs = {(p["table"], p["column"]): p for p in self.manifest["pairs"]}
         self._embeddings = embeddings
         self._client = None
@@ -430,7 +430,8 @@ def search(args: SearchArgs | dict, db: str | None = None, store_dir: str | Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools.search", description="Search an encoded column of a paper store.")
+    p = argparse.ArgumentParser(prog="python -m evidex.tools.search",
+                                description="Search an encoded column of a paper store.")
     p.add_argument("--db", help="store name")
     p.add_argument("--store-dir", help="store folder (instead of --db)")
     p.add_argument("--table", required=True)

@@ -29,10 +29,10 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="EVIDEX_", env_file=(user_env_file(), ".env"), extra="ignore")
 
-    data_dir: Path | None = Field(None, description="Folder holding the datasets (e.g. ../shared/data).")
+    data_dir: Path | None = Field(None, description="Folder holding the datasets (evidex run --data-dir).")
     cache_dir: Path = Field(default_factory=_default_cache_dir, description="Downloads, models and indexes.")
     model_path: Path | None = Field(None, description="Explicit GGUF file for the local provider.")
-    runs_dir: Path = Field(Path("runs"), description="Where `graphs.run` writes run folders.")
+    runs_dir: Path = Field(Path("runs"), description="Where `evidex run` writes run folders.")
     offline: bool = Field(False, description="Never try the network for data or models.")
     store_wait_s: float = Field(10.0, ge=0, description="Seconds a reader or writer of a paper store waits for "
                                 "another process holding it before it refuses, naming that process.")

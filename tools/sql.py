@@ -1,6 +1,6 @@
 """Read-only SQL over a paper store, safe to hand to an agent.
 
-    python -m tools.sql --db NAME "SELECT title, num_pages FROM metadata"
+    python -m evidex.tools.sql --db NAME "SELECT title, num_pages FROM metadata"
 
 Two lines of defence:
 1. A policy check on the parsed statement, not on regexes: DuckDB's own parser (``extract_statements``)
@@ -300,7 +300,8 @@ def sql_observation(sql: str, db: str | None = None, store_dir: str | Path | Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools.sql", description="Run one read-only SQL query on a paper store.")
+    p = argparse.ArgumentParser(prog="python -m evidex.tools.sql",
+                                description="Run one read-only SQL query on a paper store.")
     p.add_argument("query")
     p.add_argument("--db", help="store name")
     p.add_argument("--store-dir", help="store folder (instead of --db)")

@@ -305,7 +305,7 @@ def require_store(paths: StorePaths) -> StorePaths:
     if not paths.db.exists():
         raise StoreError(
             f"No paper store at {paths.root} (missing {DB_FILE}). Build it first: "
-            f"python -m tools.ingest PDF_OR_FOLDER --db NAME"
+            f"evidex ingest PDF_OR_FOLDER --db NAME"
         )
     return paths
 
@@ -398,7 +398,7 @@ def connect_readonly(db_path: Path, wait_s: float | None = None) -> duckdb.DuckD
         con = _RO_CONNECTIONS.get(db_path)
         if con is None:
             if not db_path.exists():
-                raise StoreError(f"Database file {db_path} does not exist. Run python -m tools.ingest first.")
+                raise StoreError(f"Database file {db_path} does not exist. Run evidex ingest first.")
             try:
                 con = _connect_waiting(db_path, True, wait_s, READONLY_CONFIG)
             except StoreBusyError:

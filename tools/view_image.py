@@ -154,7 +154,7 @@ def view_image_content(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools.view_image", description="Render a page or region to PNG.")
+    p = argparse.ArgumentParser(prog="python -m evidex.tools.view_image", description="Render a page or region to PNG.")
     p.add_argument("--db")
     p.add_argument("--store-dir")
     p.add_argument("--paper-id", required=True)

@@ -130,7 +130,7 @@ def build_graph(cfg: QasperTaskConfig, resources: Resources | None = None):
             raise ConfigError(f"store: {exc}") from None
         if not paths.db.exists():
             raise ConfigError(f"store: no paper store at {paths.root}. Run without --skip-ingest to ingest the QASPER "
-                              "papers first (or python -m tools.ingest.qasper DATA --db NAME).")
+                              "papers first (or python -m evidex.tools.ingest.qasper DATA --db NAME).")
     return build_qasper_graph(cfg, build_qa_graph(cfg, resources))
 
 

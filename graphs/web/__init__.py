@@ -1,4 +1,4 @@
-"""A web page to ask questions of a paper store: ``python -m graphs.web --db NAME``.
+"""A web page to ask questions of a paper store: ``evidex web --db NAME``.
 
 The page lists the store's papers, streams the agent's steps while it answers, shows each cited passage on its
 page (rendered by PyMuPDF, the chunk, table or figure box highlighted), keeps the questions asked in this store and

@@ -1,4 +1,4 @@
-"""``python -m graphs.web --db NAME``: see :mod:`graphs.web.cli`."""
+"""``evidex web --db NAME``: see :mod:`graphs.web.cli`."""
 import sys
 
 if __name__ == "__main__":  # the page-render helper process re-imports this module; it must not start a server

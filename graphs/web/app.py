@@ -60,7 +60,7 @@ class WebOptions:
     default_config: str = "airqa/airqa"
     llm_spec: str | None = None  # None: the config's model (local)
     overrides: list[str] = field(default_factory=list)  # --set KEY=VALUE for every config
-    ingest_config: str | None = None  # as python -m tools.ingest --config
+    ingest_config: str | None = None  # as evidex ingest --config
     max_upload_mb: float = 200
     address: str | None = None  # where the server listens, for a second server's message
 

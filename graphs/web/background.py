@@ -1,5 +1,5 @@
 """The web app served by uvicorn on a free loopback port in a background thread: for the browser tests, the web
-page benchmark, and anyone who embeds the page in a notebook. ``python -m graphs.web`` is the way to serve it."""
+page benchmark, and anyone who embeds the page in a notebook. ``evidex web`` is the way to serve it."""
 from __future__ import annotations
 
 import json

@@ -1,18 +1,18 @@
-"""python -m graphs.web --db NAME: a web page to ask questions of your papers.
+"""evidex web --db NAME: a web page to ask questions of your papers.
 
 Open the printed address in a browser. The page lists the store's papers (filter them, tick some to ask about
 those only), asks a question with NeuSym or a baseline and shows the agent's steps as it takes them, then the
 answer; click a citation to see its page with the cited passage highlighted. Each answer links to its trace;
 the questions asked in this store are kept; PDFs dropped on the page are ingested into the store.
 
-  python -m graphs.web --db mypapers                      # http://127.0.0.1:8000/
-  python -m graphs.web --db mypapers --port 8080 --llm openai:gpt-4o-mini
-  python -m graphs.web --db newstore --new                # an empty store: add papers by upload
-  EVIDEX_WEB_KEY=... python -m graphs.web --db mypapers --host 0.0.0.0
+  evidex web --db mypapers                      # http://127.0.0.1:8000/
+  evidex web --db mypapers --port 8080 --llm openai:gpt-4o-mini
+  evidex web --db newstore --new                # an empty store: add papers by upload
+  EVIDEX_WEB_KEY=... evidex web --db mypapers --host 0.0.0.0
 
 The server listens on loopback unless --host says otherwise; then every visitor needs the access key, taken
 from EVIDEX_WEB_KEY or generated and printed once at start. Make a store first with
-python -m tools.ingest papers/ --db mypapers.
+evidex ingest papers/ --db mypapers.
 """
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from evidex.tools.cli_help import plain_help
 
-    p = argparse.ArgumentParser(prog="python -m graphs.web", description=plain_help(__doc__),
+    p = argparse.ArgumentParser(prog="evidex web", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--db", help="store name (made with python -m tools.ingest ... --db NAME)")
+    p.add_argument("--db", help="store name (made with evidex ingest ... --db NAME)")
     p.add_argument("--store-dir", type=Path, help="a store folder instead of --db")
     p.add_argument("--new", action="store_true",
                    help="create the store empty if it does not exist (add papers by upload)")
@@ -41,7 +41,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--llm", help="model spec for every config (default: the config's, i.e. local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value for every question, e.g. --set qa.max_turns=4")
-    p.add_argument("--ingest-config", help="ingestion config for uploads, as python -m tools.ingest --config")
+    p.add_argument("--ingest-config", help="ingestion config for uploads, as evidex ingest --config")
     p.add_argument("--max-upload-mb", type=int, default=200, help="largest PDF accepted (default 200 MB)")
     return p.parse_args(argv)
 
@@ -65,7 +65,7 @@ def access_key(host: str, environ=os.environ) -> tuple[str | None, str | None]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if not (args.db or args.store_dir):
-        print("error: give --db NAME (or --store-dir DIR) of a store made with python -m tools.ingest PDFS --db NAME",
+        print("error: give --db NAME (or --store-dir DIR) of a store made with evidex ingest PDFS --db NAME",
               file=sys.stderr)
         return 2
     from evidex.graphs.web.store_claim import StoreInUseError

@@ -1,5 +1,5 @@
 """PDFs uploaded from the page: a safe name under the store's own ``uploads/`` folder, then the same ingestion as
-``python -m tools.ingest`` (``tools.ingest.ingest``), one file at a time, its result or error per file.
+``evidex ingest`` (``tools.ingest.ingest``), one file at a time, its result or error per file.
 
 The name a browser sends is the user's (or an attacker's) text: it never becomes a path as given. It is cut to
 its last component, reduced to letters, digits, ``._-``, given a ``.pdf`` ending and made unique in the folder;

@@ -319,11 +319,11 @@ def test_the_command_line(web_store, tmp_path, monkeypatch, capsys):
 
     with pytest.raises(SystemExit) as help_exit:
         main(["--help"])
-    assert help_exit.value.code == 0 and "python -m graphs.web" in capsys.readouterr().out
+    assert help_exit.value.code == 0 and "usage: evidex web" in capsys.readouterr().out
     assert main([]) == 2 and "--db NAME" in capsys.readouterr().err
     assert main(["--db", "no_such_store_for_web"]) == 2
     err = capsys.readouterr().err
-    assert "no_such_store_for_web" in err and "python -m tools.ingest" in err and "--new" in err
+    assert "no_such_store_for_web" in err and "evidex ingest" in err and "--new" in err
 
     assert access_key("127.0.0.1", environ={}) == (None, None)
     assert access_key("::1", environ={}) == (None, None)

@@ -147,8 +147,8 @@ def test_messages_of_our_own_keep_their_advice_without_paths():
     from evidex.graphs.web.errors import public
 
     assert public("No paper store at /root/.cache/evidex/stores/x (missing store.duckdb). Build it first: "
-                  "python -m tools.ingest PDF_OR_FOLDER --db NAME") == (
-        "No paper store at x (missing store.duckdb). Build it first: python -m tools.ingest PDF_OR_FOLDER --db NAME")
+                  "evidex ingest PDF_OR_FOLDER --db NAME") == (
+        "No paper store at x (missing store.duckdb). Build it first: evidex ingest PDF_OR_FOLDER --db NAME")
     assert public("Could not set lock on file \"/a/b/store.duckdb\": Conflicting lock is held in /usr/bin/python3 "
                   "(PID 4242)") == "Could not set lock on file \"store.duckdb\": Conflicting lock is held in python3"
     assert public(r"cannot open C:\Users\me\papers\x.pdf") == "cannot open x.pdf"

@@ -1,4 +1,4 @@
-"""PDF ingestion into the multiview paper store (DuckDB + Chroma + BM25). CLI: ``python -m tools.ingest``.
+"""PDF ingestion into the multiview paper store (DuckDB + Chroma + BM25). CLI: ``evidex ingest``.
 
 Public API::
 

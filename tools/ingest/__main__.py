@@ -1,10 +1,16 @@
-"""``python -m tools.ingest PATH... --db NAME``: ingest PDFs (files, folders, globs) into a paper store.
+"""``evidex ingest PATH... --db NAME``: ingest PDFs (files, folders, globs) into a paper store.
 
-Upkeep of a store (see tools/ingest/upkeep.py):
-    python -m tools.ingest --db NAME --remove PAPER_ID_OR_PATH ...   remove papers from DuckDB, Chroma and BM25
-    python -m tools.ingest --db NAME --sync FOLDER                   gone files removed, new and changed ingested
-    python -m tools.ingest --db NAME --check                         count orphan rows and index entries
-    python -m tools.ingest --db NAME --check --repair                make DuckDB, Chroma and BM25 agree again
+    evidex ingest papers/ --db mypapers                             a folder of PDFs (searched recursively)
+    evidex ingest paper.pdf --store-dir ./store                     a store in a folder of your choice
+    evidex ingest papers/ --db mypapers --workers 2 --json          two parser processes, the report as JSON
+
+Then ask it: evidex ask --db mypapers "question", or open the page: evidex web --db mypapers.
+
+Upkeep of a store:
+    evidex ingest --db NAME --remove PAPER_ID_OR_PATH ...   remove papers from DuckDB, Chroma and BM25
+    evidex ingest --db NAME --sync FOLDER                   gone files removed, new and changed ingested
+    evidex ingest --db NAME --check                         count orphan rows and index entries
+    evidex ingest --db NAME --check --repair                make DuckDB, Chroma and BM25 agree again
 
 A store has one writer at a time; a writer meeting another process that holds the store (a writer, or a run or web
 page reading it) waits up to --wait-s seconds (EVIDEX_STORE_WAIT_S, default 10), then stops with one line naming it.
@@ -33,7 +39,10 @@ from evidex.tools.store import StoreError
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m tools.ingest", description="Ingest PDFs into a multiview paper store.")
+    from evidex.tools.cli_help import plain_help
+
+    p = argparse.ArgumentParser(prog="evidex ingest", description=plain_help(__doc__),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", help="PDF files, folders (searched recursively) or glob patterns")
     p.add_argument("--db", help="store name (under <cache_dir>/stores/NAME)")
     p.add_argument("--store-dir", help="explicit store folder (instead of --db)")
@@ -164,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[red]error:[/red] give PDF paths to ingest, --remove, --sync or --check")
         return 2
     if args.repair and not args.check:
-        console.print("[red]error:[/red] --repair goes with --check (python -m tools.ingest --db NAME --check --repair)")
+        console.print("[red]error:[/red] --repair goes with --check (evidex ingest --db NAME --check --repair)")
         return 2
     if args.wait_s is not None and args.wait_s < 0:
         console.print(f"[red]error:[/red] --wait-s must be 0 or more (got {args.wait_s:g})")

@@ -363,7 +363,7 @@ def ingest(
     if cfg.summaries.enabled and summariser is None:
         raise IngestConfigError(
             "summaries.enabled is true but no summariser was given: pass summariser=callable to "
-            "tools.ingest.ingest(...) (the CLI has no LLM client), or set summaries.enabled: false."
+            "evidex.tools.ingest.ingest(...) (the CLI has no LLM client), or set summaries.enabled: false."
         )
     paths = store_paths(db, store_dir)
     inputs = list(inputs)

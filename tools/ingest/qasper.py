@@ -2,7 +2,7 @@
 any PDF: the same DuckDB tables, Chroma collections and BM25 indexes a PDF gets (``tools.ingest.writer`` and
 ``tools.ingest.indexer``), so every QA graph and tool works on them unchanged.
 
-    python -m tools.ingest.qasper qasper-dev-v0.3.json --db qasper
+    python -m evidex.tools.ingest.qasper qasper-dev-v0.3.json --db qasper
 
 Layout of one paper (``paper_id`` = :func:`tools.qasper_data.qasper_store_id`, a uuid5 of the QASPER id; the id
 itself is in ``metadata.download_url`` = ``https://arxiv.org/abs/<id>``):
@@ -131,7 +131,7 @@ def _check_store(con, cfg: IngestConfig, paths: StorePaths) -> IngestConfig:
     n_files = con.execute("SELECT count(*) FROM evidex.files").fetchone()[0]
     if n_files and info.get("parse_fingerprint") not in (None, FINGERPRINT):
         raise StoreConfigMismatch(
-            f"The store at {paths.root} holds PDFs ingested with python -m tools.ingest; QASPER papers go into a "
+            f"The store at {paths.root} holds PDFs ingested with evidex ingest; QASPER papers go into a "
             "store of their own. Pick another name (--db qasper, or store.db=NAME).")
     return record_signatures(con, cfg, paths, info, FINGERPRINT)
 
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     from evidex.tools.qasper_data import QasperDataError, load_qasper
     from evidex.tools.store import StoreError
 
-    p = argparse.ArgumentParser(prog="python -m tools.ingest.qasper", description=plain_help(__doc__),
+    p = argparse.ArgumentParser(prog="python -m evidex.tools.ingest.qasper", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", type=Path, help="QASPER file: official JSON (qasper-dev-v0.3.json) or Hugging Face rows")
     p.add_argument("--db", help="store name (under <cache_dir>/stores/NAME); default qasper")

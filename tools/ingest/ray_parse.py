@@ -1,4 +1,4 @@
-"""``python -m tools.ingest ... --executor ray``: PDFs parsed *and embedded* on Ray workers; one writer commits.
+"""``evidex ingest ... --executor ray``: PDFs parsed *and embedded* on Ray workers; one writer commits.
 
 Each Ray worker (:class:`tools.ingest.worker.ParseEmbedWorker`) does both halves of the expensive work for a file:
 it parses the PDF, builds the rows the writer will store and encodes the cells of the dense columns. The

@@ -1,8 +1,8 @@
 """Library upkeep: remove papers, sync a folder, and check that DuckDB, Chroma and BM25 agree.
 
-    python -m tools.ingest --db NAME --remove PAPER_ID_OR_PATH ...   # drop papers from every store
-    python -m tools.ingest --db NAME --sync FOLDER                   # gone files removed, new/changed ingested
-    python -m tools.ingest --db NAME --check                         # orphan rows / index entries (exit 1 if any)
+    evidex ingest --db NAME --remove PAPER_ID_OR_PATH ...   # drop papers from every store
+    evidex ingest --db NAME --sync FOLDER                   # gone files removed, new/changed ingested
+    evidex ingest --db NAME --check                         # orphan rows / index entries (exit 1 if any)
 
 Removal is journaled so that a kill at any point leaves a store the next write completes:
 
@@ -197,7 +197,7 @@ def remove(targets: Iterable[str], db: str | None = None, *, store_dir: str | Pa
             raise UpkeepError(
                 f"Not in the store at {paths.root}: {', '.join(unknown)}. Nothing was removed. Give paper ids "
                 "(metadata.paper_id) or the paths the papers were ingested from; list them with "
-                f"python -m tools.sql --db {paths.root.name} \"SELECT paper_id, pdf_path FROM metadata\".")
+                f"python -m evidex.tools.sql --db {paths.root.name} \"SELECT paper_id, pdf_path FROM metadata\".")
         report = _remove_papers(con, paths, cfg, papers, progress)
     report.seconds = round(time.perf_counter() - t0, 3)
     return report
@@ -229,7 +229,7 @@ def _remove_papers(con, paths: StorePaths, cfg: IngestConfig, papers, progress: 
 def _existing_store(db: str | None, store_dir: str | Path | None) -> StorePaths:
     paths = store_paths(db, store_dir)
     if not paths.db.exists():
-        raise StoreError(f"No paper store at {paths.root}. Build it first: python -m tools.ingest PDF_OR_FOLDER "
+        raise StoreError(f"No paper store at {paths.root}. Build it first: evidex ingest PDF_OR_FOLDER "
                          f"--db NAME")
     return paths
 

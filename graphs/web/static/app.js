@@ -51,7 +51,7 @@
     try {
       response = await fetch(path, {method: opts.method || "GET", headers, body, credentials: "same-origin"});
     } catch (err) {
-      throw new Error("The server cannot be reached (is python -m graphs.web still running?).");
+      throw new Error("The server cannot be reached (is evidex web still running?).");
     }
     let data = null;
     try { data = await response.json(); } catch (err) { data = null; }
