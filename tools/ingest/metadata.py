@@ -118,13 +118,21 @@ def _authors(page: PageLayout, title_lines: list[Line]) -> list[str]:
         for part in ln.parts:
             if AFFILIATION_RE.search(part):
                 continue
-            # affiliation markers glued between names ("Fayyaz3*Ehsan") separate two authors
+            part = _marks_as_dagger(part)
+            # affiliation markers glued between names ("Fayyaz3*Ehsan", "Ann Bee♢ Cy Dee") separate two authors
             part = re.sub(r"(?<=[a-z.])[\d,∗*†‡§¶⋆♠♣♥♦✉]+(?=\s*[A-Z])", ", ", part)
             for cand in re.split(r",|;|\band\b|&|\s{2,}|·|•", part):
                 name = _clean_name(cand)
                 if name and name not in names:
                     names.append(name)
     return names[:40]
+
+
+def _marks_as_dagger(s: str) -> str:
+    """Affiliation marks are any symbol a font offers (♢ ♡ ◦ ▲ ◁ ⋄ ...), not a fixed list: every character of
+    Unicode's symbol categories (So, Sm) reads as a dagger, which the name rules treat as a mark."""
+    s = unicodedata.normalize("NFKC", s)
+    return "".join("†" if unicodedata.category(c) in ("So", "Sm") else c for c in s)
 
 
 def _clean_name(s: str) -> str | None:
