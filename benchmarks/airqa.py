@@ -12,8 +12,8 @@ and kept), split by id into dev (tuning) and test (reported); the holdout split 
 blind to the system (``benchmarks/data/airqa_holdout_questions.jsonl``), never tuned on. Each method runs
 through ``graphs.runner.run_task`` (a normal, resumable run folder per method); the table shows overall and
 per-tag score, turns, prompt/completion tokens and latency per question. JSON goes to
-``benchmarks/results/airqa.json`` (``airqa_pool.json`` for the pool splits), one key per split holding its latest
-result.
+``benchmarks/results/airqa.json``, one key per split (``dev``, ``test``, ``holdout``, ``pool_dev``, ``pool_test``)
+holding its latest result.
 """
 from __future__ import annotations
 
@@ -198,8 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ingest-config", type=Path, help="with --build-store: ingestion config file (default: the "
                    "default ingestion config)")
     p.add_argument("--out", type=Path, default=Path("runs"))
-    p.add_argument("--json", type=Path, help="results file, one key per split (default benchmarks/results/"
-                   "airqa.json; airqa_pool.json for the pool splits)")
+    p.add_argument("--json", type=Path, default=Path("benchmarks/results/airqa.json"),
+                   help="results file, one key per split (default benchmarks/results/airqa.json)")
     p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR")
     p.add_argument("--note", help="a note stored with the results (what was run, on which questions)")
     p.add_argument("--common", action="store_true",
@@ -244,9 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     if common:
         print_rows(common)
         result["common_questions"] = {"n": common[0]["n"], "rows": common}
-    # one key per split, each split's latest result: dev/test/holdout in airqa.json, the pool splits in their own
-    default = "airqa_pool.json" if args.split.startswith("pool_") else "airqa.json"
-    write_results(args.json or Path("benchmarks/results") / default, result, part=args.split)
+    # one key per split, each split's latest result (the pool splits beside dev/test/holdout)
+    write_results(args.json, result, part=args.split)
     return 0
 
 

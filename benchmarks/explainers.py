@@ -10,14 +10,16 @@
 Each task runs through ``graphs.runner.run_task`` (so it leaves a normal, resumable run folder) and the table
 reports recovery, discard, selection, assignment, wrong_claim accuracy, explanation similarity, RAGAS
 faithfulness (``--ragas``), latency per item and prompt/completion tokens per item. JSON goes to
-``benchmarks/results/explainers.json`` unless ``--json`` says otherwise.
+``benchmarks/results/explainers.json`` unless ``--json`` says otherwise, one key per part holding its latest result:
+``tasks`` (task runs, ``--from-runs``, ``--rescore``), ``paths`` (``paths_c2`` with ``--concurrency 2``), ``retrieval``
+(``--retrieval-only``), or the name ``--part`` gives (e.g. ``r4c``, ``decisions`` for gate-only runs).
 
 ``--paths legacy,fast`` runs every task once per speed path (``speed.path``, see configs/civic/_base.yaml) and
 tabulates them side by side: seconds per item (median, p90), model calls and prompt / cached / completion tokens
 per item, the whole run's minutes, the quality metrics, and the agreement of the kept items' stance labels
 between the paths (see benchmarks/explainer_paths.py). Run folders go under ``--out`` (one folder per task and
-path); ``--resume`` finishes interrupted runs and reuses complete ones. JSON: ``explainers_paths.json``
-(``explainers_paths_c2.json`` with ``--concurrency 2``, so runs at 1 and 2 items in flight sit side by side).
+path); ``--resume`` finishes interrupted runs and reuses complete ones. JSON: part ``paths`` (``paths_c2`` with
+``--concurrency 2``, so runs at 1 and 2 items in flight sit side by side).
 """
 from __future__ import annotations
 
@@ -210,8 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--ragas", action="store_true", help="also score RAGAS faithfulness/relevancy")
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of the run folders")
-    p.add_argument("--json", type=Path, help=f"results file (default {DEFAULT_JSON}; --retrieval-only: "
-                                            f"{DEFAULT_JSON.with_name('explainers_retrieval.json')})")
+    p.add_argument("--json", type=Path, default=DEFAULT_JSON,
+                   help=f"results file, one key per part (default {DEFAULT_JSON})")
+    p.add_argument("--part", help="key of the results file to replace (default: tasks; --paths: paths, paths_cN "
+                                  "with --concurrency N; --retrieval-only: retrieval)")
     p.add_argument("--retrieval-only", action="store_true", help="no LLM: recall@k of hidden missing evidence")
     p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR", help="tabulate finished run folders")
     p.add_argument("--rescore", nargs="+", type=Path, metavar="RUN_DIR",
@@ -236,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error(str(exc))
         print_paths(result)
         suffix = f"_c{args.concurrency}" if args.concurrency else ""
-        write_results(args.json or DEFAULT_JSON.with_name(f"explainers_paths{suffix}.json"), result)
+        write_results(args.json, result, part=args.part or f"paths{suffix}")
         return 0
     if args.resume:
         p.error("--resume needs --paths (a plain run continues with python -m graphs.run --resume RUN_DIR)")
@@ -246,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
 
         result = run_retrieval_benchmark(start=0, limit=args.limit)
         print_table(result)
-        write_results(args.json or DEFAULT_JSON.with_name("explainers_retrieval.json"), result)
+        write_results(args.json, result, part=args.part or "retrieval")
         return 0
     rows = []
     if args.rescore:
@@ -281,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             if n < len(configs):  # running table while later tasks run; the final one follows
                 print_rows(rows, f"claim explainers so far (first {args.limit} items)")
     print_rows(rows, "claim explainers")
-    write_results(args.json or DEFAULT_JSON, {"rows": rows})
+    write_results(args.json, {"rows": rows}, part=args.part or "tasks")
     return 0
 
 

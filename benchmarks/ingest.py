@@ -11,7 +11,8 @@ Phases:
    UUID is computed from the *parsed* title and compared with the manifest UUID;
 3. coverage against the manifest (tables/figures/equations/references where the manifest shows them);
 4. latency p50/p95 of dense, BM25 and hybrid search (chunks.text_content, with and without filters) and of SQL.
-Prints a table and writes ``benchmarks/results/ingest.json``.
+Prints a table and writes ``benchmarks/results/ingest.json`` under ``corpus`` (``benchmarks.ingest_executors`` keeps
+its result beside it under ``executors``).
 """
 from __future__ import annotations
 
@@ -29,9 +30,11 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from benchmarks import write_results  # noqa: E402
 from evidex.tools.cli_help import plain_help  # noqa: E402
 
 DEFAULT_JSON = Path("benchmarks/results/ingest.json")
+PART = "corpus"  # the key of this benchmark's result in the results file
 TARGETS = {
     "parse_pages_per_s": 10.0,
     "ingest_pages_per_s": 3.0,
@@ -383,7 +386,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embed-threads", type=int, default=None, help="torch threads while embedding (default: config)")
     p.add_argument("--latency-only", action="store_true", help="skip parsing/ingestion; measure the existing store")
     p.add_argument("--embed-probe", action="store_true", help="also time MiniLM on sampled chunks (1 vs 2 threads)")
-    p.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    p.add_argument("--json", type=Path, default=DEFAULT_JSON,
+                   help=f"results file, one key per part (default {DEFAULT_JSON}, under {PART})")
     a = p.parse_args(argv)
     console = Console()
     corpus = find_corpus(a.corpus)
@@ -410,14 +414,14 @@ def main(argv: list[str] | None = None) -> int:
         result["load_avg_end"] = os.getloadavg()
     except OSError:
         pass
-    a.json.parent.mkdir(parents=True, exist_ok=True)
-    if a.latency_only and a.json.exists():
-        old = json.loads(a.json.read_text())
-        old.update({k: v for k, v in result.items() if k in ("latency", "embedding_probe", "load_avg_start", "load_avg_end")})
-        result = old
-    a.json.write_text(json.dumps(result, indent=1, default=str))
+    if a.latency_only and a.json.is_file():
+        old = json.loads(a.json.read_text()).get(PART)
+        if old:
+            old.update({k: v for k, v in result.items()
+                        if k in ("latency", "embedding_probe", "load_avg_start", "load_avg_end")})
+            result = old
     print_summary(result, console)
-    console.print(f"wrote {a.json}")
+    write_results(a.json, result, part=PART)
     return 0
 
 

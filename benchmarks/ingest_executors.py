@@ -16,7 +16,7 @@ run), with the same PDFs, the configured embedding model and the same number of 
 Reported per run: pages, wall time of the process, the report's total (start-up of Ray included) and pages/s over
 it, Ray's start-up, pages/s without it, peak memory of the ingesting process, and the Ray/local ratio at the same
 cores. Configurations alternate (local, ray, local, ray, ...) so a machine's drift hits both. JSON:
-``benchmarks/results/ingest_executors.json``.
+``benchmarks/results/ingest.json`` under ``executors`` (beside ``benchmarks.ingest``'s ``corpus``).
 """
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ from rich.table import Table
 from benchmarks import write_results
 from evidex.tools.cli_help import plain_help
 
-DEFAULT_JSON = Path("benchmarks/results/ingest_executors.json")
+DEFAULT_JSON = Path("benchmarks/results/ingest.json")
+PART = "executors"  # the key of this benchmark's result in the results file
 
 
 def corpus_pdfs(limit: int | None) -> list[Path]:
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pdfs", type=int, default=None, help="the first N corpus PDFs (default: all 58)")
     p.add_argument("--cores", default="1,2", help="core counts to compare, e.g. 1,2")
     p.add_argument("--note", default="", help="what else ran on the machine (kept in the JSON)")
-    p.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file (default {DEFAULT_JSON})")
+    p.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file, one key per part (default {DEFAULT_JSON}, under {PART})")
     args = p.parse_args(argv)
     pdfs = corpus_pdfs(args.pdfs)
     cores = [int(c) for c in args.cores.split(",") if c.strip()]
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                                                for c in cores if c in ray and c in local},
               "embed_in_workers_over_writer": {str(c): round(local[c]["pages_per_s"] / writer[c]["pages_per_s"], 3)
                                                for c in cores if c in writer and c in local}}
-    write_results(args.json, result)
+    write_results(args.json, result, part=PART)
     return 0
 
 

@@ -18,7 +18,9 @@ skips what is stored) and a finished size is never rebuilt. Each build step runs
 resident memory is its own. Search is timed on the ``size-<N>`` copies: ``--queries`` QASPER dev questions over
 ``chunks.text_content`` (limit 10), unfiltered and filtered to one paper, p50/p90 per mode; with ``--baseline`` the
 search code of that commit (``git show``) runs on the same store, query by query alternating with the current code,
-and the table shows the ratio. Results: ``benchmarks/results/scale.json``; the figure: ``docs/scale.png``.
+and the table shows the ratio. Results: ``benchmarks/results/scale.json`` under ``sizes`` (``--store DIR``: under
+``store <DIR's name>``; ``benchmarks.scale_out`` keeps its result beside them under ``scale_out``); the figure:
+``docs/scale.png``.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ from evidex.tools.memory import peak_rss_mb  # noqa: E402
 from evidex.tools.memory import rss_mb as current_rss_mb  # noqa: E402
 
 DEFAULT_JSON = Path("benchmarks/results/scale.json")
+PART = "sizes"  # the key of the size sweep's result in the results file
 DEFAULT_PLOT = Path("docs/scale.png")
 DEFAULT_ROOT = Path("/tmp/evidex-scale")
 SIZES = (60, 250, 1000, 2000)
@@ -449,10 +452,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--build-only", action="store_true", help="build missing sizes, do not time search")
     p.add_argument("--search-only", action="store_true", help="time search on the sizes already built")
     p.add_argument("--note", default="", help="what else ran on the machine (kept in the JSON)")
-    p.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file (default {DEFAULT_JSON})")
+    p.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"results file, one key per part (default {DEFAULT_JSON}, under {PART})")
     p.add_argument("--plot", type=Path, default=DEFAULT_PLOT, help=f"search-time figure (default {DEFAULT_PLOT})")
     p.add_argument("--store", type=Path, help="time search on this existing store folder instead (no build); "
-                   "results go to --json (use another file than scale.json)")
+                   "results go to --json under 'store NAME'")
     p.add_argument("--build-step", type=int, help=argparse.SUPPRESS)
     p.add_argument("--search-step", type=int, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -475,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
                "cpu_count": os.cpu_count(), "load_avg_start": load_start,
                "load_avg_end": [round(x, 2) for x in os.getloadavg()], "search": res}
         print(json.dumps(res, indent=1))
-        write_results(args.json, out)
+        write_results(args.json, out, part=f"store {args.store.name}")
         return 0
     sizes = sorted(int(s) for s in args.sizes.split(",") if s.strip())
     rows = []
@@ -504,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
         "hybrid_p50": big["hybrid"]["p50_ms"] <= TARGETS["hybrid_p50_ms"],
         "hybrid_p90": big["hybrid"]["p90_ms"] <= TARGETS["hybrid_p90_ms"],
         "bm25_p50": big["bm25"]["p50_ms"] <= TARGETS["bm25_p50_ms"]}
-    write_results(args.json, result)
+    write_results(args.json, result, part=PART)
     plot(rows, args.plot)
     return 0
 

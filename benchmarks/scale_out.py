@@ -8,7 +8,8 @@ same reply (model stance and verification off, so one call per item): it measure
 how they overlap waiting on a model, not a real model's speed. Per run: wall time of the process, the items
 phase (run.json ``executor.items_s``: first item handed out to last row written), Ray's start-up (``startup_s``:
 the Ray, its workers and their graphs), items per minute over the items phase, and the Ray/local ratio at the
-same number of workers. JSON: ``benchmarks/results/scale_out.json``.
+same number of workers. JSON: ``benchmarks/results/scale.json`` under ``scale_out`` (beside ``benchmarks.scale``'s
+``sizes``).
 """
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ from rich.table import Table
 from benchmarks import write_results
 
 TASK = "wrong_evidence"
+DEFAULT_JSON = Path("benchmarks/results/scale.json")
+PART = "scale_out"  # the key of this benchmark's result in the results file
 SETS = ["judge.llm_stance=false", "steps.verify=false"]
 WHY = {"sentences": [{"text": "The evidence bears on the claim.", "ids": ["1"]}]}
 
@@ -63,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", default="1,2", help="comma-separated worker / thread counts")
     p.add_argument("--rounds", type=int, default=1, help="repeat the sweep (the executor order alternates); the "
                    "summary is the median per configuration")
-    p.add_argument("--json", type=Path, default=Path("benchmarks/results/scale_out.json"))
+    p.add_argument("--json", type=Path, default=DEFAULT_JSON,
+                   help=f"results file, one key per part (default {DEFAULT_JSON}, under {PART})")
     args = p.parse_args(argv)
     results = []
     with tempfile.TemporaryDirectory(prefix="evidex-scale-out-") as tmp:
@@ -103,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     write_results(args.json, {"task": TASK, "items": args.items, "model": f"scripted, {args.delay} s per call",
                               "cores": os.cpu_count(), "load_avg_1_5_15": [round(x, 2) for x in load],
-                              "summary": summary, "runs": results})
+                              "summary": summary, "runs": results}, part=PART)
     return 0
 
 

@@ -61,8 +61,8 @@ def test_paths_side_by_side_and_resume(tmp_path, kit, embedder, kb_index, capsys
     print_paths(result)
     out = capsys.readouterr().out
     assert "legacy" in out and "fast" in out and "agreement" in out
-    write_results(tmp_path / "explainers_paths.json", result)  # run ids only, no machine paths
-    assert absolute_paths(json.loads((tmp_path / "explainers_paths.json").read_text())) == []
+    write_results(tmp_path / "explainers.json", result, part="paths")  # run ids only, no machine paths
+    assert absolute_paths(json.loads((tmp_path / "explainers.json").read_text())["paths"]) == []
 
 
 def test_stance_agreement_counts_label_changes_on_items_kept_by_both():
@@ -87,3 +87,22 @@ def test_plan_and_cli_reject_unknown_paths(capsys):
     with pytest.raises(SystemExit):
         main(["--paths", "legacy,turbo", "--task", "mixed", "--limit", "2"])
     assert "unknown path(s) turbo" in capsys.readouterr().err
+
+
+def test_results_go_to_one_part_of_the_file(tmp_path):
+    """Task rows go under ``tasks`` (or ``--part``) of explainers.json; the other parts stay as they were."""
+    run = tmp_path / "20261128-000000-r4c"
+    run.mkdir()
+    (run / "metrics.json").write_text(json.dumps({
+        "task": "r4c", "run_id": run.name, "n_items": 2, "n_errors": 0,
+        "metrics": {"explanation_similarity": {"mean": 0.7}}, "latency_s": {"median": 1.0, "mean": 1.5},
+        "prompt_tokens": {"mean": 10.0}, "completion_tokens": {"mean": 5.0}}))
+    out = tmp_path / "explainers.json"
+    out.write_text(json.dumps({"paths": {"limit": 2}}))
+    assert main(["--from-runs", str(run), "--json", str(out)]) == 0
+    assert main(["--from-runs", str(run), "--json", str(out), "--part", "r4c"]) == 0
+    held = json.loads(out.read_text())
+    assert held["paths"] == {"limit": 2}
+    assert held["tasks"] == held["r4c"] == {"rows": [{
+        "task": "r4c", "run": run.name, "n": 2, "errors": 0, "expl sim": 0.7, "latency median s": 1.0,
+        "latency mean s": 1.5, "prompt tok/item": 10.0, "completion tok/item": 5.0}]}

@@ -1,4 +1,5 @@
-"""Benchmark result files name runs by run id and data by relative names, never by a machine's absolute paths."""
+"""Benchmark result files name runs by run id and data by relative names, never by a machine's absolute paths;
+``benchmarks/results`` keeps one file per benchmark family (one key per part), so it stays small."""
 from __future__ import annotations
 
 import json
@@ -9,6 +10,31 @@ import pytest
 from benchmarks import absolute_paths, write_results
 
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+MAX_FILES = 15
+
+
+def test_results_folder_holds_at_most_15_files():
+    # the latest result of each benchmark, one key per part (git holds the history): a new part goes into its
+    # family's file with write_results(path, data, part=...), not into a file of its own
+    files = sorted(p.name for p in RESULTS.iterdir())
+    assert len(files) <= MAX_FILES, f"{len(files)} files in benchmarks/results: {files}"
+
+
+@pytest.mark.parametrize("module, parts", [
+    ("benchmarks.ingest", {"corpus"}), ("benchmarks.ingest_executors", {"executors"}),
+    ("benchmarks.scale", {"sizes"}), ("benchmarks.scale_out", {"scale_out"}),
+    ("benchmarks.explainers", {"tasks", "decisions", "r4c", "retrieval", "paths", "paths_c2", "paths_0-21"})])
+def test_benchmarks_write_parts_of_the_committed_files(module, parts):
+    import importlib
+
+    mod = importlib.import_module(module)
+    assert mod.DEFAULT_JSON.parent == Path("benchmarks/results")
+    held = json.loads((RESULTS / mod.DEFAULT_JSON.name).read_text())
+    assert parts <= set(held) and getattr(mod, "PART", next(iter(parts))) in held
+
+
+def test_airqa_splits_share_one_file():
+    assert {"dev", "test", "holdout", "pool_dev"} <= set(json.loads((RESULTS / "airqa.json").read_text()))
 
 
 @pytest.mark.parametrize("path", sorted(RESULTS.glob("*.json")), ids=lambda p: p.name)
