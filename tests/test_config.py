@@ -185,7 +185,7 @@ def test_unknown_key_in_file_names_key_file_and_allowed(tmp_path, monkeypatch):
     assert "retreival: Extra inputs are not permitted" in msg
     assert ("allowed here: name, description, family, task, model, dataset, metrics, run, tracing, graph, retrieval, "
             "steps, judge, gate, prompts") in msg
-    assert "judge.keep_rnak" in msg and "allowed here: strategy, llm_stance, stance_batch" in msg
+    assert "judge.keep_rnak" in msg and "allowed here: strategy, llm_stance, stance_batch_size" in msg
     assert "gate.civic.keep_rnak" in msg and ("allowed here: name, keep_rank, candidate_ratio, candidate_facets, "
                                               "candidate_max_overlap") in msg
 
