@@ -28,7 +28,7 @@ from rich.table import Table
 from benchmarks import write_results
 
 TASK = "wrong_evidence"
-SETS = ["judge.llm_stance=false", "steps.verify=false"]
+SETS = ["judge.llm_stance=false"]
 WHY = {"sentences": [{"text": "The evidence bears on the claim.", "ids": ["1"]}]}
 
 
