@@ -73,7 +73,8 @@ class StepsConfig(Strict):
 class PromptConfig(Strict):
     evidence_chars: int = Field(360, ge=80, le=4000, description="Evidence text shown to the model per item, in "
                                 "characters, where it reads whole texts (judge.strategy llm, selection and "
-                                "assignment decided by the model); the writer and stance calls read findings.")
+                                "assignment decided by the model); the writer (and with it the stance calls) "
+                                "reads findings instead.")
     context_chars: int = Field(240, ge=0, le=4000, description="Characters of each claim context field (disease, "
                                "therapies, ...) shown under the claim in every prompt; 0 = none.")
     reason_chars: int = Field(36, ge=20, le=400, description="Longest reason the model may give per item when it "
