@@ -3,56 +3,22 @@
 Layout is fixed (system, then CLAIM/CONTEXT, then EVIDENCE, then TASK) so llama.cpp's prefix cache reuses the
 claim block across steps. Only ``ClaimInput`` fields are rendered: hidden gold never reaches a prompt.
 
-Three prompt styles (config ``prompts.style``): ``full``, the original prompts (a one-line system prompt, each
-role's instructions in its TASK block); ``compact``, every fixed instruction in the system prompt, so the
-cached prefix covers them across calls and items, and short TASK lines that only name the step and the ids;
-``grounded``, the compact layout for the grounded writer, whose evidence block holds findings.
+Every claim role shares one system prompt (:data:`SYSTEM`, ``prompts/system_grounded.txt``) that holds the fixed
+instructions, so the cached prefix covers them across calls and items; each call ends with a short TASK line.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from evidex.agents.prompts import load_prompt
 from evidex.tools.claims import Claim, Evidence
 
-
-@dataclass(frozen=True)
-class PromptStyle:
-    """The prompt files (``prompts/<name>.txt``) one style uses for each claim role."""
-
-    system: str
-    stance: str  # one kept item (placeholders: id, reason_words)
-    stances: str  # several kept items in one call (ids, reason_words)
-    stance_labels: str  # several kept items in one call, labels only (ids)
-    write: str  # the explanation (stance_hint)
-    revise: str  # one revision (draft, problems)
-    example: str = ""  # a worked example (``<example>_user`` / ``<example>_reply``) shown before the write call
-    max_sentences: int = 5  # the explanation schema's cap, matching the sentence count the write prompt asks for
-
-
-PROMPT_STYLES: dict[str, PromptStyle] = {
-    "full": PromptStyle(system="system", stance="judge_stance", stances="judge_stances",
-                        stance_labels="stance_labels", write="write_explanation", revise="revise_explanation"),
-    "compact": PromptStyle(system="system_compact", stance="judge_stance", stances="stances_compact",
-                           stance_labels="stance_labels", write="write_compact", revise="revise_explanation",
-                           max_sentences=4),
-    # the grounded writer (agents/grounded_writer.py): the model sees findings, not whole evidence texts, and
-    # writes the reasons (after one worked example); stances are labels only
-    "grounded": PromptStyle(system="system_grounded", stance="judge_stance", stances="stances_compact",
-                            stance_labels="stance_labels", write="write_grounded", revise="revise_explanation",
-                            example="reasons_example", max_sentences=2),
-}
-FULL = PROMPT_STYLES["full"]
-
-
-def prompt_style(name: str) -> PromptStyle:
-    try:
-        return PROMPT_STYLES[name]
-    except KeyError:
-        raise ValueError(f"unknown prompt style {name!r}; known: {', '.join(PROMPT_STYLES)}") from None
+SYSTEM = "system_grounded"  # the system prompt of every claim role
+REASONS = "write_grounded"  # the grounded writer's reasons call (placeholders: ids, dropped, words, about_words)
+REASONS_EXAMPLE = "reasons_example"  # its worked example (``_user`` / ``_reply``), shown before the real request
+STANCES = "stance_labels"  # the batched stance call of judge.llm_stance, labels only (placeholder: ids)
 
 
 def clip(text: str, limit: int) -> str:
@@ -89,7 +55,7 @@ def with_example(msgs: list[BaseMessage], example: str) -> list[BaseMessage]:
 
 
 def messages(claims: dict[str, Claim], evidence: Iterable[Evidence], task: str, *, evidence_chars: int,
-             context_chars: int, evidence_title: str = "EVIDENCE", system: str = "system",
+             context_chars: int, evidence_title: str = "EVIDENCE", system: str = SYSTEM,
              more: Sequence[tuple[str, Iterable[Evidence]]] = ()) -> list[BaseMessage]:
     """[system prompt ``system``] then one human message: claim block, evidence block, any ``more`` blocks
     (title, items), TASK (item-specific last)."""

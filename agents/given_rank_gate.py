@@ -18,7 +18,9 @@ from evidex.tools.kb_index import rank_texts
 
 
 class GivenRankSettings(GateSettings):
-    name: Literal["given_rank"] = "given_rank"
+    name: Literal["given_rank"] = Field("given_rank", description="The evidence-gate plug-in (agents/gates.py: "
+                                        "given_rank, civic); given_rank ranks the given items among themselves, for "
+                                        "evidence in no knowledge base.")
     keep_top: int = Field(3, ge=1, description="Keep this many given items, the ones closest to the claim among "
                                               "the given items themselves.")
 

@@ -28,7 +28,7 @@ from typing import Literal
 from langchain_core.language_models.chat_models import BaseChatModel
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from evidex.agents.claim_prompt import PromptStyle, messages, with_example
+from evidex.agents.claim_prompt import REASONS, REASONS_EXAMPLE, messages, with_example
 from evidex.agents.prompts import render
 from evidex.agents.structured import StructuredOutputError, call_structured
 from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split_sentences, strip_citations
@@ -139,17 +139,16 @@ CUT = "\x00cut\x00"  # marks a model text that reached its length cap (never in 
 
 
 def write_notes(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evidence], dropped: list[Evidence], *,
-                words: int, context_chars: int, style: PromptStyle,
-                name: str = "write_reasons") -> tuple[dict[str, str], dict[str, str]]:
+                words: int, context_chars: int, name: str = "write_reasons") -> tuple[dict[str, str], dict[str, str]]:
     """(reasons by kept id, abouts by dropped id) from one call; a text the grammar closed at its cap comes back
     marked with ``CUT``. Raises :class:`StructuredOutputError` when the reply never fits the schema."""
     kept_ids, dropped_ids = [e.id for e in kept], [e.id for e in dropped]
     ids = ", ".join(f"[{i}]" for i in kept_ids) or "none"
-    task = render(style.write, ids=ids, dropped=", ".join(f"[{i}]" for i in dropped_ids) or "none",
+    task = render(REASONS, ids=ids, dropped=", ".join(f"[{i}]" for i in dropped_ids) or "none",
                   words=words, about_words=ABOUT_WORDS).strip()
     blocks = [("EVIDENCE", kept)] + ([("SET ASIDE", dropped)] if dropped else [])
     msgs = with_example(messages(claims, kept, task, evidence_chars=4000, context_chars=context_chars,
-                                 system=style.system, more=blocks[1:]), style.example)
+                                 more=blocks[1:]), REASONS_EXAMPLE)
     reason_chars, about_chars = words * 9, ABOUT_WORDS * 12
     schema = notes_schema(kept_ids, dropped_ids, reason_chars, about_chars)
     # the grammar caps every string; at least one token per 3 characters of each, plus its key and quotes

@@ -18,12 +18,10 @@ class Selection(BaseModel):
 
 
 def select_claim(llm: BaseChatModel, claims: dict[str, Claim], evidence: list[Evidence], *, evidence_chars: int,
-                 context_chars: int, reason_chars: int,
-                 system: str = "system") -> Selection:
+                 context_chars: int, reason_chars: int) -> Selection:
     schema = create_model("ClaimSelection", reason=(str, Field(max_length=reason_chars)),
                           answer=(Literal["A", "B"], ...))
     task = render("select_claim", reason_words=max(5, reason_chars // 7))
-    msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars,
-                    system=system)
+    msgs = messages(claims, evidence, task, evidence_chars=evidence_chars, context_chars=context_chars)
     out = call_structured(llm, schema, msgs, name="select_claim")
     return Selection(answer=out.answer, reason=out.reason.strip())

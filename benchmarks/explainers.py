@@ -5,21 +5,16 @@
     python -m benchmarks.explainers --retrieval-only            # no LLM: recall@5/10/20, dense/BM25/fused
     python -m benchmarks.explainers --from-runs runs/A runs/B   # tabulate finished run folders
     python -m benchmarks.explainers --rescore runs/A runs/B     # score finished runs again with today's metrics
-    python -m benchmarks.explainers --paths legacy,fast --task mixed --limit 66 [--concurrency 2] [--resume]
 
 Each task runs through ``graphs.runner.run_task`` (so it leaves a normal, resumable run folder) and the table
 reports recovery, discard, selection, assignment, wrong_claim accuracy, explanation similarity, RAGAS
 faithfulness (``--ragas``), latency per item and prompt/completion tokens per item. JSON goes to
 ``benchmarks/results/explainers.json`` unless ``--json`` says otherwise, one key per part holding its latest result:
-``tasks`` (task runs, ``--from-runs``, ``--rescore``), ``paths`` (``paths_c2`` with ``--concurrency 2``), ``retrieval``
-(``--retrieval-only``), or the name ``--part`` gives (e.g. ``r4c``, ``decisions`` for gate-only runs).
+``tasks`` (task runs, ``--from-runs``, ``--rescore``), ``retrieval`` (``--retrieval-only``), or the name ``--part``
+gives (e.g. ``r4c``, ``decisions`` for gate-only runs).
 
-``--paths legacy,fast`` runs every task once per speed path (``speed.path``, see configs/civic/_base.yaml) and
-tabulates them side by side: seconds per item (median, p90), model calls and prompt / cached / completion tokens
-per item, the whole run's minutes, the quality metrics, and the agreement of the kept items' stance labels
-between the paths (see benchmarks/explainer_paths.py). Run folders go under ``--out`` (one folder per task and
-path); ``--resume`` finishes interrupted runs and reuses complete ones. JSON: part ``paths`` (``paths_c2`` with
-``--concurrency 2``, so runs at 1 and 2 items in flight sit side by side).
+The ``--paths`` comparison of the explanation paths (legacy, fast, grounded; parts ``paths*`` of explainers.json) was
+removed with the paths it compared: grounded won (docs/results.md) and is the only one left.
 """
 from __future__ import annotations
 
@@ -73,13 +68,6 @@ def row_from_metrics(summary: dict) -> dict:
     return row
 
 
-COST = ["s/item median", "s/item p90", "calls/item", "prompt tok/item", "cached tok/item", "completion tok/item",
-        "run min"]
-QUALITY = ["recovery P", "recovery R", "discard P", "discard R", "expl sim", "expl complete", "cites ok",
-           "selection", "assign item", "wrong_claim", "reasons whole", "reason links", "reason copied",
-           "reason fallback", "discard named", "stance sample", "self-contra", "stance consist", "sent support"]
-
-
 ZERO_IS_NEWS = {"self-contra", "reason copied", "reason fallback", "sample not-sup"}  # 0 self-contradicting explanations is the result, not an empty column
 
 
@@ -98,30 +86,6 @@ def print_rows(rows: list[dict], title: str) -> None:
     for r in rows:
         table.add_row(*[str(r.get(c, "")) for c in cols])
     Console(width=max(160, Console().width)).print(table)
-
-
-def print_paths(result: dict) -> None:
-    """The paths side by side: one row per task and path (cost, then quality), then the stance agreement."""
-    rows = [r for t in result["tasks"].values() for r in t["paths"].values()]
-    cols = ["task", "path", "n", "errors"] + [c for c in COST + QUALITY if any(_shown(r.get(c), c) for r in rows)]
-    table = Table(title=f"claim explainers by path (first {result['limit']} items, concurrency "
-                        f"{result['concurrency'] or 'from config'})")
-    for c in cols:
-        table.add_column(c, justify="left" if c in ("task", "path") else "right", no_wrap=c in ("task", "path"))
-    for r in rows:
-        table.add_row(*[str(r.get(c, "")) for c in cols])
-    Console(width=max(160, Console().width)).print(table)
-    agree = Table(title="stance labels of kept items: agreement between paths (target >= 0.95)")
-    for c in ("task", "paths", "items", "kept items", "agreement", "kept differs", "changes"):
-        agree.add_column(c, justify="left" if c in ("task", "paths", "changes") else "right")
-    for task, t in result["tasks"].items():
-        for pair, a in t.get("stance_agreement", {}).items():
-            agree.add_row(task, pair, str(a["items"]), str(a["kept_items"]), str(a["agreement"]),
-                          str(a["kept_differs"]), ", ".join(f"{k} {v}" for k, v in a["changes"].items()) or "-")
-    Console(width=max(120, Console().width)).print(agree)
-    for task, t in result["tasks"].items():
-        for pair, ratios in t.get("speedup", {}).items():
-            print(f"{task}: {pair} = " + ", ".join(f"{k} {v}x" for k, v in ratios.items()))
 
 
 def rescore(run_dir: Path) -> dict:
@@ -158,54 +122,12 @@ def rescore(run_dir: Path) -> dict:
                          lower_is_better=sorted(family.lower_is_better))
 
 
-def compare_paths(tasks: list[str], paths: list[str], *, limit: int, out: Path, concurrency: int | None = None,
-                  llm_spec: str | None = None, sets: list[str] = (), resume: bool = False, llm=None,
-                  embedder=None, index=None, progress: bool = True) -> dict:
-    """Run each task once per path (or finish/reuse the runs with ``resume``) and gather the comparison."""
-    from benchmarks.explainer_paths import Manifest, cost_row, execute, plan, stance_agreement
-    from evidex.tools.runfolder import read_results
-
-    runs = plan(tasks, paths, limit=limit, concurrency=concurrency, llm=llm_spec, sets=list(sets))
-    manifest_out = Path(out)
-    partial: dict = {"limit": limit, "concurrency": concurrency, "paths": list(paths), "tasks": {}}
-
-    def add(run, run_dir):
-        summary = json.loads((run_dir / "metrics.json").read_text())
-        row = {"path": run.path, **row_from_metrics(summary),
-               **cost_row(summary, Manifest(manifest_out).seconds(run))}
-        partial["tasks"].setdefault(run.task, {"paths": {}})["paths"][run.path] = row
-        if len(runs) > 1:
-            print_paths(partial)
-
-    folders = execute(runs, out=manifest_out, resume=resume, llm=llm, embedder=embedder, index=index,
-                      progress=progress, on_done=add)
-    for task in dict.fromkeys(r.task for r in runs):
-        by_path = {r.path: read_results(folders[r] / "results.jsonl") for r in runs if r.task == task}
-        agreement = {}
-        for i, a in enumerate(paths):
-            for b in paths[i + 1:]:
-                agreement[f"{a} vs {b}"] = stance_agreement(by_path[a], by_path[b])
-        partial["tasks"][task]["stance_agreement"] = agreement
-        rows = partial["tasks"][task]["paths"]
-        base = "legacy" if "legacy" in rows else None
-        for other in [p for p in rows if base and p != base]:  # every path against the old one, same run
-            partial["tasks"][task].setdefault("speedup", {})[f"legacy / {other}"] = {
-                k: _ratio(rows[base].get(k), rows[other].get(k)) for k in ("s/item median", "s/item p90", "run min")}
-    return partial
-
-
-def _ratio(a, b):
-    return round(a / b, 2) if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b else None
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.explainers", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tasks", "--task", dest="tasks", default="mixed,missing_evidence,wrong_evidence,selection,assignment")
-    p.add_argument("--paths", help="compare speed paths side by side, e.g. legacy,fast,grounded (speed.path)")
     p.add_argument("--concurrency", type=int, help="items in flight per run (= --set run.concurrency=N; the local "
                                                    "server gets as many parallel slots)")
-    p.add_argument("--resume", action="store_true", help="--paths: finish interrupted runs, reuse complete ones")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--limit", type=int, default=30, help="first N items of each file")
     p.add_argument("--llm", help="model spec (default: the task config's, i.e. local)")
@@ -214,8 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of the run folders")
     p.add_argument("--json", type=Path, default=DEFAULT_JSON,
                    help=f"results file, one key per part (default {DEFAULT_JSON})")
-    p.add_argument("--part", help="key of the results file to replace (default: tasks; --paths: paths, paths_cN "
-                                  "with --concurrency N; --retrieval-only: retrieval)")
+    p.add_argument("--part", help="key of the results file to replace (default: tasks; --retrieval-only: retrieval)")
     p.add_argument("--retrieval-only", action="store_true", help="no LLM: recall@k of hidden missing evidence")
     p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR", help="tabulate finished run folders")
     p.add_argument("--rescore", nargs="+", type=Path, metavar="RUN_DIR",
@@ -225,25 +146,6 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--limit must be at least 1 (got {args.limit})")
     if args.concurrency is not None and args.concurrency < 1:
         p.error(f"--concurrency must be at least 1 (got {args.concurrency})")
-
-    if args.paths:
-        from evidex.graphs.config import ConfigError
-
-        paths = [x.strip() for x in args.paths.split(",") if x.strip()]
-        tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
-        sets = list(args.overrides) + (["metrics.ragas=true"] if args.ragas else [])
-        try:
-            result = compare_paths(tasks, paths, limit=args.limit, out=args.out, concurrency=args.concurrency,
-                                   llm_spec=args.llm, sets=sets, resume=args.resume,
-                                   progress=not args.no_progress)
-        except (ConfigError, ValueError) as exc:
-            p.error(str(exc))
-        print_paths(result)
-        suffix = f"_c{args.concurrency}" if args.concurrency else ""
-        write_results(args.json, result, part=args.part or f"paths{suffix}")
-        return 0
-    if args.resume:
-        p.error("--resume needs --paths (a plain run continues with python -m graphs.run --resume RUN_DIR)")
 
     if args.retrieval_only:
         from benchmarks.retrieval import print_table, run_retrieval_benchmark
@@ -280,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         except ConfigError as exc:
             p.error(str(exc))
         for n, cfg in enumerate(configs, start=1):
-            run_dir = run_task(cfg, out_dir=args.out)
+            run_dir = run_task(cfg, out_dir=args.out, progress=not args.no_progress)
             rows.append(row_from_metrics(json.loads((run_dir / "metrics.json").read_text())))
             if n < len(configs):  # running table while later tasks run; the final one follows
                 print_rows(rows, f"claim explainers so far (first {args.limit} items)")

@@ -4,7 +4,7 @@
 
 Each configuration is one ``python -m graphs.run`` process (so no run reuses another's warm caches) on the
 claim task ``wrong_evidence`` with a SCRIPTED model that sleeps ``--delay`` seconds per call and always gives the
-same reply (model stance and verification off, so one call per item): it measures the executors' overhead and
+same reply (model stance off, so one call per item): it measures the executors' overhead and
 how they overlap waiting on a model, not a real model's speed. Per run: wall time of the process, the items
 phase (run.json ``executor.items_s``: first item handed out to last row written), Ray's start-up (``startup_s``:
 the Ray, its workers and their graphs), items per minute over the items phase, and the Ray/local ratio at the
@@ -31,7 +31,7 @@ from benchmarks import write_results
 TASK = "wrong_evidence"
 DEFAULT_JSON = Path("benchmarks/results/scale.json")
 PART = "scale_out"  # the key of this benchmark's result in the results file
-SETS = ["judge.llm_stance=false", "steps.verify=false"]
+SETS = ["judge.llm_stance=false"]
 WHY = {"sentences": [{"text": "The evidence bears on the claim.", "ids": ["1"]}]}
 
 

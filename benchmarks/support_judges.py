@@ -12,11 +12,12 @@ balanced accuracy for sentences, highest accuracy on the clear pairs for stance;
 setting) and the report half is the number to quote. Fixed judges (always-supported, the overlap baseline, MiniLM
 cosine at the verifier's 0.3) have nothing to tune and are shown on both halves too.
 
-Judges: ``evaluators.trust.overlap_judge(0.5)``; MiniLM cosine to the cited texts (``agents.verifier``'s check);
-``tools.support_judge.rule_judge`` (overlap + stated numbers + unbacked negation + optional cosine floor); for
-stance, ``tools.support_judge.stance`` against "always supports". An NLI model is measured too when one is given
-(``--nli FOLDER`` or ``EVIDEX_NLI_MODEL``); none ships on the registries this project reaches, so by default that
-row says why it is missing. Latency is wall time per sentence or pair on this machine, models warm.
+Judges: ``evaluators.trust.overlap_judge(0.5)``; MiniLM cosine to the cited texts (the check of the free writer's
+verifier, since removed); ``tools.support_judge.rule_judge`` (overlap + stated numbers + unbacked negation +
+optional cosine floor); for stance, ``tools.support_judge.stance`` against "always supports". An NLI model is
+measured too when one is given (``--nli FOLDER`` or ``EVIDEX_NLI_MODEL``); none ships on the registries this
+project reaches, so by default that row says why it is missing. Latency is wall time per sentence or pair on this
+machine, models warm.
 
     nice -n 19 python -m benchmarks.support_judges [--nli FOLDER] [--json PATH]
 """
@@ -45,7 +46,7 @@ STANCES = DATA / "stance_gold_sample.jsonl"
 DEFAULT_JSON = Path("benchmarks/results/support_judges.json")
 SPLIT_SALT = "support-judges/1"
 HALVES = ("tune", "report")
-VERIFIER_MIN_SUPPORT = 0.3  # agents.verifier.verify_explanation's default
+VERIFIER_MIN_SUPPORT = 0.3  # the default of the free writer's verifier (agents/verifier.py, removed)
 NAN = float("nan")
 
 # What was searched for a packaged NLI model and found (package registries; see benchmarks/data/README.md).

@@ -15,19 +15,15 @@
   role         TASK line                                                   reply
   ===========  ==========================================================  ========================================
   judge        ``TASK: Judge evidence [ID]``                               ``{"evidence_finding": ..., "label": ...}``
-  stance       ``TASK: Evidence [ID] is about the same subject``           ``{"evidence_finding": ..., "label": "supports"}``
-  stances      ``TASK: Stances of [ID], ...`` (or the full-style batch)     one ``{"evidence_finding", "label"}`` per id
-  writer       ``TASK: Explain the CLAIM``                                 3 sentences citing EVIDENCE ids
-  reasons      ``TASK: Reasons for [ID], ...`` (grounded)                   a reason per EVIDENCE id, an "about" per
+  stances      ``TASK: Label each of [ID], ...``                           one label per id
+  reasons      ``TASK: Reasons for [ID], ...`` (the grounded writer)       a reason per EVIDENCE id, an "about" per
                                                                            SET ASIDE id
-  revise       ``TASK: Rewrite the draft``                                 same as writer
   selection    ``TASK: The EVIDENCE was collected for exactly one``        ``{"reason": ..., "answer": "A"}``
   assignment   ``TASK: For each evidence item ... decide which claim``     one ``{"reason", "claim"}`` per id
   ===========  ==========================================================  ========================================
 """
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
@@ -155,10 +151,7 @@ def use_test_cache(evidex_cache, monkeypatch):
 # ------------------------------------------------------------------------------------------------ responder
 ROLE_MARKERS = (  # order matters only if two markers could co-occur; they cannot in the shipped prompts
     ("judge", re.compile(r"TASK: Judge evidence \[([^\]\n]+)\]")),
-    ("stance", re.compile(r"TASK: Evidence \[([^\]\n]+)\] is about the same subject")),
-    ("stances", re.compile(r"TASK: (?:Stances of|Every evidence item above \(|Label each of)")),
-    ("writer", re.compile(r"TASK: Explain the CLAIM")),
-    ("revise", re.compile(r"TASK: Rewrite the draft")),
+    ("stances", re.compile(r"TASK: Label each of")),
     ("reasons", re.compile(r"TASK: Reasons for ")),
     ("selection", re.compile(r"TASK: The EVIDENCE was collected for exactly one")),
     ("assignment", re.compile(r"TASK: For each evidence item .*decide which claim")),
@@ -222,18 +215,9 @@ def task_ids(prompt: str) -> list[str]:
 
 
 def judged_id(prompt: str) -> str | None:
-    for role, pattern in ROLE_MARKERS[:2]:
-        m = pattern.search(prompt)
-        if m:
-            return m.group(1)
-    return None
-
-
-def excerpt(text: str, words: int = 18) -> str:
-    """A citation-free, single-sentence excerpt (no . ! ? so the verifier sees one sentence)."""
-    clean = re.sub(r"\[[^\]]*\]|[.!?…]", " ", text)
-    out = " ".join(clean.split()[:words])
-    return out if len(out) >= 10 else (out + " is what the evidence reports").strip()
+    """The id a per-item judge call asks about (``judge.strategy: llm``)."""
+    m = ROLE_MARKERS[0][1].search(prompt)
+    return m.group(1) if m else None
 
 
 @dataclass
@@ -249,8 +233,8 @@ class Call:
 class Responder:
     """Prompt-routing reply function for ``ScriptedChatModel(responses=Responder(...))``.
 
-    ``judge_label(id) -> label`` (default: supports) answers the LLM judge; ``stance`` the cascade stance
-    (``stance_label(id) -> label``, when given, per id; the same for per-item and batched stance calls);
+    ``judge_label(id) -> label`` (default: supports) answers the LLM judge; ``stance`` the batched stance calls
+    (``stance_label(id) -> label``, when given, per id);
     ``answer`` the selection; ``assign(position, id) -> A|B|neither`` the assignment (default cycles A, B,
     neither by position in the EVIDENCE block). ``hook(call) -> str | None`` runs first: return a reply to
     override the role's answer, or raise (e.g. KeyboardInterrupt) to simulate a failure.
@@ -281,19 +265,8 @@ class Responder:
         if call.role == "judge":
             jid = judged_id(call.prompt)
             return {"evidence_finding": f"scripted judgement of item {jid}", "label": self.judge_label(jid)}
-        if call.role == "stance":
-            sid = judged_id(call.prompt)
-            return {"evidence_finding": f"scripted stance of item {sid}", "label": self.stance_for(sid)}
         if call.role == "stances":
-            if "TASK: Label each of" in call.prompt:  # labels only
-                return {i: self.stance_for(i) for i in task_ids(call.prompt)}
-            return {i: {"evidence_finding": f"scripted stance of item {i}", "label": self.stance_for(i)}
-                    for i in task_ids(call.prompt)}
-        if call.role in ("writer", "revise"):
-            ids = list(shown)
-            assert ids, "writer prompt without evidence"
-            return {"sentences": [{"text": excerpt(shown[i]), "ids": [i]}
-                                  for i in itertools.islice(itertools.cycle(ids), 3)]}
+            return {i: self.stance_for(i) for i in task_ids(call.prompt)}
         if call.role == "reasons":  # the grounded writer: a reason per kept item, an "about" per item set aside
             claim = next(iter(call.claims.values()), "")
             aside = aside_lines(call.prompt)
@@ -343,6 +316,6 @@ def kit():
     return types.SimpleNamespace(
         Responder=Responder, Call=Call, ALL_TASKS=ALL_TASKS, CIVIC_KB=CIVIC_KB, REPAIR_MARKER=REPAIR_MARKER,
         data_file=data_file, require_task_data=require_task_data, prompt_role=prompt_role,
-        evidence_lines=evidence_lines, aside_lines=aside_lines, prompt_claims=prompt_claims, judged_id=judged_id, excerpt=excerpt,
+        evidence_lines=evidence_lines, aside_lines=aside_lines, prompt_claims=prompt_claims, judged_id=judged_id,
         task_ids=task_ids,
     )

@@ -55,6 +55,16 @@ def test_task_configs_switch_steps_and_graphs():
     assert config_for_task("mixed").prompts.evidence_chars == 360
 
 
+def test_task_settings_stay_few_and_each_one_is_described():
+    """At most 80 task settings across the families' config models (ablations are config files, not switches),
+    and every setting of every task says what it does (``evidex config TASK``)."""
+    from evidex.graphs.show_config import count_settings, describe
+
+    assert count_settings()["total"] <= 80, count_settings()["new_per_family"]
+    for task in task_table():
+        assert [r["key"] for r in describe(config_for_task(task)) if not r["description"].strip()] == [], task
+
+
 def test_load_config_by_name_and_path():
     by_name = load_config("civic/mixed")
     table = task_table()
@@ -185,7 +195,7 @@ def test_unknown_key_in_file_names_key_file_and_allowed(tmp_path, monkeypatch):
     assert "retreival: Extra inputs are not permitted" in msg
     assert ("allowed here: name, description, family, task, model, dataset, metrics, run, tracing, graph, retrieval, "
             "steps, judge, gate, prompts") in msg
-    assert "judge.keep_rnak" in msg and "allowed here: strategy, llm_stance, stance_batch" in msg
+    assert "judge.keep_rnak" in msg and "allowed here: strategy, llm_stance, stance_batch_size" in msg
     assert "gate.civic.keep_rnak" in msg and ("allowed here: name, keep_rank, candidate_ratio, candidate_facets, "
                                               "candidate_max_overlap") in msg
 

@@ -26,7 +26,7 @@ class ParentState(BaseModel):
 
 
 class FakeEmbedder:
-    """Constant vectors: every cosine is 1, so the verifier passes without loading MiniLM."""
+    """Constant vectors: every cosine is 1, so nothing needs MiniLM."""
 
     model_name = "fake"
 
@@ -45,7 +45,7 @@ def graph(kit):
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs import build_graph, config_for_task
 
-    cfg = config_for_task("baseline", ["speed.path=fast", "judge.strategy=llm"])
+    cfg = config_for_task("baseline", ["judge.strategy=llm"])
     return build_graph(cfg, llm=ScriptedChatModel(responses=kit.Responder()), embedder=FakeEmbedder())
 
 
@@ -130,7 +130,7 @@ def test_batch(graph):
 
 def test_stream_updates_and_values(graph):
     updates = list(graph.stream({"input": claim_input("stream-1")}, stream_mode="updates"))
-    assert [next(iter(u)) for u in updates] == ["judge_given", "write", "verify", "finalize"]
+    assert [next(iter(u)) for u in updates] == ["judge_given", "findings", "write", "finalize"]
     assert updates[-1]["finalize"]["prediction"].id == "stream-1"
     values = list(graph.stream({"input": claim_input("stream-2")}, stream_mode="values"))
     assert values[-1]["prediction"].id == "stream-2"
@@ -144,8 +144,8 @@ def test_astream_events_v2(graph):
     kinds = [(e["event"], e["name"]) for e in events]
     assert kinds[0] == ("on_chain_start", "baseline") and kinds[-1] == ("on_chain_end", "baseline")
     assert ("on_chat_model_start", "judge_given[E1]") in kinds
-    assert ("on_chat_model_end", "write_explanation[claim]") in kinds
-    assert {"judge_given", "write", "verify", "finalize"} <= {n for k, n in kinds if k == "on_chain_start"}
+    assert ("on_chat_model_end", "write_reasons[claim]") in kinds
+    assert {"judge_given", "findings", "write", "finalize"} <= {n for k, n in kinds if k == "on_chain_start"}
     assert events[-1]["data"]["output"]["prediction"].id == "events-1"
 
 

@@ -16,29 +16,16 @@ import pytest
 from evidex.tools.claims import ClaimPrediction
 
 from evidex.tools.claim_data import TASK_FILES, load_task
-from evidex.graphs import build_graph
-from evidex.graphs import config_for_task as _config_for_task
+from evidex.graphs import build_graph, config_for_task
 
-
-# These tests script the model's stance and writer calls (the free-writing paths: fast, legacy). The default
-# grounded path has its own tests (tests/test_grounded_writer.py); here every config starts from fast with the
-# model's stance on, and a test's own settings (speed.path=legacy, ...) still win.
-FREE_WRITING = ("speed.path=fast", "judge.llm_stance=true")
-
-
-def config_for_task(task, sets=()):
-    return _config_for_task(task, [*FREE_WRITING, *sets])
-
+# The model's stance on the kept items (off by default: the gate's "supports" is measured better), for tests that
+# need its batched stance calls too.
+STANCE = ("judge.llm_stance=true",)
 
 N_ITEMS = 2
 ALL_TASKS = ("baseline", "missing_evidence", "wrong_evidence", "mixed", "selection", "assignment", "r4c",
              "wrong_claim")
 _RUNS: dict[tuple[str, ...], tuple] = {}  # (task, *overrides) -> (items, predictions, responder)
-
-
-def judged_id(prompt: str) -> str | None:
-    m = re.search(r"TASK: (?:Judge evidence|Evidence) \[([^\]\n]+)\]", prompt)
-    return m.group(1) if m else None
 
 
 def run_task_graph(task: str, kit, embedder, kb_index, overrides: tuple[str, ...] = ()):
@@ -61,26 +48,24 @@ def run_task_graph(task: str, kit, embedder, kb_index, overrides: tuple[str, ...
 
 
 # ------------------------------------------------------------------------------------------------ 1. every task
-def _check_explanations(pred: ClaimPrediction, keys: list[str], verified: bool = True) -> None:
-    """Each explanation in ``keys`` is written by the (scripted) model: 3 sentences citing kept ids only."""
+def _check_explanations(pred: ClaimPrediction, keys: list[str]) -> None:
+    """Each explanation in ``keys`` is the grounded writer's: it states the verdict and cites kept ids only; every
+    kept or discarded given item has a recorded reason."""
     assert set(keys) <= set(pred.explanations) and keys
     for key in keys:
         text = pred.explanations[key]
         cited = pred.cited_ids[key]
         assert text.strip() and cited, (key, text)
         assert set(cited) <= set(pred.kept_ids), (key, cited, pred.kept_ids)
-        assert text.count("].") == 3  # three rendered sentences, each ending with its citation group
         for cid in cited:
             assert re.search(rf"\[(?:[^\]]*, )?{re.escape(cid)}(?:, [^\]]*)?\]", text), (cid, text)
-        if verified:
-            assert pred.verification[key]["ok"] is True, pred.verification[key]
-        else:
-            assert key not in pred.verification
-    assert pred.verification["revisions"] == 0  # excerpts of the cited evidence pass the verifier first time
+        assert pred.verification[key]["ok"] is True and pred.verification[key]["verdict"] in (
+            "supported", "refuted", "mixed"), pred.verification[key]
+    assert set(pred.verification["reasons"]) == {d.id for d in pred.decisions if d.kept or d.source == "given"}
 
 
-# selection/assignment: the model decides instead of the relevance ranks (verify is covered by the defaults)
-LLM = ("judge.strategy=llm", "steps.verify=false")
+# selection/assignment: the model decides instead of the relevance ranks
+LLM = ("judge.strategy=llm",)
 CASES = [(t, ()) for t in ALL_TASKS] + [("selection", LLM), ("assignment", LLM)]
 
 
@@ -113,7 +98,7 @@ def test_task_runs_and_prediction_is_consistent(task, overrides, kit, embedder, 
         if task in ("missing_evidence", "mixed"):
             assert pred.queries, "gather records its facet queries"
             assert retrieved and not set(retrieved) & set(given)
-            assert pred.added_ids, "the scripted stance keeps every candidate that passes the score gate"
+            assert pred.added_ids, "the gate adds a candidate on these items"
         else:
             assert retrieved == [] and pred.added_ids == [] and pred.queries == []
 
@@ -123,7 +108,7 @@ def test_task_runs_and_prediction_is_consistent(task, overrides, kit, embedder, 
             else:  # model-free choice by relevance ranks: right on these two items
                 assert pred.selected_claim == item.gold.correct_claim
             assert [d.id for d in pred.decisions] == given and all(d.kept for d in pred.decisions)
-            _check_explanations(pred, [pred.selected_claim], verified=not llm_decides)
+            _check_explanations(pred, [pred.selected_claim])
             assert sorted(pred.explanations) == [pred.selected_claim]
             assert pred.assignment == {} and pred.supported is None
         elif task == "assignment":
@@ -134,7 +119,7 @@ def test_task_runs_and_prediction_is_consistent(task, overrides, kit, embedder, 
             assert set(pred.kept_ids) == {i for i, c in pred.assignment.items() if c != "neither"}
             written = [k for k in ("A", "B") if k in pred.assignment.values()]
             assert written, "at least one claim has evidence"
-            _check_explanations(pred, written, verified=not llm_decides)
+            _check_explanations(pred, written)
             assert sorted(pred.explanations) == ["A", "B"]
             for key in written:  # each claim is explained only from its own items
                 assert {pred.assignment[c] for c in pred.cited_ids[key]} == {key}
@@ -153,41 +138,26 @@ def test_task_runs_and_prediction_is_consistent(task, overrides, kit, embedder, 
             assert len(pred.kept_ids) == 3 and len(given) == 10 and set(pred.kept_ids) <= set(given)
     if task == "wrong_claim":
         assert [it.input.id for it in items] == ["wrong_claim-000", "wrong_claim-control-000"]
-    # the scripted model saw exactly the roles this task's graph should use
-    expected_roles = {"selection": {"writer"}, "assignment": {"writer"},
-                      "selection-llm": {"selection", "writer"}, "assignment-llm": {"assignment", "writer"}}
-    # the speed preset decides how stances are asked: batched (fast, civic's default) or one call per item
-    stance_role = "stances" if config_for_task(task).judge.stance_batch else "stance"
-    assert set(responder.roles()) == expected_roles.get(task + ("-llm" if llm_decides else ""),
-                                                        {stance_role, "writer"})
+    # the scripted model saw exactly the roles this task's graph should use: the grounded writer's reasons call,
+    # after the model's choice when it decides
+    expected_roles = {"selection-llm": {"selection", "reasons"}, "assignment-llm": {"assignment", "reasons"}}
+    assert set(responder.roles()) == expected_roles.get(task + ("-llm" if llm_decides else ""), {"reasons"})
 
 
-def test_baseline_call_pattern_legacy(kit, embedder, kb_index):
-    """Legacy path: one stance call per kept item, then one writer call, per item; nothing else."""
-    items, preds, responder = run_task_graph("baseline", kit, embedder, kb_index, ("speed.path=legacy",))
-    expected = []
-    for item, pred in zip(items, preds):
-        kept_given = [d.id for d in pred.decisions if d.source == "given" and d.kept]
-        expected += [("stance", i) for i in kept_given] + [("writer", None)]
-    got = [(c.role, judged_id(c.prompt)) for c in responder.calls]
-    assert got == expected
-
-
-def test_baseline_call_pattern_fast(kit, embedder, kb_index):
-    """Fast path: the kept items' stances in batches of judge.stance_batch_size ids, then one writer call whose
-    prompt repeats the batch's prefix (system, claim, evidence) exactly: llama.cpp reuses it from its cache."""
+def test_baseline_call_pattern(kit, embedder, kb_index):
+    """One reasons call per item and nothing else; with judge.llm_stance the kept items' stances come first, in
+    batches of judge.stance_batch_size ids."""
+    items, preds, responder = run_task_graph("baseline", kit, embedder, kb_index)
+    assert responder.roles() == ["reasons"] * len(items)
     size = config_for_task("baseline").judge.stance_batch_size
-    items, preds, responder = run_task_graph("baseline", kit, embedder, kb_index, ("speed.path=fast",))
+    items, preds, responder = run_task_graph("baseline", kit, embedder, kb_index, STANCE)
     expected = []
-    for item, pred in zip(items, preds):
+    for pred in preds:
         kept = [d.id for d in pred.decisions if d.kept]
-        expected += [("stances", kept[i: i + size]) for i in range(0, len(kept), size)] + [("writer", [])]
+        expected += [("stances", kept[i: i + size]) for i in range(0, len(kept), size)] + [("reasons", [])]
     got = [(c.role, kit.task_ids(c.prompt) if c.role == "stances" else []) for c in responder.calls]
     assert got == expected
     assert any(len(ids) > 1 for role, ids in got if role == "stances")  # really batched
-    for stances, writer in zip(responder.calls, responder.calls[1:]):
-        if stances.role == "stances" and writer.role == "writer":
-            assert stances.prompt[:stances.prompt.rindex("TASK: ")] == writer.prompt[:writer.prompt.rindex("TASK: ")]
 
 
 def test_r4c_llm_judge_discards_irrelevant_paragraphs(kit, embedder):
@@ -206,19 +176,19 @@ def test_r4c_llm_judge_discards_irrelevant_paragraphs(kit, embedder):
     assert sorted(pred.kept_ids) == sorted(keep)
     assert sorted(pred.discarded_ids) == sorted(set(given) - keep)
     assert set(pred.cited_ids["claim"]) <= keep
-    writer = [c for c in responder.calls if c.role == "writer"]
-    assert len(writer) == 1 and sorted(writer[0].ids) == sorted(keep)  # the writer sees only kept paragraphs
+    writer = [c for c in responder.calls if c.role == "reasons"]
+    assert len(writer) == 1 and sorted(writer[0].ids) == sorted(keep)  # the writer's EVIDENCE: kept paragraphs only
     assert responder.roles().count("judge") == 10
 
 
 def test_r4c_given_rank_keeps_the_paragraphs_closest_to_the_claim(kit, embedder):
     """gate given_rank: the paragraphs are ranked among themselves (no KB, no model), the top
-    keep_top are kept, and the model only gives their stance before writing."""
+    keep_top are kept, and the model (judge.llm_stance) only gives their stance before writing."""
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.tools.kb_index import rank_texts
 
     kit.require_task_data("r4c")
-    cfg = config_for_task("r4c", ["dataset.limit=1", "gate.keep_top=2", "speed.path=legacy"])
+    cfg = config_for_task("r4c", ["dataset.limit=1", "gate.keep_top=2", *STANCE])
     responder = kit.Responder()
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=object())
     item = load_task("r4c", limit=1, seed=cfg.dataset.seed)[0]
@@ -227,15 +197,18 @@ def test_r4c_given_rank_keeps_the_paragraphs_closest_to_the_claim(kit, embedder)
     best = [e.id for _, e in sorted(zip(scores, item.input.evidence), key=lambda x: -x[0])[:2]]
     assert sorted(pred.kept_ids) == sorted(best) and len(pred.discarded_ids) == len(item.input.evidence) - 2
     discarded = [d for d in pred.decisions if not d.kept]
-    assert all("keeps the top 2" in d.reason for d in discarded)
+    assert all("keeps the top 2" in d.basis for d in discarded)  # the gate's reason; the writer names what it is about
     assert "judge" not in responder.roles()  # no per-paragraph model calls
-    assert responder.roles().count("stance") == 2 and responder.roles()[-1] == "writer"
+    assert responder.roles() == ["stances", "reasons"]
+    assert kit.task_ids(responder.calls[0].prompt) == [d.id for d in pred.decisions if d.kept]
     assert set(pred.cited_ids["claim"]) <= set(best)
 
 
-def test_no_evidence_kept_explains_without_calling_writer(kit, embedder, kb_index):
-    """When the gate discards everything the explanation is deterministic and the writer is not called."""
+def test_no_evidence_kept_explains_without_citing_anything(kit, embedder, kb_index):
+    """When the gate discards everything the explanation says the claim is not supported and cites nothing; the
+    model is only asked what the discarded item is about."""
     from evidex.agents.scripted import ScriptedChatModel
+    from evidex.evaluators.explainers import citation_scores
     from evidex.tools.claims import ClaimInput, Evidence
 
     kit.require_task_data("baseline")
@@ -249,25 +222,10 @@ def test_no_evidence_kept_explains_without_calling_writer(kit, embedder, kb_inde
     pred = graph.invoke({"input": inp})["prediction"]
     assert pred.kept_ids == [] and pred.discarded_ids == ["1643"]
     assert pred.supported is False
-    assert responder.calls == []
-    assert pred.explanations["claim"].startswith("None of the evidence supports the claim that")
-
-
-def test_no_evidence_explanation_cites_nothing(kit, embedder, kb_index):
-    from evidex.agents.scripted import ScriptedChatModel
-    from evidex.evaluators.explainers import citation_scores
-    from evidex.tools.claims import ClaimInput, Evidence
-
-    kit.require_task_data("baseline")
-    base = load_task("baseline", limit=1)[0].input
-    far = [Evidence(id=d.id, text=d.text) for d in kb_index.docs if d.id == "1643"]
-    inp = ClaimInput(id="x", task="wrong_claim", claims=base.claims, evidence=far)
-    graph = build_graph(config_for_task("wrong_claim"), llm=ScriptedChatModel(responses=kit.Responder()),
-                        embedder=embedder, index=kb_index)
-    pred = graph.invoke({"input": inp})["prediction"]
-    assert pred.kept_ids == []
-    assert set(pred.cited_ids["claim"]) <= set(pred.kept_ids)  # today: ['1643'], a discarded id
-    assert citation_scores(pred)["cites_any"] == 0.0
+    assert responder.roles() == ["reasons"] and responder.calls[0].ids == []
+    assert list(kit.aside_lines(responder.calls[0].prompt)) == ["1643"]
+    assert pred.explanations["claim"].startswith("The evidence does not support the claim that")
+    assert pred.cited_ids["claim"] == [] and citation_scores(pred)["cites_any"] == 0.0
 
 
 # ------------------------------------------------------------------------------------------------ 2. hidden fields
@@ -313,9 +271,9 @@ def leaks(prompts, slices) -> list[tuple[int, str]]:
 LEAK_TASKS = ("mixed", "missing_evidence", "wrong_evidence", "selection", "assignment", "r4c")
 
 
-@pytest.mark.parametrize("path", ["fast", "grounded"])
+@pytest.mark.parametrize("stance", [False, True], ids=["gate-stance", "model-stance"])
 @pytest.mark.parametrize("task", LEAK_TASKS)
-def test_hidden_fields_never_reach_a_prompt(task, path, kit, embedder, kb_index):
+def test_hidden_fields_never_reach_a_prompt(task, stance, kit, embedder, kb_index):
     """No prompt contains gold explanation text, hidden missing-evidence text, golden facts, the task name or
     anything that labels an item as wrong/missing/correct.
 
@@ -325,7 +283,7 @@ def test_hidden_fields_never_reach_a_prompt(task, path, kit, embedder, kb_index)
     prompt before the first gather prompt must contain no hidden text at all, and every prompt with the
     retrieved candidates' EVIDENCE lines removed must contain none either."""
     # selection/assignment: let the model decide, so their own prompts are checked too
-    overrides = (*(LLM if task in ("selection", "assignment") else ()), f"speed.path={path}")
+    overrides = (*(LLM if task in ("selection", "assignment") else ()), *(STANCE if stance else ()))
     items, preds, responder = run_task_graph(task, kit, embedder, kb_index, overrides)
     if task in ("selection", "assignment"):
         assert {"selection", "assignment"} & set(responder.roles())
@@ -341,12 +299,12 @@ def test_hidden_fields_never_reach_a_prompt(task, path, kit, embedder, kb_index)
         own = [c for c in responder.calls if c.claims and c.claims.items() <= shown_claims.items()]
         assert own, "the item's prompts are identified by its claim text"
         retrieved = {d.id for d in pred.decisions if d.source == "retrieved"}
-        # (a) before gather: the first prompt judging a non-given id starts gather
-        # (a batched stance call after the model-free gather shows given and retrieved items at once)
-        first_gather = next((n for n, c in enumerate(own) if c.role in ("stance", "stances") and set(c.ids) - given),
-                            len(own))
+        # (a) before gather: the first prompt showing a non-given id starts gather (the model-free gather shows
+        # none; a stance or reasons call after it shows given and retrieved items at once)
+        first_gather = next((n for n, c in enumerate(own) if set(c.ids) - given), len(own))
         if task in ("missing_evidence", "mixed"):
-            assert first_gather < len(own), "gather judged at least one candidate"
+            if stance:  # the batched stance call shows every kept item (the writer only the strongest 8)
+                assert first_gather < len(own), "gather added at least one candidate"
             for c in own[first_gather:]:
                 assert set(c.ids) - given <= retrieved  # only retrieved candidates join the evidence
         for c in own[:first_gather]:
@@ -442,8 +400,9 @@ def test_mixed_gather_can_recover_a_missing_item(kit, embedder, kb_index):
     item, pred = items[0], preds[0]
     assert item.gold.missing_ids == ["528"] and item.gold.wrong_ids == ["1643"]
     assert "528" in pred.added_ids and "1643" in pred.discarded_ids
-    writer = [c for c in responder.calls_for_claim(item.input.claims["claim"].text) if c.role == "writer"]
+    writer = [c for c in responder.calls_for_claim(item.input.claims["claim"].text) if c.role == "reasons"]
     assert len(writer) == 1 and "528" in writer[0].ids and "1643" not in writer[0].ids
+    assert "1643" in kit.aside_lines(writer[0].prompt)  # asked only what it is about instead
 
 
 # ------------------------------------------------------------------------------------------------ 3. shuffling

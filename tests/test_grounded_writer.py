@@ -210,7 +210,7 @@ def test_reason_metrics_see_copies_fallbacks_and_discards_that_name_nothing():
 
 # -- the graph ------------------------------------------------------------------------------------------------
 def _grounded(task: str = "mixed", *extra: str):
-    return config_for_task(task, ["speed.path=grounded", "dataset.limit=3", *extra])
+    return config_for_task(task, ["dataset.limit=3", *extra])
 
 
 def _inputs(kit, cfg, n: int):
@@ -220,15 +220,17 @@ def _inputs(kit, cfg, n: int):
     return [it.input for it in load_task(cfg.task, limit=n, shuffle=cfg.dataset.shuffle, seed=cfg.dataset.seed)]
 
 
-def test_grounded_preset_wires_findings_stance_and_a_self_checking_writer(kit, embedder, kb_index):
-    assert config_for_task("mixed").speed.path == "grounded" and config_for_task("r4c").speed.path == "grounded"
+def test_the_graph_wires_findings_stance_and_a_self_checking_writer(kit, embedder, kb_index):
     assert config_for_task("mixed").judge.llm_stance is False  # measured: the gate's "supports" beats the model
+    assert config_for_task("r4c").judge.llm_stance is False
     cfg = _grounded("mixed", "judge.llm_stance=true")
-    assert cfg.explain.mode == "grounded" and cfg.prompts.style == "grounded" and cfg.judge.stance_batch
     responder = kit.Responder()
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=kb_index)
     nodes = set(graph.get_graph().nodes)
     assert {"findings", "stance", "write"} <= nodes and not {"verify", "revise"} & nodes
+    default = build_graph(_grounded("mixed"), llm=ScriptedChatModel(responses=responder), embedder=embedder,
+                          index=kb_index)
+    assert {"findings", "write"} <= set(default.get_graph().nodes) and "stance" not in default.get_graph().nodes
 
 
 @pytest.mark.shared_data

@@ -2,7 +2,7 @@
 
 Script tags, attribute breakers, ``<svg onload>``, ``javascript:`` links, template braces, U+202E and zero-width
 characters, NUL and a 200 kB string go into claims, evidence texts, evidence ids, item ids, the config name and
-the scripted model's replies (a reason, an explanation, a reply that fails its schema). Then:
+the scripted model's replies (a judge's reason, the writer's reasons, a reply that fails its schema). Then:
 
 * ``report.md`` rendered by python-markdown and by markdown-it-py has no live element, handler or link;
 * ``report.html``, the trace viewer and the comparison page, opened in headless Chromium (Playwright driving the
@@ -63,17 +63,16 @@ def hostile_run(tmp_path_factory, kit):
 
     def hook(call):
         if call.role == "judge":
-            return json.dumps({"evidence_finding": f"reason {HOSTILE}"[:30], "label": "supports"})  # <= reason_chars
-        if call.role == "writer":
             if "BROKEN" in " ".join(call.claims.values()):
-                return json.dumps({"sentences": HOSTILE})  # fails its schema twice: the error quotes the reply
-            ids = call.ids or ["E1"]
-            return json.dumps({"sentences": [{"text": f"{p[:60]}", "ids": [ids[0]]} for p in PAYLOADS[:3]]})
+                return json.dumps({"evidence_finding": HOSTILE})  # fails its schema twice: the error quotes the reply
+            return json.dumps({"evidence_finding": f"reason {HOSTILE}"[:30], "label": "supports"})  # <= reason_chars
+        if call.role == "reasons":
+            return json.dumps({i: f"{p[:60]}" for i, p in zip(call.ids + list(kit.aside_lines(call.prompt)),
+                                                               PAYLOADS[2:] * 4)})
         return None
 
     name = "cfg<script>window.__pwned='name'</script>\u202e{{x}}"
-    cfg = config_for_task("baseline", ["speed.path=fast", "judge.strategy=llm", "metrics.similarity=false",
-                                       "steps.verify=false",
+    cfg = config_for_task("baseline", ["judge.strategy=llm", "metrics.similarity=false",
                                        f"name={json.dumps(name)}"])
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=kit.Responder(hook=hook)), embedder=FakeEmbedder())
     root = tmp_path_factory.mktemp("hostile")
@@ -97,7 +96,9 @@ def test_the_hostile_run_really_carries_the_payloads(hostile_run):
     """Control: the text reached the outputs (a test whose payloads were dropped early would pass anything)."""
     run_dir, rows = hostile_run
     assert rows[2]["error"] and "<script>" in rows[2]["error"]  # the broken reply is quoted in the error
-    assert any("<script>" in d["reason"] for d in rows[0]["prediction"]["decisions"])
+    # the model judge's reason (the decision's basis; the writer's checked reason replaces it) and its reasons reply
+    assert any("<script>" in d["basis"] for d in rows[0]["prediction"]["decisions"])
+    assert any("<svg onload" in r.get("written", "") for r in rows[0]["prediction"]["verification"]["reasons"].values())
     assert "<svg onload" in rows[0]["prediction"]["explanations"]["claim"]
     assert "\u202e" in rows[0]["id"] and "script" in json.loads((run_dir / "metrics.json").read_text())["config"]
 

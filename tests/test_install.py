@@ -57,7 +57,7 @@ item = load_task("mixed", limit=1)[0]
 out = app.compile().invoke({"input": item.input})
 
 print(json.dumps({"evidex_file": evidex.graphs.__file__, "tasks": sorted(task_table()),
-                  "prompt": load_prompt("system")[:40], "run_error": row["error"],
+                  "prompt": load_prompt("system_grounded")[:40], "run_error": row["error"],
                   "run_kept": row["prediction"]["kept_ids"], "run_model": json.loads((run_dir / "run.json").read_text())["model"],
                   "note": out["note"], "subgraph_kept": out["prediction"].kept_ids}))
 '''
@@ -120,7 +120,7 @@ def test_the_wheel_ships_configs_and_prompts_under_one_namespace(fresh):
     assert top == {"evidex"}  # nothing named tools, agents, graphs or evaluators at the top
     assert "evidex/configs/civic/mixed.yaml" in names and "evidex/configs/_base.yaml" in names
     assert "evidex/configs/r4c/r4c.yaml" in names and "evidex/configs/ingest/default.yaml" in names
-    assert "evidex/prompts/write_explanation.txt" in names
+    assert "evidex/prompts/write_grounded.txt" in names
     assert "evidex/agents/civic/gate.py" in names and "evidex/graphs/families/civic.py" in names
 
 
@@ -173,7 +173,7 @@ def test_an_apps_langgraph_json_serves_the_installed_graphs(fresh, app_dir, kit)
         thread = await client.threads.create()
         item = load_task("mixed", limit=1)[0]
         out = await client.runs.wait(thread["thread_id"], ids["explain"], input={"input": item.input.model_dump()},
-                                     config={"configurable": {"steps": {"write": False, "verify": False},
+                                     config={"configurable": {"steps": {"write": False},
                                                               "judge": {"llm_stance": False}}})
         return {"graphs": sorted(ids), "prediction": out["prediction"]}
 

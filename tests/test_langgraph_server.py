@@ -282,8 +282,7 @@ async def exercise_keyed_server(url: str, replies: Path, listener_url: str) -> d
     nodes = []
     async for chunk in client.runs.stream(
             thread["thread_id"], assistants["baseline"], input={"input": CLAIM}, stream_mode="updates",
-            config={"configurable": {"model": {"spec": f"scripted:{replies}"}, "judge": {"strategy": "llm"},
-                                     "steps.verify": False}}):
+            config={"configurable": {"model": {"spec": f"scripted:{replies}"}, "judge": {"strategy": "llm"}}}):
         if chunk.event == "updates":
             nodes += list(chunk.data)
         elif chunk.event == "error":
@@ -297,7 +296,7 @@ async def exercise_keyed_server(url: str, replies: Path, listener_url: str) -> d
     thread = await client.threads.create()
     result = await client.runs.wait(thread["thread_id"], assistants["baseline"], input={"input": CLAIM},
                                     context={"model": {"spec": "openai:stand-in", "base_url": listener_url},
-                                             "judge": {"strategy": "llm"}, "steps": {"verify": False}})
+                                             "judge": {"strategy": "llm"}})
     out["client_endpoint"] = run_error(result) or result.get("prediction")
     # last (a client sending wrong keys is shut out for a while): every route without the key, with Studio's
     # scheme, with a wrong key; then the right key from a client that guessed too often

@@ -35,7 +35,7 @@ class FakeEmbedder:
         return np.full((len(texts), 4), 0.5, dtype="float32")
 
 out = Path(sys.argv[1])
-graph = build_graph(config_for_task("baseline", ["speed.path=fast", "judge.strategy=llm"]),
+graph = build_graph(config_for_task("baseline", ["judge.strategy=llm"]),
                     llm=ScriptedChatModel(responses=Responder()), embedder=FakeEmbedder())
 inp = ClaimInput(id="ls-1", task="baseline", claims={"claim": {"text": "BRAF V600E predicts response to vemurafenib"}},
                  evidence=[{"id": "E1", "text": "Vemurafenib improved response in BRAF V600E melanoma."}])
@@ -127,12 +127,13 @@ def test_langsmith_export_unchanged(fake_server, tmp_path):
     assert runs, f"no run uploads; saw {[(m, p) for m, p, _, _ in fake_server.captured]}"
     assert all({k.lower(): v for k, v in h.items()}.get("x-api-key") == API_KEY for _, _, h, _ in runs)
     body = b"".join(b for _, _, _, b in runs)
-    for name in (b'"baseline"', b"judge_given", b"write_explanation[claim]", b"finalize"):
+    for name in (b'"baseline"', b"judge_given", b"write_reasons[claim]", b"finalize"):
         assert name in body, name
     assert b"evidex-test" in body  # the project name travels with the runs
     # our own run tree is still written, unchanged
     tree = json.loads((tmp_path / "traces" / "ls-1.json").read_text())
-    assert tree["name"] == "baseline" and [c["name"] for c in tree["child_runs"]][:2] == ["judge_given", "write"]
+    assert tree["name"] == "baseline"
+    assert [c["name"] for c in tree["child_runs"]][:3] == ["judge_given", "findings", "write"]
 
 
 def test_nothing_is_sent_by_default(fake_server, tmp_path):
@@ -201,7 +202,7 @@ def test_phoenix_exports_spans(kit, tmp_path):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         enable_phoenix(f"http://127.0.0.1:{server.server_address[1]}", project_name="evidex-test", batch=False)
-        graph = build_graph(config_for_task("baseline", ["speed.path=fast", "judge.strategy=llm"]),
+        graph = build_graph(config_for_task("baseline", ["judge.strategy=llm"]),
                             llm=ScriptedChatModel(responses=kit.Responder()), embedder=FakeEmbedder())
         inp = ClaimInput(id="px-1", task="baseline", claims={"claim": {"text": "BRAF V600E predicts response"}},
                          evidence=[{"id": "E1", "text": "Vemurafenib improved response in BRAF V600E melanoma."}])

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 TASK = "wrong_evidence"
-SETS = ["judge.llm_stance=false", "steps.verify=false"]
+SETS = ["judge.llm_stance=false"]
 WHY = {"sentences": [{"text": "The evidence bears on the claim.", "ids": ["1"]}]}
 KEY = "test-key-0123456789"
 

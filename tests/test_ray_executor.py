@@ -21,9 +21,9 @@ pytest.importorskip("ray", reason="the Ray executor tests need Ray: pip install 
 
 TASK = "wrong_evidence"
 N_ITEMS = 6
-# model stance and verification off: the grounded writer's "why" is the one model call of an item (when anything is
+# model stance off: the grounded writer's "why" is the one model call of an item (when anything is
 # kept); a sentence it cannot use is dropped, so one reply, repeated, fits every item on every worker
-SETS = ["judge.llm_stance=false", "steps.verify=false"]
+SETS = ["judge.llm_stance=false"]
 WHY = {"sentences": [{"text": "The evidence bears on the claim.", "ids": ["1"]}]}
 RAY = str(Path(sys.executable).with_name("ray"))
 

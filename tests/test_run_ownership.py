@@ -18,7 +18,7 @@ from loopback import cmdline, descendants, stop_session, wait_for
 
 TASK = "wrong_evidence"
 N_ITEMS = 6
-SETS = ["judge.llm_stance=false", "steps.verify=false"]  # one model call per item (the grounded writer's "why")
+SETS = ["judge.llm_stance=false"]  # one model call per item (the grounded writer's "why")
 WHY = {"sentences": [{"text": "The evidence bears on the claim.", "ids": ["1"]}]}
 
 

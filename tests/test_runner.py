@@ -14,14 +14,14 @@ from evidex.graphs import config_for_task as _config_for_task
 from evidex.graphs.runner import read_results, run_task
 
 
-# These tests script the model's stance and writer calls (the free-writing paths: fast, legacy). The default
-# grounded path has its own tests (tests/test_grounded_writer.py); here every config starts from fast with the
-# model's stance on, and a test's own settings (speed.path=legacy, ...) still win.
-FREE_WRITING = ("speed.path=fast", "judge.llm_stance=true")
+# These tests script the model's stance calls (judge.llm_stance, off by default) as well as the grounded writer's
+# reasons call: the stance call is the one whose malformed reply ends an item (the writer falls back instead); a
+# test's own settings still win.
+MODEL_STANCE = ("judge.llm_stance=true",)
 
 
 def config_for_task(task, sets=()):
-    return _config_for_task(task, [*FREE_WRITING, *sets])
+    return _config_for_task(task, [*MODEL_STANCE, *sets])
 
 
 LANGSMITH_FIELDS = {"id", "trace_id", "parent_run_id", "dotted_order", "run_type", "name", "inputs", "outputs",
@@ -58,7 +58,7 @@ def walk(tree: dict):
 def test_interrupt_then_resume(tmp_path, kit, embedder, kb_index):
     kit.require_task_data("baseline")
     # one item in flight (civic's default is two), so the interruption lands on a known item
-    cfg = config_for_task("baseline", ["dataset.limit=3", "steps.verify=false", "run.concurrency=1"])
+    cfg = config_for_task("baseline", ["dataset.limit=3", "run.concurrency=1"])
     items = items_for(cfg)
     assert len(items) == 3 and len({claim_of(it) for it in items}) == 3
     first, second = claim_of(items[0]), claim_of(items[1])
@@ -79,7 +79,7 @@ def test_interrupt_then_resume(tmp_path, kit, embedder, kb_index):
     assert rows[0]["error"] is None and rows[0]["prediction"]["explanations"]["claim"]
     assert not (run_dir / "metrics.json").exists()
     first_calls = len(r1.calls_for_claim(first))
-    assert first_calls >= 2  # stance(s) + writer
+    assert first_calls >= 2  # stance(s) + reasons
     assert len(r1.calls_for_claim(second)) == 1  # the interrupted call, nothing after it
     assert len(r1.calls) == first_calls + 1
     saved = yaml.safe_load((run_dir / "config.yaml").read_text())
@@ -108,7 +108,7 @@ def test_report_of_a_resumed_run_shows_its_final_status(tmp_path, kit, embedder,
     """Interrupt, resume: report.md and report.html say the run is complete (and when it finished), not
     "running" (the reports used to be written before run.json got its final status)."""
     kit.require_task_data("baseline")
-    cfg = config_for_task("baseline", ["dataset.limit=2", "steps.verify=false"])
+    cfg = config_for_task("baseline", ["dataset.limit=2"])
     second = claim_of(items_for(cfg)[1])
 
     def interrupt_on_second_item(call):
@@ -137,7 +137,7 @@ def test_report_of_a_resumed_run_shows_its_final_status(tmp_path, kit, embedder,
 def test_resume_repairs_a_torn_last_line(tmp_path, kit, embedder, kb_index):
     kit.require_task_data("baseline")
     # one item in flight: with civic's two, the rows land in finishing order and the torn one may be either
-    cfg = config_for_task("baseline", ["dataset.limit=2", "steps.verify=false", "run.concurrency=1"])
+    cfg = config_for_task("baseline", ["dataset.limit=2", "run.concurrency=1"])
     items = items_for(cfg)
     run_dir = run(cfg, tmp_path, kit.Responder(), embedder, kb_index)
     results = run_dir / "results.jsonl"
@@ -177,7 +177,7 @@ def test_row_without_trailing_newline_survives_the_next_append(tmp_path):
 
 def test_concurrent_run_records_every_item_once(tmp_path, kit, embedder, kb_index):
     kit.require_task_data("wrong_evidence")
-    cfg = config_for_task("wrong_evidence", ["dataset.limit=3", "run.concurrency=2", "steps.verify=false"])
+    cfg = config_for_task("wrong_evidence", ["dataset.limit=3", "run.concurrency=2"])
     items = items_for(cfg)
     responder = kit.Responder()
     run_dir = run(cfg, tmp_path, responder, embedder, kb_index)
@@ -185,37 +185,37 @@ def test_concurrent_run_records_every_item_once(tmp_path, kit, embedder, kb_inde
     assert sorted(r["id"] for r in rows) == sorted(it.input.id for it in items)
     assert all(r["error"] is None for r in rows)
     for it in items:  # each item's writer ran exactly once, even with two in flight
-        assert [c.role for c in responder.calls_for_claim(claim_of(it))].count("writer") == 1
+        assert [c.role for c in responder.calls_for_claim(claim_of(it))].count("reasons") == 1
     assert json.loads((run_dir / "metrics.json").read_text())["n_ok"] == 3
 
 
 # ------------------------------------------------------------------------------------------------ 5. bad output
 def test_malformed_model_output_is_an_item_error(tmp_path, kit, embedder, kb_index):
     kit.require_task_data("baseline")
-    cfg = config_for_task("baseline", ["dataset.limit=2", "steps.verify=false"])
+    cfg = config_for_task("baseline", ["dataset.limit=2"])
     items = items_for(cfg)
     broken = claim_of(items[0])
 
-    def garbage_writer(call):
-        if call.role == "writer" and broken in call.claims.values():
+    def garbage_stances(call):
+        if call.role == "stances" and broken in call.claims.values():
             return "Sure! not json"
         return None
 
-    responder = kit.Responder(hook=garbage_writer)
+    responder = kit.Responder(hook=garbage_stances)
     run_dir = run(cfg, tmp_path, responder, embedder, kb_index)
     rows = {r["id"]: r for r in lines(run_dir / "results.jsonl")}
-    assert list(rows) == [it.input.id for it in items]
+    assert set(rows) == {it.input.id for it in items}
     bad, ok = rows[items[0].input.id], rows[items[1].input.id]
-    assert bad["error"].startswith("StructuredOutputError: write_explanation[claim]")
+    assert bad["error"].startswith("StructuredOutputError: judge_stances[")  # names the id asked alone
     assert "after one repair" in bad["error"]
     assert bad["prediction"] is None and bad["metrics"] == {}
     assert bad["latency_s"] >= 0 and (run_dir / bad["trace"]).is_file()
     assert ok["error"] is None and ok["prediction"]["explanations"]["claim"]
-    # the writer was asked twice for the broken item: the reply, then one repair with the error quoted
-    writer = [c for c in responder.calls_for_claim(broken) if c.role == "writer"]
-    assert len(writer) == 2
-    assert not writer[0].repair and writer[1].repair
-    assert "Sure! not json" in writer[1].prompt and "no JSON object in reply" in writer[1].prompt
+    # the batch was asked, then repaired with the error quoted; the item ended before the writer
+    calls = responder.calls_for_claim(broken)
+    assert [c.role for c in calls] == ["stances"] * len(calls)
+    assert not calls[0].repair and calls[1].repair
+    assert "Sure! not json" in calls[1].prompt and "no JSON object in reply" in calls[1].prompt
     assert [c.repair for c in responder.calls_for_claim(claim_of(items[1]))] == \
         [False] * len(responder.calls_for_claim(claim_of(items[1])))
     metrics = json.loads((run_dir / "metrics.json").read_text())
@@ -225,42 +225,38 @@ def test_malformed_model_output_is_an_item_error(tmp_path, kit, embedder, kb_ind
     assert "StructuredOutputError" in (run_dir / "report.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("path", ["legacy", "fast"])
-def test_everything_malformed_fails_each_item_after_one_repair(path, tmp_path, kit, embedder, kb_index):
+def test_everything_malformed_fails_each_item_after_one_repair(tmp_path, kit, embedder, kb_index):
     kit.require_task_data("baseline")
-    cfg = config_for_task("baseline", ["dataset.limit=2", f"speed.path={path}"])
+    cfg = config_for_task("baseline", ["dataset.limit=2", "run.concurrency=1"])
     responder = kit.Responder(hook=lambda call: "Sure! not json")
     run_dir = run(cfg, tmp_path, responder, embedder, kb_index)
     rows = lines(run_dir / "results.jsonl")
     assert len(rows) == 2 and all("StructuredOutputError" in r["error"] for r in rows)
-    if path == "legacy":  # the first stance call fails twice and ends the item: 2 calls per item
-        assert [(c.role, c.repair) for c in responder.calls] == [("stance", False), ("stance", True)] * 2
-    else:  # the batch fails twice, then the first id asked alone fails twice and ends the item: 4 calls per item
-        assert [(c.role, c.repair) for c in responder.calls] == [("stances", False), ("stances", True)] * 4
-        assert [len(kit.task_ids(c.prompt)) > 1 for c in responder.calls] == [True, True, False, False] * 2
-        assert all("judge_stances[" in r["error"] for r in rows)  # the error names the id asked alone
+    # the batch fails twice, then the first id asked alone fails twice and ends the item: 4 calls per item
+    assert [(c.role, c.repair) for c in responder.calls] == [("stances", False), ("stances", True)] * 4
+    assert [len(kit.task_ids(c.prompt)) > 1 for c in responder.calls] == [True, True, False, False] * 2
+    assert all("judge_stances[" in r["error"] for r in rows)  # the error names the id asked alone
     assert json.loads((run_dir / "metrics.json").read_text())["n_errors"] == 2
 
 
 def test_repair_reply_is_accepted(tmp_path, kit, embedder, kb_index):
     """One bad reply followed by a valid one is not an error."""
     kit.require_task_data("baseline")
-    cfg = config_for_task("baseline", ["dataset.limit=1", "steps.verify=false"])
+    cfg = config_for_task("baseline", ["dataset.limit=1"])
     seen = set()
 
-    def first_writer_bad(call):
-        if call.role == "writer" and not seen:
+    def first_stances_bad(call):
+        if call.role == "stances" and not seen:
             seen.add(1)
-            return "```json\n{\"sentences\": []}\n```"  # parses, but fails the 3-5 sentence schema
+            return "```json\n{}\n```"  # parses, but names none of the ids
         return None
 
-    responder = kit.Responder(hook=first_writer_bad)
+    responder = kit.Responder(hook=first_stances_bad)
     run_dir = run(cfg, tmp_path, responder, embedder, kb_index)
     row = lines(run_dir / "results.jsonl")[0]
     assert row["error"] is None
-    writer = [c for c in responder.calls if c.role == "writer"]
-    assert [c.repair for c in writer] == [False, True]
-    assert row["prediction"]["explanations"]["claim"].count("].") == 3
+    assert [(c.role, c.repair) for c in responder.calls] == [("stances", False), ("stances", True), ("reasons", False)]
+    assert row["prediction"]["explanations"]["claim"]
 
 
 # ------------------------------------------------------------------------------------------------ traces + tokens
@@ -279,8 +275,8 @@ def test_trace_and_tokens_are_recorded(tmp_path, kit, embedder, kb_index):
     assert len(llm_runs) == len(responder.calls)
     assert {r["trace_id"] for r in runs} == {tree["id"]}
     nodes = {r["name"] for r in runs}
-    assert {"judge_given", "write", "verify", "finalize"} <= nodes
-    assert any(r["name"].startswith("judge_stance") for r in llm_runs)  # stance calls (per item or batched)
+    assert {"judge_given", "findings", "stance", "write", "finalize"} <= nodes
+    assert any(r["name"].startswith("judge_stances") for r in llm_runs)  # the batched stance calls
     assert row["tokens"]["calls"] == tree["llm_calls"] == len(llm_runs)
     assert row["tokens"]["cached"] == tree["cached_prompt_tokens"] == 0  # the scripted model reports no cache
     for r in runs:
@@ -294,7 +290,7 @@ def test_trace_and_tokens_are_recorded(tmp_path, kit, embedder, kb_index):
 
 def test_tracing_off_writes_no_traces(tmp_path, kit, embedder, kb_index):
     kit.require_task_data("baseline")
-    cfg = config_for_task("baseline", ["dataset.limit=1", "tracing.enabled=false", "steps.verify=false"])
+    cfg = config_for_task("baseline", ["dataset.limit=1", "tracing.enabled=false"])
     run_dir = run(cfg, tmp_path, kit.Responder(), embedder, kb_index)
     row = lines(run_dir / "results.jsonl")[0]
     assert "trace" not in row and not (run_dir / "traces").exists()
@@ -303,37 +299,35 @@ def test_tracing_off_writes_no_traces(tmp_path, kit, embedder, kb_index):
 
 # ------------------------------------------------------------------------------------------------ 7. CLI e2e
 def test_cli_end_to_end_with_scripted_file(tmp_path, kit, embedder, kb_index, use_test_cache, capsys):
-    """``python -m graphs.run --task wrong_evidence --limit 2 --llm scripted:<file>``. With the model stance and
-    verification off, the only model call per item is the writer's (when anything is kept), so the replies
-    can be listed in order; the writer may only cite kept ids, which the relevance gate decides."""
+    """``python -m graphs.run --task wrong_evidence --limit 2 --llm scripted:<file>``. With the model stance off,
+    the only model call per item is the grounded writer's reasons call; one reply naming every given id of both
+    items fits whichever ids a call asks about, so the replies do not depend on which item runs first. What is
+    kept is the relevance gate's decision."""
     from evidex.agents.civic.claim_catalog import ClaimCatalog
     from evidex.agents.civic.relevance_gate import gate_given
     from evidex.tools.claim_data import load_claim_catalog
     from evidex.graphs.run import main
 
     kit.require_task_data("wrong_evidence")
-    sets = ["judge.llm_stance=false", "steps.verify=false"]
+    sets = ["judge.llm_stance=false"]
     cfg = config_for_task("wrong_evidence", ["dataset.limit=2", *sets])
     items = items_for(cfg)
     catalog = ClaimCatalog(kb_index, load_claim_catalog(cfg.gate.claim_catalog))
-    replies, kept = [], {}
+    kept = {}
     for item in items:
         gates = gate_given(kb_index, item.input.claims["claim"], item.input.evidence, cfg.gate.keep_rank,
                            catalog=catalog, check=cfg.gate.given_claim_check())
         kept[item.input.id] = [e.id for e, g in zip(item.input.evidence, gates) if g.passed]
-        ids = kept[item.input.id]
-        if ids:
-            text = {e.id: e.text for e in item.input.evidence}
-            replies.append({"sentences": [{"text": kit.excerpt(text[ids[n % len(ids)]]), "ids": [ids[n % len(ids)]]}
-                                          for n in range(3)]})
-    assert replies, "the gate keeps something on the first two wrong_evidence items"
+    assert any(kept.values()), "the gate keeps something on the first two wrong_evidence items"
+    reply = {e.id: "what the item itself reports" for item in items for e in item.input.evidence}
+    replies = [reply] * len(items)
     script = tmp_path / "replies.json"
     script.write_text(json.dumps(replies), encoding="utf-8")
     out = tmp_path / "runs"
 
     argv = ["--task", "wrong_evidence", "--limit", "2", "--llm", f"scripted:{script}", "--out", str(out),
             "--no-progress"]
-    for s in (*FREE_WRITING, *sets):
+    for s in sets:
         argv += ["--set", s]
     assert main(argv) == 0
     printed = capsys.readouterr().out
@@ -344,7 +338,7 @@ def test_cli_end_to_end_with_scripted_file(tmp_path, kit, embedder, kb_index, us
                                                   "report.md", "traces"}
     saved = yaml.safe_load((run_dir / "config.yaml").read_text())
     assert saved["model"]["spec"] == f"scripted:{script}" and saved["dataset"]["limit"] == 2
-    assert saved["judge"]["llm_stance"] is False and saved["steps"]["verify"] is False
+    assert saved["judge"]["llm_stance"] is False
     order = [it.input.id for it in items]
     # two items in flight (civic's default): rows land in finishing order
     rows = sorted(lines(run_dir / "results.jsonl"), key=lambda r: order.index(r["id"]))
@@ -355,8 +349,8 @@ def test_cli_end_to_end_with_scripted_file(tmp_path, kit, embedder, kb_index, us
         assert pred["kept_ids"] == kept[item.input.id]
         assert set(pred["discarded_ids"]) == {e.id for e in item.input.evidence} - set(kept[item.input.id])
         assert set(pred["cited_ids"]["claim"]) <= set(pred["kept_ids"])
-        assert all(d["reason"].startswith("on topic: ranks ") and d["label"] == "supports"
-                   for d in pred["decisions"] if d["kept"])  # model stance off: the gate's reason stays
+        assert all(d["basis"].startswith("on topic: ranks ") and d["label"] == "supports"
+                   for d in pred["decisions"] if d["kept"])  # model stance off: the gate's label, its reason the basis
         assert "discard_f1" in row["metrics"] and "citation_validity" in row["metrics"]
         assert row["metrics"]["citation_validity"] == 1.0
     metrics = json.loads((run_dir / "metrics.json").read_text())
@@ -384,7 +378,7 @@ def test_cli_resume_of_a_finished_run_is_a_no_op(tmp_path, kit, embedder, kb_ind
     from evidex.graphs.run import main
 
     kit.require_task_data("baseline")
-    cfg = config_for_task("baseline", ["dataset.limit=1", "steps.verify=false",
+    cfg = config_for_task("baseline", ["dataset.limit=1",
                                        "model.spec=scripted:/nonexistent.json"])
     run_dir = run(cfg, tmp_path, kit.Responder(), embedder, kb_index)
     before = lines(run_dir / "results.jsonl")
@@ -500,9 +494,9 @@ def test_cli_exit_status_when_every_item_fails(tmp_path, kit, embedder, kb_index
     script = tmp_path / "junk.json"
     script.write_text(json.dumps(["not json at all"] * 20), encoding="utf-8")
     out = tmp_path / "runs"
-    # (the grounded writer salvages a reply that never parses, so this needs a path whose writer cannot)
+    # (the grounded writer salvages a reply that never parses: the model's stance call cannot)
     assert main(["--task", "baseline", "--limit", "1", "--llm", f"scripted:{script}", "--out", str(out),
-                 "--set", "speed.path=fast", "--set", "judge.llm_stance=false", "--no-progress"]) == 1
+                 "--set", "judge.llm_stance=true", "--no-progress"]) == 1
     assert "every item failed" in capsys.readouterr().err
 
 

@@ -22,7 +22,7 @@ GOOD, BAD = "trace-good", "trace-bad"
 
 
 class FakeEmbedder:
-    """Constant vectors: every cosine is 1, so the verifier passes without loading MiniLM."""
+    """Constant vectors: every cosine is 1, so nothing needs MiniLM."""
 
     model_name = "fake"
 
@@ -50,11 +50,11 @@ def run_dir(tmp_path_factory, kit) -> Path:
     bad_claim = "KRAS G12C predicts response to sotorasib"
 
     def hook(call):
-        if call.role == "writer" and bad_claim in call.claims.values():
+        if call.role == "reasons" and bad_claim in call.claims.values():
             raise RuntimeError("scripted writer failure for the trace test")
         return None
 
-    cfg = config_for_task("baseline", ["speed.path=fast", "judge.strategy=llm", "metrics.similarity=false"])
+    cfg = config_for_task("baseline", ["judge.strategy=llm", "metrics.similarity=false"])
     emb = FakeEmbedder()
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=kit.Responder(hook=hook)), embedder=emb)
     root = tmp_path_factory.mktemp("runs")
@@ -108,7 +108,7 @@ def test_lists_runs_and_last(run_dir):
 def test_prints_item_tree(run_dir):
     code, out = _run([run_dir, "--item", GOOD])
     assert code == 0
-    for name in ("baseline", "judge_given", "judge_given[E1]", "write", "write_explanation[claim]", "verify",
+    for name in ("baseline", "judge_given", "judge_given[E1]", "findings", "write", "write_reasons[claim]",
                  "finalize"):
         assert name in out, name
     assert "llm" in out and "chain" in out and "→" in out and " tok" in out
@@ -147,7 +147,7 @@ def test_html_is_self_contained(run_dir, tmp_path):
     out, text = _html(run_dir, tmp_path)
     assert not EXTERNAL.search(text), "HTML must not load anything from the network"
     assert "@import" not in text and "url(http" not in text
-    for name in ("judge_given[E1]", "write_explanation[claim]", "finalize", GOOD, BAD, 'id="search"'):
+    for name in ("judge_given[E1]", "write_reasons[claim]", "finalize", GOOD, BAD, 'id="search"'):
         assert name in text, name
     assert 'class="node rt-chain err"' in text and "scripted writer failure" in text
     # LLM prompts are shown as role-tagged messages, not only as JSON
@@ -170,7 +170,7 @@ def test_html_renders_in_chromium(run_dir, tmp_path):
     out, _ = _html(run_dir, tmp_path)
     dom = _chromium(["--dump-dom", out.as_uri()], tmp_path).stdout
     assert "<input" in dom and 'id="search"' in dom
-    for name in ("judge_given[E1]", "write_explanation[claim]", "verify", "finalize", BAD):
+    for name in ("judge_given[E1]", "write_reasons[claim]", "findings", "finalize", BAD):
         assert name in dom, name
     assert "✗" in dom and "scripted writer failure" in dom
     total = re.search(r'id="count">(\d+) nodes<', dom)
@@ -180,7 +180,7 @@ def test_html_renders_in_chromium(run_dir, tmp_path):
     dom = _chromium(["--dump-dom", out.as_uri() + "?q=judge_given%5BE2%5D"], tmp_path).stdout
     m = re.search(r'id="count">(\d+) of (\d+) nodes match', dom)
     assert m and int(m.group(1)) == 2 and int(m.group(2)) > 10, m and m.group(0)
-    assert 'class="node rt-chain hidden"' in dom  # e.g. write and verify are filtered out
+    assert 'class="node rt-chain hidden"' in dom  # e.g. findings and write are filtered out
     dom = _chromium(["--dump-dom", out.as_uri() + "?errors=1"], tmp_path).stdout
     assert re.search(r'id="count">\d+ of \d+ nodes match, in 1 item', dom)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evidex.agents.writer import parse_citations
+from evidex.tools.cited_text import parse_citations
 from evidex.evaluators.trust import (
     content_words, is_complete_sentence, judge_agreement, overlap_judge, reason_complete, self_contradiction,
     sentence_stance, sentence_support, split_sentences, stance_consistency, strip_citations, trust_scores,

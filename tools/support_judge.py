@@ -267,7 +267,8 @@ def nli_judge(min_entail: float = 0.5, *, model: NLIModel | str | None = None, p
 
 # -- stance ---------------------------------------------------------------------------------------------------
 # Chosen on the tune half of stance_gold_sample.jsonl (benchmarks/support_judges.py); the relatedness grid
-# starts at the verifier's own cosine floor (0.3), below which a text is taken to be about something else.
+# starts at the old free-writer verifier's cosine floor (0.3), below which a text is taken to be about something
+# else.
 DEFAULT_MIN_RELATEDNESS = 0.3
 DEFAULT_POLARITY = False
 

@@ -1,4 +1,4 @@
-"""Plain-text helpers shared by the writer, the verifier and the scorers."""
+"""Plain-text helpers shared by the writers and the scorers."""
 from __future__ import annotations
 
 import re

@@ -25,7 +25,9 @@ CIVIC_CLAIMS = "ibe/CIVIC/baseline.json"
 class CivicGateSettings(GateSettings):
     """Thresholds of the CIViC gate (``gate.*`` in a CIViC task config)."""
 
-    name: Literal["civic"] = "civic"
+    name: Literal["civic"] = Field("civic", description="The evidence-gate plug-in (agents/gates.py: civic, "
+                                  "given_rank); civic ranks evidence among the CIViC knowledge base with the CIViC "
+                                  "rules below.")
     keep_rank: int = Field(30, ge=1, description="Given items ranking worse than this among the KB are discarded "
                                                  "(without a claim_catalog; assignment: 'neither').")
     candidate_ratio: float = Field(0.5, gt=0.0, le=1.0,

@@ -1,6 +1,6 @@
 """Assignment graph: each evidence item -> claim A, claim B or neither; then one explanation per claim.
 
-    assign -> [write A, B -> verify -> (revise)] -> finalize
+    assign -> [findings -> write A, B] -> finalize
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def build_assignment(deps: GraphDeps):
         else:
             assigned = assign_evidence(deps.llm, state.input.claims, state.input.evidence,
                                        evidence_chars=p.evidence_chars, context_chars=p.context_chars,
-                                       reason_chars=p.reason_chars, system=deps.style.system)
+                                       reason_chars=p.reason_chars)
         return {"decisions": [EvidenceDecision(id=a.id, source="given", claim=a.claim, reason=a.reason,
                                                label="irrelevant" if a.claim == "neither" else "supports",
                                                kept=a.claim != "neither") for a in assigned]}

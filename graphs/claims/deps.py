@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
-from evidex.agents.claim_prompt import PromptStyle, prompt_style
 from evidex.agents.evidence_gate import Capability, EvidenceGate, GateUnsupported
 from evidex.graphs.claims.config import ClaimTaskConfig
 from evidex.graphs.config import ConfigError
@@ -49,11 +48,6 @@ class GraphDeps:
                                n_ctx=m.n_ctx, threads=m.threads, timeout_s=m.timeout_s,
                                parallel=self.config.model_slots, prompt_cache_mib=m.prompt_cache_mib,
                                send_api_key=not m.client_endpoint)
-
-    @property
-    def style(self) -> PromptStyle:
-        """The prompt templates ``prompts.style`` names (full | compact)."""
-        return prompt_style(self.config.prompts.style)
 
     @property
     def support_judge(self):

@@ -116,8 +116,8 @@ def check_data(cfg: ClaimTaskConfig) -> None:
 
 
 # What a run of a claim graph may change (graphs/settings.py): which steps run, who judges, how much is retrieved and
-# shown, how the explanation is written. The knowledge base, the embedder, the gate and the model are the operator's.
-RUN_SETTINGS = ("steps.*", "judge.*", "retrieval.k", "retrieval.mode", "prompts.*", "explain.*", "speed.path")
+# shown. The knowledge base, the embedder, the gate and the model are the operator's.
+RUN_SETTINGS = ("steps.*", "judge.*", "retrieval.k", "retrieval.mode", "prompts.*")
 
 
 def claim_family(name: str, description: str, report_columns: tuple[str, ...] = CLAIM_COLUMNS,

@@ -1,4 +1,4 @@
-"""Nodes of the grounded writing path (``explain.mode: grounded``; agents/grounded_writer.py).
+"""Nodes of the grounded writing path (agents/grounded_writer.py), the one way the claim graphs write.
 
     findings  each kept item's and each discarded given item's finding: the span of its own text that says most
               about the claim (tools/findings.py), one the model is shown and a longer one for the explanation,
@@ -85,7 +85,7 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
                 aside = [opening(d.id, texts[d.id]) for d in asked_dropped]
                 written, abouts, failure = safe_notes(lambda: write_notes(
                     deps.llm, {key: claim}, shown, aside, words=REASON_WORDS, context_chars=p.context_chars,
-                    style=deps.style, name=f"write_reasons[{key}]"))
+                    name=f"write_reasons[{key}]"))
             for d in kept:
                 reasons[d.id] = kept_reason(d, written.get(d.id), texts.get(d.id, ""), claim)
             if n == 0 and dropped:

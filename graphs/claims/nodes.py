@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evidex.agents.evidence_judge import judge_evidence, judge_stances
-from evidex.agents.verifier import verify_explanation
-from evidex.agents.writer import parse_citations, revise_explanation, write_explanation
-from evidex.tools.claims import Claim, ClaimPrediction, Evidence, EvidenceDecision
+from evidex.tools.cited_text import parse_citations
+from evidex.tools.claims import ClaimPrediction, Evidence, EvidenceDecision
 from evidex.graphs.claims.deps import GraphDeps
 from evidex.graphs.claims.state import ClaimGraphState
 
@@ -38,37 +37,23 @@ def _model_judged(deps: GraphDeps, state: ClaimGraphState, items: list[Evidence]
     """Decisions from the model alone (``judge.strategy: llm``): kept when it says supports or contradicts."""
     p = deps.config.prompts
     judged = judge_evidence(deps.llm, state.input.claims, items, evidence_chars=p.evidence_chars,
-                            context_chars=p.context_chars, reason_chars=p.reason_chars, name=name, style=deps.style)
+                            context_chars=p.context_chars, reason_chars=p.reason_chars, name=name)
     return [EvidenceDecision(id=x.id, source=source, label=x.label, reason=x.reason, kept=x.label in KEEP,
                              score=(scores or {}).get(x.id)) for x in judged]
 
 
 def make_stance(deps: GraphDeps) -> Node:
-    """The model labels every kept item supports/contradicts with a reason (cascade strategy): batched
-    (``judge.stance_batch``, evidence shown as the writer shows it, so the writer reuses the cached prefix) or
-    one call per item."""
+    """The model labels every kept item supports/contradicts (``judge.llm_stance``, cascade strategy), in batched
+    label-only calls shown each item's finding as the grounded writer's prompt shows it; an item keeps the gate's
+    reason (the writer replaces it with a checked one)."""
     p, j = deps.config.prompts, deps.config.judge
 
-    grounded = deps.config.explain.mode == "grounded"
-
     def stance(state: ClaimGraphState) -> dict:
-        kept = _kept_evidence(state, None)
-        evidence_chars = p.write_evidence_chars
-        if grounded:  # the model sees each item's finding, as the grounded writer's prompt shows it
-            kept = [Evidence(id=e.id, text=state.findings.get(e.id) or e.text) for e in kept]
-            evidence_chars = 4000
-        if j.stance_batch:
-            judged = judge_stances(deps.llm, state.input.claims, kept, evidence_chars=evidence_chars,
-                                   context_chars=p.context_chars, reason_chars=p.reason_chars,
-                                   batch_size=j.stance_batch_size, style=deps.style, reasons=j.stance_reasons)
-        else:
-            judged = judge_evidence(deps.llm, state.input.claims, kept, evidence_chars=p.evidence_chars,
-                                    context_chars=p.context_chars, reason_chars=p.reason_chars, stance_only=True,
-                                    name="judge_stance", style=deps.style)
+        kept = [Evidence(id=e.id, text=state.findings.get(e.id) or e.text) for e in _kept_evidence(state, None)]
+        judged = judge_stances(deps.llm, state.input.claims, kept, evidence_chars=4000,
+                               context_chars=p.context_chars, batch_size=j.stance_batch_size)
         by_id = {d.id: d for d in state.decisions if d.kept}
-        # labels only (judge.stance_reasons: false): the item keeps the gate's reason
-        return {"decisions": [by_id[x.id].model_copy(update={"label": x.label, "reason": x.reason or by_id[x.id].reason})
-                              for x in judged]}
+        return {"decisions": [by_id[x.id].model_copy(update={"label": x.label}) for x in judged]}
     return stance
 
 
@@ -113,16 +98,6 @@ def make_gather(deps: GraphDeps) -> Node:
     return gather
 
 
-def stance_hint(decisions: list[EvidenceDecision]) -> str:
-    sup = sum(d.label == "supports" for d in decisions)
-    con = sum(d.label == "contradicts" for d in decisions)
-    if con and not sup:
-        return "The evidence contradicts the claim."
-    if con:
-        return "Some evidence supports and some contradicts the claim."
-    return ""
-
-
 def _scope(deps: GraphDeps, key: str) -> str | None:
     """Assignment explains each claim from its own items; other graphs use all kept evidence."""
     return key if deps.config.graph == "assignment" else None
@@ -131,71 +106,6 @@ def _scope(deps: GraphDeps, key: str) -> str | None:
 def _kept_evidence(state: ClaimGraphState, claim_key: str | None) -> list[Evidence]:
     texts = _texts(state)
     return [Evidence(id=d.id, text=texts[d.id]) for d in kept_decisions(state, claim_key) if d.id in texts]
-
-
-def make_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState], list[str]]) -> Node:
-    p = deps.config.prompts
-
-    def write(state: ClaimGraphState) -> dict:
-        out = {}
-        for key in claim_keys(state):
-            evidence = _kept_evidence(state, _scope(deps, key))
-            claims = {key: state.input.claims[key]}
-            if not evidence:
-                out[key] = no_evidence_explanation(state, claims[key])
-                continue
-            hint = stance_hint(kept_decisions(state, _scope(deps, key)))
-            out[key] = write_explanation(deps.llm, claims, evidence, stance_hint=hint,
-                                         evidence_chars=p.write_evidence_chars, context_chars=p.context_chars,
-                                         max_tokens=p.explanation_tokens, name=f"write_explanation[{key}]",
-                                         style=deps.style)
-        return {"explanations": out}
-    return write
-
-
-def no_evidence_explanation(state: ClaimGraphState, claim: Claim) -> str:
-    """Nothing was kept: say so deterministically rather than ask a model to write from nothing."""
-    # ids without brackets: these items are discarded, so they must not read as citations
-    reasons = [f"item {d.id}: {d.reason.rstrip('.')}" for d in state.decisions if d.source == "given"][:4]
-    text = f"None of the evidence supports the claim that {claim.text.rstrip('.')}."
-    if reasons:
-        text += " The given items were judged irrelevant: " + "; ".join(reasons) + "."
-    return text
-
-
-def make_verify(deps: GraphDeps) -> Node:
-    def verify(state: ClaimGraphState) -> dict:
-        texts = _texts(state)
-        results = {}
-        for key, text in state.explanations.items():
-            kept = {d.id: texts[d.id] for d in kept_decisions(state, _scope(deps, key)) if d.id in texts}
-            if not kept:
-                results[key] = {"ok": True, "problems": [], "skipped": "no kept evidence"}
-                continue
-            results[key] = verify_explanation(text, kept, deps.embedder).model_dump()
-        return {"verification": results}
-    return verify
-
-
-def needs_revision(state: ClaimGraphState) -> bool:
-    return state.revisions < 1 and any(not v.get("ok", True) for v in state.verification.values())
-
-
-def make_revise(deps: GraphDeps) -> Node:
-    p = deps.config.prompts
-
-    def revise(state: ClaimGraphState) -> dict:
-        out = dict(state.explanations)
-        for key, result in state.verification.items():
-            if result.get("ok", True):
-                continue
-            evidence = _kept_evidence(state, _scope(deps, key))
-            out[key] = revise_explanation(deps.llm, {key: state.input.claims[key]}, evidence, out[key],
-                                          result["problems"], evidence_chars=p.write_evidence_chars,
-                                          context_chars=p.context_chars, max_tokens=p.explanation_tokens,
-                                          name=f"revise_explanation[{key}]", style=deps.style)
-        return {"explanations": out, "revisions": state.revisions + 1}
-    return revise
 
 
 def verdict(decisions: list[EvidenceDecision]) -> bool:
@@ -219,7 +129,6 @@ def finalize(state: ClaimGraphState, supported: bool | None = None) -> dict:
     kept = [d.id for d in state.decisions if d.kept]
     given = {e.id for e in state.input.evidence}
     assignment = {d.id: d.claim for d in state.decisions if d.claim is not None}
-    verification = {**state.verification, "revisions": state.revisions}
     pred = ClaimPrediction(
         id=state.input.id, task=state.input.task, decisions=state.decisions, kept_ids=kept,
         added_ids=[d.id for d in state.decisions if d.kept and d.source == "retrieved"],
@@ -227,7 +136,7 @@ def finalize(state: ClaimGraphState, supported: bool | None = None) -> dict:
         explanations=state.explanations,
         cited_ids={k: parse_citations(v) for k, v in state.explanations.items()},
         selected_claim=state.selected_claim, assignment=assignment, supported=supported,
-        queries=state.queries, verification=verification,
+        queries=state.queries, verification=state.verification,
         evidence_texts={i: texts[i] for i in kept if i in texts},
     )
     return {"prediction": pred}

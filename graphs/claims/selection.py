@@ -1,6 +1,6 @@
 """Selection graph: which of two claims does the evidence support? Then explain the chosen claim.
 
-    select -> [write -> verify -> (revise)] -> finalize
+    select -> [findings -> write] -> finalize
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def build_selection(deps: GraphDeps):
         else:
             choice = select_claim(deps.llm, state.input.claims, state.input.evidence,
                                   evidence_chars=p.evidence_chars, context_chars=p.context_chars,
-                                  reason_chars=p.reason_chars, system=deps.style.system)
+                                  reason_chars=p.reason_chars)
             answer, reason = choice.answer, choice.reason
         decisions = [EvidenceDecision(id=e.id, source="given", label="supports", kept=True, reason=reason)
                      for e in state.input.evidence]

@@ -36,5 +36,4 @@ class ClaimGraphState(ClaimGraphInput):
     selected_claim: Label | None = None
     explanations: dict[str, str] = Field(default_factory=dict)
     verification: dict[str, Any] = Field(default_factory=dict)
-    revisions: int = 0
     prediction: ClaimPrediction | None = None
