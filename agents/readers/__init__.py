@@ -3,17 +3,18 @@ config lists them (``qa.readers``; the model last). The first answer wins; a rea
 no answer for sure, passes.
 
     from evidex.agents.readers import read_answer
-    answer = read_answer(["table_gap", "table_lookup", "ranked_rows", "model"], request)
+    answer = read_answer(["model"], request)
 
-A new reader is one module in this folder (a class with ``name``, ``applies`` and ``read``; see
-:mod:`agents.readers.base`) registered with :func:`register_reader`, plus its name in the config's list.
+The built-in reader is ``model`` (:mod:`agents.readers.model`). A new reader is one module (a class with ``name``,
+``applies`` and ``read``; see :mod:`agents.readers.base`) registered with :func:`register_reader`, plus its name in
+the config's list before ``model`` (``qa.readers: [mine, model]``); see docs/question-answering.md.
 """
 from __future__ import annotations
 
 from evidex.agents.readers.base import Reader, ReadRequest, get_reader, reader_names, register_reader
 from evidex.agents.readers.checks import rejects
 
-DEFAULT_READERS = ("table_gap", "table_lookup", "ranked_rows", "model")
+DEFAULT_READERS = ("model",)
 
 
 def read_answer(names, request: ReadRequest):

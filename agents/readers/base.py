@@ -1,13 +1,14 @@
 """The reader protocol and registry.
 
 A reader answers one shape of question from a typed context: ``applies(question, context)`` says cheaply whether
-the question and context have that shape (a gap question and a table the question names, ...); ``read(request)``
+the question and context have that shape; ``read(request)``
 gives an :class:`~tools.qa.context.Answer` or None when it cannot tell for sure (the next reader, finally the
 model, answers then). Readers that need no model never call it.
 """
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -39,7 +40,6 @@ class Reader(Protocol):
 
 
 _READERS: dict[str, Reader] = {}
-_BUILTIN = ("table_gap", "table_lookup", "ranked_rows", "model")
 
 
 def register_reader(reader: Reader) -> Reader:
@@ -48,8 +48,12 @@ def register_reader(reader: Reader) -> Reader:
 
 
 def _load_builtin() -> None:
-    for module in _BUILTIN:
-        importlib.import_module(f"evidex.agents.readers.{module}")
+    """Import every module of this folder: a reader module registers its reader when imported (``model``; a new
+    module here is found without a list to update)."""
+    from evidex.agents import readers
+
+    for module in pkgutil.iter_modules(readers.__path__):
+        importlib.import_module(f"{readers.__name__}.{module.name}")
 
 
 def reader_names() -> list[str]:

@@ -36,8 +36,8 @@ class QASettings(Strict):
                            "calculator, image view); iterative_rag: the same loop with search only; classic_rag: one "
                            "search, one answer; full_text / title_abstract / question_only: one answer over that")
     readers: list[str] = Field(list(DEFAULT_READERS), min_length=1,
-                               description="answer readers tried in order (agents/readers/), the model last: the first "
-                                           "that finds an answer for sure gives it")
+                               description="answer readers tried in order (agents/readers/; built in: model), the "
+                                           "model last: the first that finds an answer for sure gives it")
     max_tokens: int = Field(700, ge=64, le=8192, description="tokens per model reply")
     actions: tuple[ActionName, ...] = Field(ALL_ACTIONS, description="neusym: the actions the agent may take (answer "
                                             "is always allowed); without sql the probe makes no look-ups, without "

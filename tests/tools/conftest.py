@@ -66,8 +66,8 @@ def synthetic_store(synthetic_dir, fake_embeddings, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def table_paper(synthetic_store) -> tuple[str, str]:
-    """(store_dir, the synthetic paper whose Table 1 has Baseline 61.2 and Ours 74.9): the table readers' and
-    ranked-rows tests read it."""
+    """(store_dir, the synthetic paper whose Table 1 has Baseline 61.2 and Ours 74.9): the answer-reader
+    and ranked-pick tests read it."""
     from evidex.tools.paperstore import PaperStore
 
     store_dir = str(synthetic_store[0])

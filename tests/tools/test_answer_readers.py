@@ -1,7 +1,8 @@
 """Answer readers as plug-ins: the question parsed once into a typed :class:`Question`, the reader registry and the
 ordered ``qa.readers`` list (an unknown name is a config error; a new reader is one registration plus its name in
-the list), the checks an early answer must pass (``agents.readers.checks``), and NeuSym's early answer turning
-down answers those checks reject (the turns begin instead)."""
+the list), a reader defined outside the package answering through the real NeuSym graph, the checks an early
+answer must pass (``agents.readers.checks``), and NeuSym's early answer turning down answers those checks reject
+(the turns begin instead)."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ import json
 import pytest
 
 from evidex.agents.readers import DEFAULT_READERS, ReadRequest, get_reader, read_answer, reader_names, rejects
-from evidex.agents.readers.checks import grounded, grounding, looped_list
+from evidex.agents.readers.checks import grounded, grounding, looped_list, printed_cell
 from evidex.tools.paperstore import Paper, Passage, Table
 from evidex.tools.qa import PaperQuestion
 from evidex.tools.qa.context import Answer, Context
@@ -26,7 +27,7 @@ def test_a_question_is_parsed_once_into_what_readers_decide_by():
     q = ask("In Table 2 and Fig. 3 (see Eq. (4) and Table 2), which model has the highest F1?",
             "Your answer should be a string.", papers=("a", "b"), conferences=("acl2023",))
     assert (q.tables, q.figures, q.equations, q.table_label) == (["2"], ["3"], ["4"], "Table 2")
-    assert (q.kind, q.superlative, q.says_superlative, q.gap, q.excluded) == ("str", "highest", True, False, "")
+    assert (q.kind, q.says_superlative, q.gap, q.excluded) == ("str", True, False, "")
     assert not q.numeric and q.papers == ["a", "b"] and q.conferences == ["acl2023"]
     # the question it came from, as the graphs take it
     assert q.question == PaperQuestion(id="q", question=q.text, answer_format=q.answer_format, pdf_ids=["a", "b"],
@@ -38,19 +39,13 @@ def test_a_question_is_parsed_once_into_what_readers_decide_by():
     assert ask("What?", "Your answer should be a Python integer.").numeric
 
 
-def test_gaps_comparisons_and_exclusions_are_read_from_the_question_s_words():
+def test_gaps_superlatives_and_exclusions_are_read_from_the_question_s_words():
     gap = ask('In Table 3 of "A Very Long Paper Title Here", how many points higher is A than B?')
-    assert gap.gap and not gap.minus and gap.table_label == "Table 3"
-    before, after = gap.comparison  # quoted titles and table numbers are no cell names
-    assert "A" in before.split() and after.split() == ["B?"] and "Title" not in before and "3" not in before.split()
-    minus = ask("What is the F1 of A minus that of B?")
-    assert minus.gap and minus.minus and minus.comparison[1].split() == ["that", "of", "B?"]
-    between = ask("What is the difference between A and B?")
-    assert between.gap and between.comparison[1].strip() == "B?"
-    assert ask("By how much does pass@1 rise from before to after?").comparison[1].strip() == "after?"
-    assert ask("What does the paper propose?").comparison is None and not ask("What does it propose?").gap
+    assert gap.gap and gap.table_label == "Table 3"
+    assert ask("What is the F1 of A minus that of B?").gap and ask("What is the difference between A and B?").gap
+    assert not ask("What does it propose?").gap and not ask("What does it propose?").says_superlative
     excluding = ask("Which baseline (i.e. excluding ERRA and NRT) has the lowest RMSE?")
-    assert excluding.excluded.strip() == "ERRA and NRT" and excluding.superlative == "lowest"
+    assert excluding.excluded.strip() == "ERRA and NRT" and excluding.says_superlative
     assert named_in("NRT", excluding.excluded) and not named_in("NR", excluding.excluded)
     assert ask("Other than A-1, which model is best?").excluded.strip() == "A-1,"  # up to the question word
 
@@ -88,7 +83,7 @@ def registry(monkeypatch):
 
 
 def test_the_built_in_readers_are_registered_and_the_model_comes_last():
-    assert set(DEFAULT_READERS) <= set(reader_names()) and DEFAULT_READERS[-1] == "model"
+    assert DEFAULT_READERS == ("model",) and set(DEFAULT_READERS) <= set(reader_names())
     assert [get_reader(n).name for n in DEFAULT_READERS] == list(DEFAULT_READERS)
     with pytest.raises(KeyError, match=r"no answer reader named 'nope' \(known: .*model"):
         get_reader("nope")
@@ -142,13 +137,61 @@ def test_qa_readers_names_registered_readers_only(registry):
     from evidex.graphs.qa.config import QASettings
     from evidex.graphs.tasks import config_for_task
 
-    with pytest.raises(ConfigError, match=r"unknown answer reader\(s\) table_cells \(known: .*table_gap"):
+    with pytest.raises(ConfigError, match=r"unknown answer reader\(s\) table_cells \(known: .*model"):
         config_for_task("airqa", ["qa.readers=[table_cells, model]"])
     with pytest.raises(ConfigError, match="readers"):
         config_for_task("airqa", ["qa.readers=[]"])  # at least one reader
     assert QASettings().readers == list(DEFAULT_READERS)
     register_reader(Constant("constant", "1"))
     assert config_for_task("airqa", ["qa.readers=[constant, model]"]).qa.readers == ["constant", "model"]
+
+
+# ------------------------------------------------------------------------------------------------ a new reader
+class FirstRow:
+    """A reader written outside the package: the first row label of a table the context holds, read by code; with
+    ``sure=False`` it applies and then cannot tell (returns None)."""
+
+    def __init__(self, name: str, sure: bool = True):
+        self.name, self.sure, self.asked = name, sure, 0
+
+    def applies(self, question, context) -> bool:
+        return bool(context.tables)
+
+    def read(self, request):
+        self.asked += 1
+        if not self.sure:
+            return None
+        table = request.context.tables[0]
+        return Answer(value=table.rows[0][0], reader=self.name, by_code=True, sources=[table.source])
+
+
+def test_a_new_reader_is_one_class_plus_one_line_of_config(registry, table_paper):
+    """Registered through the public API and listed before ``model`` in ``qa.readers``, a reader answers through
+    the real NeuSym graph without a model call; a reader that returns None falls through to the model."""
+    from evidex.agents.readers import register_reader
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.neusym import build_neusym
+    from evidex.graphs.tasks import config_for_task
+
+    store_dir, pdf_id = table_paper
+    q = PaperQuestion(id="n", question="In Table 1, which method is listed first?", answer_format=NAME,
+                      pdf_ids=[pdf_id])
+
+    def run(readers: str, replies: list[str]):
+        model = ScriptedChatModel(responses=replies)
+        cfg = config_for_task("airqa", [f"store.store_dir={store_dir}", "qa.max_turns=2", f"qa.readers={readers}"])
+        return model, build_neusym(model, cfg).invoke({"input": q})["prediction"]
+
+    first = register_reader(FirstRow("first_row"))
+    silent, pred = run("[first_row, model]", [])
+    assert (pred.answer, pred.reader, pred.actions, silent.prompts) == ("Baseline", "first_row", ["answer"], [])
+    assert [c.source.split(".")[0] for c in pred.citations] == ["tables"] and all(c.exists for c in pred.citations)
+    assert first.asked == 1
+
+    unsure = register_reader(FirstRow("unsure", sure=False))
+    model, pred = run("[unsure, model]", [json.dumps({"answer": "Ours"})])
+    assert (pred.answer, pred.reader, pred.actions, len(model.prompts)) == ("Ours", "model", ["answer"], 1)
+    assert unsure.asked == 1
 
 
 # ------------------------------------------------------------------------------------------------ the checks
@@ -158,7 +201,7 @@ def test_an_answer_is_grounded_in_the_context_and_cites_the_items_holding_it():
     assert grounding(Answer(value="74.9", reader="model"), CONTEXT) == ["tables.t1"]
     assert grounding(Answer(value="12", reader="model"), CONTEXT) == ["metadata.p1"]  # "pages: 12" of its metadata
     # a computed answer rests on its operands, which are in the table, not on its result, which is not
-    gap = Answer(value="13.7", reader="table_gap", expression="74.9 - 61.2")
+    gap = Answer(value="13.7", reader="code", expression="74.9 - 61.2")
     assert grounded(gap, CONTEXT) and grounding(gap, CONTEXT) == ["tables.t1"]
     assert not grounded(Answer(value="13.7", reader="model"), CONTEXT)
     # a list: the items holding any of its elements
@@ -178,6 +221,11 @@ def test_the_reasons_an_early_answer_is_not_taken():
     assert rejects(looped, listed, CONTEXT) == "a list repeating one item"
     assert rejects(Answer(value='["Baseline", "Ours"]', reader="model"), listed, CONTEXT) is None
     assert rejects(Answer(value="Baseline", reader="model"), ask("Which system is weakest?"), CONTEXT) is None
+    # a gap question answered with one of the table's own cells, not computed from two
+    gap = ask("In Table 1, how many points higher is Ours than Baseline?", "A Python float.")
+    assert rejects(Answer(value="74.9", reader="model"), gap, CONTEXT) == "one table cell given for the gap between two"
+    assert not printed_cell(Answer(value="74.9", reader="model"), ask("What does Ours reach?", "A float."), CONTEXT)
+    assert rejects(Answer(value="13.7", reader="model", expression="74.9 - 61.2"), gap, CONTEXT) is None
 
 
 def test_a_list_stuck_on_one_item_is_a_loop_but_repeated_numbers_are_values():

@@ -1,16 +1,14 @@
-"""Ranked rows: a question that picks one item by its highest or lowest value is answered by code. The
-``ranked_rows`` reader reads every row's value under the column the question names in the table it names and
-picks the extreme; when code cannot read the rows, the model reader has the model list the items with their
-values and code still picks. NeuSym's early answer accepts the pick only when every value is in the probe."""
+"""The model reader's ranked pick: for a question that picks one item by its highest or lowest value, the model
+lists the items with their values and code picks the extreme, from the rows of the column the question names in
+the table it names when code can read them (:func:`tools.qa.cells.column_candidates`), else from the model's
+list. NeuSym's early answer accepts the pick only when every value is in the probe."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from evidex.agents.readers import ReadRequest, get_reader
-from evidex.agents.readers.model import answer_schema
-from evidex.agents.readers.ranked_rows import Candidate, ranked_pick, ranks, table_candidates
+from evidex.agents.readers.model import Candidate, answer_schema, ranked_pick, ranks, table_candidates
 from evidex.tools.paperstore import Table
 from evidex.tools.qa import PaperQuestion
 from evidex.tools.qa.context import Context
@@ -154,30 +152,10 @@ def test_only_a_superlative_question_with_a_name_format_is_ranked():
     assert list(answer_schema(NAME).model_fields) == ["answer"]  # not ranked: the answer alone
 
 
-def test_the_reader_applies_to_one_direction_over_a_context_with_tables():
-    reader = get_reader("ranked_rows")
-    assert reader.applies(ask(BEST), HALLUCINATION)
-    assert not reader.applies(ask(BEST), Context())  # no table: the model lists the candidates
-    assert not reader.applies(ask(BEST + " (the lowest error)"), HALLUCINATION)  # both kinds of extreme said
-    assert not reader.applies(ask("In Table 1, which method is proposed?"), HALLUCINATION)
-    asked = ask("In Table 1 of the paper, which method achieves the highest P@R90 on fully detached hallucinations?")
-    answer = reader.read(ReadRequest(question=asked, context=HALLUCINATION))
-    assert (answer.value, answer.reader, answer.by_code, answer.sources) == ("LaBSE", "ranked_rows", True, ["tables.t"])
-    assert answer.expression == "max(16.6, 67.4, 70.3, 60.4)"
-    # a column the question does not name clearly: no answer, the next reader (the model) answers
-    assert reader.read(ReadRequest(question=ask("In Table 1, which method has the highest score?"),
-                                   context=HALLUCINATION)) is None
-
-
-def test_the_direction_is_the_question_s_one_kind_of_superlative():
-    assert ask("Which method has the highest P@R90?").superlative == "highest"
-    assert ask("Which dataset has the LARGEST number of questions?").superlative == "highest"
-    assert ask("Which method other than DecompX has the lowest ACC?").superlative == "lowest"
-    assert ask("Which has the fewest parameters and the smallest error?").superlative == "lowest"
-    both = ask("Which has the highest recall but the lowest precision?")
-    assert both.superlative is None and both.says_superlative
-    none = ask("Which method is best?")
-    assert none.superlative is None and not none.says_superlative
+def test_a_superlative_is_any_of_its_words():
+    assert ask("Which dataset has the LARGEST number of questions?").says_superlative
+    assert ask("Which has the highest recall but the lowest precision?").says_superlative
+    assert not ask("Which method is best?").says_superlative
 
 
 def test_the_pick_is_grounded_on_the_values_it_was_picked_from():
@@ -206,14 +184,15 @@ def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(
 
     store_dir, pdf_id = table_paper
     q = PaperQuestion(id="b", question=BEST, answer_format=NAME, pdf_ids=[pdf_id])
-    # the question names the table and its column and says "highest": code reads the rows and picks, no model call
-    silent = ScriptedChatModel(responses=[])
-    pred = _graph(silent, store_dir).invoke({"input": q})["prediction"]
-    assert pred.answer == "Ours" and pred.actions == ["answer"] and silent.prompts == []
-    assert pred.reader == "ranked_rows" and [c.source.split(".")[0] for c in pred.citations] == ["tables"]
+    # the question names the table and its column: code reads the rows and picks, whatever values the model listed
+    model = ScriptedChatModel(responses=[_reply("Baseline", ("Baseline", 99.0), ("Ours", 1.0))])
+    pred = _graph(model, store_dir).invoke({"input": q})["prediction"]
+    assert pred.answer == "Ours" and pred.actions == ["answer"] and len(model.prompts) == 1
+    assert pred.reader == "model" and [c.source.split(".")[0] for c in pred.citations][0] == "tables"
     lowest = q.model_copy(update={"question": BEST.replace("highest", "lowest")})
-    pred = _graph(silent, store_dir).invoke({"input": lowest})["prediction"]
-    assert pred.answer == "Baseline" and silent.prompts == []
+    model = ScriptedChatModel(responses=[_reply("Ours", ("Baseline", 61.2), ("Ours", 74.9), direction="lowest")])
+    pred = _graph(model, store_dir).invoke({"input": lowest})["prediction"]
+    assert pred.answer == "Baseline" and len(model.prompts) == 1
 
     # both directions said: the model lists the rows right and then names the wrong one; the pick is Ours
     both = q.model_copy(update={"question": BEST + " (the lowest error)"})
