@@ -147,6 +147,41 @@ def run_row(run_dir: Path) -> dict:
     return {**row_on_questions(run_dir, answered), "unfinished": f"{len(answered)}/{planned}"}
 
 
+def recorded_split(run_dir: Path) -> str | None:
+    """The split a run answered, from the question file its ``config.yaml`` names (``airqa_benchmark_<split>.jsonl``,
+    as this benchmark writes it); None when it does not say."""
+    import re
+
+    import yaml
+
+    cfg = run_dir / "config.yaml"
+    if not cfg.is_file():
+        return None
+    file = ((yaml.safe_load(cfg.read_text()) or {}).get("dataset") or {}).get("file") or ""
+    m = re.fullmatch(r"airqa_benchmark_(\w+)\.jsonl", Path(str(file)).name)
+    return m.group(1) if m and m.group(1) in SPLITS else None
+
+
+def split_of_runs(run_dirs: list[Path], given: str | None) -> str:
+    """The results key for tabulated runs: the split they recorded. A ``--split`` that contradicts it, runs that
+    answered different splits, or runs that record none without ``--split`` are refused, so a tabulation never
+    overwrites another split's result."""
+    recorded = {d.name: recorded_split(d) for d in run_dirs}
+    known = {s for s in recorded.values() if s}
+    if len(known) > 1:
+        raise SystemExit(f"the runs answered different splits ({', '.join(f'{k}: {v}' for k, v in recorded.items())}"
+                         "); tabulate each split on its own")
+    if given and known and given not in known:
+        raise SystemExit(f"--split {given}, but the runs answered {known.pop()} (their config.yaml says so); drop "
+                         "--split or pass that one")
+    if given:
+        return given
+    if known:
+        return known.pop()
+    raise SystemExit("the runs do not record which split they answered (no airqa_benchmark_<split>.jsonl in their "
+                     "config.yaml); pass --split")
+
+
 def common_questions(run_dirs: list[Path]) -> list[str]:
     """The question ids every run answered."""
     from evidex.tools.runfolder import read_results
@@ -183,12 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--methods", help="configs under configs/airqa/ (airqa = NeuSym; default: all of them, or none "
                    "with --build-store)")
     p.add_argument("--limit", type=int, help="first N questions")
-    p.add_argument("--split", choices=SPLITS, default="test",
+    p.add_argument("--split", choices=SPLITS, default=None,
                    help="dev: tune on these; test: report these (default); all: dev and test; holdout: questions "
                         "written later and never tuned on; pool_dev / pool_test: questions over the pool papers "
                         "(--db pool: evidex ingest ../shared/corpus/pool/pdfs --db pool --metadata-dir "
-                        "../shared/corpus/pool/metadata), tune on pool_dev, report pool_test (with --from-runs: "
-                        "the split the runs answered, as recorded)")
+                        "../shared/corpus/pool/metadata), tune on pool_dev, report pool_test (default test; with "
+                        "--from-runs: the split the runs answered, as their config.yaml records it)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value for every method, e.g. --set qa.warm_start=true")
@@ -208,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     rows, common, run_dirs = [], [], []
     if args.from_runs:
         run_dirs = list(args.from_runs)
+        args.split = split_of_runs(run_dirs, args.split)
         rows = [run_row(d) for d in run_dirs]
         if args.common:
             ids = common_questions(args.from_runs)
@@ -215,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from evidex.graphs.runner import run_task
         from evidex.graphs.tasks import load_config
+
+        args.split = args.split or "test"
 
         if not args.split.startswith("pool_") and not (args.corpus / "corpus_manifest.json").is_file():
             p.error(f"{args.corpus} holds no corpus_manifest.json (pass --corpus ../shared/corpus)")

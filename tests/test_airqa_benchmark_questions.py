@@ -90,7 +90,9 @@ def test_an_unfinished_run_is_tabulated_over_what_it_answered(tmp_path, capsys):
         "metrics": {"score": s}}) + "\n" for qid, s in (("q1", 1.0), ("q2", 0.0))))
     out = tmp_path / "rows.json"
     out.write_text(json.dumps({"dev": {"rows": []}}))  # another split's latest result stays beside it
-    assert main(["--from-runs", str(d), "--json", str(out)]) == 0
+    with pytest.raises(SystemExit, match="pass --split"):  # the run does not say which split it answered
+        main(["--from-runs", str(d), "--json", str(out)])
+    assert main(["--from-runs", str(d), "--json", str(out), "--split", "test"]) == 0
     written = json.loads(out.read_text())
     assert written["dev"] == {"rows": []}
     result = written["test"]  # one key per split
@@ -99,4 +101,32 @@ def test_an_unfinished_run_is_tabulated_over_what_it_answered(tmp_path, capsys):
     assert result["per_question"] == {d.name: {"q1": 1.0, "q2": 0.0}}  # which questions won or lost, kept
     assert f"graphs.run --resume {d}" in capsys.readouterr().out
     with pytest.raises(FileNotFoundError, match="not a run folder"):
-        main(["--from-runs", str(tmp_path), "--json", str(out)])
+        main(["--from-runs", str(tmp_path), "--json", str(out), "--split", "test"])
+
+
+def test_tabulated_runs_land_under_the_split_they_answered(tmp_path):
+    """Runs tabulated later are written under the split their config.yaml records, beside the other splits; a
+    --split that contradicts it, or runs of two splits, are refused before anything is written."""
+    from benchmarks.airqa import main
+
+    def run(name, split):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "run.json").write_text(json.dumps({"config": "airqa", "n_items": 1, "status": "running"}))
+        (d / "config.yaml").write_text(f"dataset:\n  file: /somewhere/airqa_benchmark_{split}.jsonl\n")
+        (d / "results.jsonl").write_text(json.dumps({
+            "id": "q1", "tags": ["text"], "error": None, "latency_s": 1.0, "tokens": {"prompt": 1, "completion": 1},
+            "metrics": {"score": 1.0}}) + "\n")
+        return d
+
+    out = tmp_path / "airqa.json"
+    out.write_text(json.dumps({"test": {"rows": ["kept"]}}))
+    a, b = run("20261129-000000-airqa", "pool_test"), run("20261129-000001-classic_rag", "pool_test")
+    assert main(["--from-runs", str(a), str(b), "--json", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["test"] == {"rows": ["kept"]} and written["pool_test"]["split"] == "pool_test"
+    with pytest.raises(SystemExit, match="answered pool_test"):
+        main(["--from-runs", str(a), "--json", str(out), "--split", "test"])
+    with pytest.raises(SystemExit, match="different splits"):
+        main(["--from-runs", str(a), str(run("20261129-000002-airqa", "dev")), "--json", str(out)])
+    assert json.loads(out.read_text()) == written
