@@ -28,6 +28,17 @@ from benchmarks import write_results
 from evidex.tools.cli_help import plain_help
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def build_wheel(dist: Path) -> Path:
+    """The checkout's wheel, built into ``dist``. setuptools copies modules into ``build/lib`` and never removes
+    one the checkout has since deleted, so that scratch folder (git-ignored, made by the last build) goes first:
+    the wheel holds this checkout's files only."""
+    shutil.rmtree(REPO / "build", ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist),
+                    str(REPO)], check=True, capture_output=True, timeout=600)
+    (wheel,) = dist.glob("evidex-*.whl")
+    return wheel
 DEFAULT_JSON = Path("benchmarks/results/install_size.json")
 
 
@@ -58,9 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     wheels = Path(os.environ.get("EVIDEX_WHEELS") or Path.home() / ".cache" / "evidex" / "wheels")
     dist = args.venvs / "dist"
     shutil.rmtree(dist, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist),
-                    str(REPO)], check=True)
-    (wheel,) = dist.glob("evidex-*.whl")
+    wheel = build_wheel(dist)
     rows = [measure(n, args.venvs / n, wheel, wheels) for n in ("core", "all") if args.only in (None, n)]
     table = Table(title="evidex installed from the wheel into a fresh venv (tested versions, local package mirror)")
     for col in ("install", "packages", "size (MB)", "time (s)"):

@@ -66,10 +66,10 @@ print(json.dumps({"evidex_file": evidex.graphs.__file__, "tasks": sorted(task_ta
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory):
     """(venv python, venv bin) of a fresh venv holding only the built wheel."""
+    from benchmarks.install_size import build_wheel
+
     root = tmp_path_factory.mktemp("install")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(root / "dist"), str(REPO)], check=True, capture_output=True, timeout=300)
-    (wheel,) = (root / "dist").glob("evidex-*.whl")
+    wheel = build_wheel(root / "dist")
     env_dir = root / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
@@ -122,6 +122,9 @@ def test_the_wheel_ships_configs_and_prompts_under_one_namespace(fresh):
     assert "evidex/configs/r4c/r4c.yaml" in names and "evidex/configs/ingest/default.yaml" in names
     assert "evidex/prompts/write_grounded.txt" in names
     assert "evidex/agents/civic/gate.py" in names and "evidex/graphs/families/civic.py" in names
+    # every module is one the checkout has: none left over from an earlier build of since-deleted code
+    stale = [n for n in names if n.endswith(".py") and not (REPO / n.removeprefix("evidex/")).is_file()]
+    assert stale == []
 
 
 def test_an_app_with_its_own_tools_agents_and_graphs_uses_the_installed_library(fresh, app_dir, kit):
@@ -217,10 +220,10 @@ def core_venv(tmp_path_factory):
 
     from filelock import FileLock
 
+    from benchmarks.install_size import build_wheel
+
     root = tmp_path_factory.mktemp("core")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(root / "dist"), str(REPO)], check=True, capture_output=True, timeout=300)
-    (wheel,) = (root / "dist").glob("evidex-*.whl")
+    wheel = build_wheel(root / "dist")
     wheels = _wheels_dir()
     key = hashlib.sha256((REPO / "pyproject.toml").read_bytes() + (REPO / "constraints.txt").read_bytes())
     env_dir = Path(os.environ.get("EVIDEX_CORE_VENV") or
