@@ -106,8 +106,10 @@ def rescore(run_dir: Path) -> dict:
         from evidex.graphs.tasks import config_for_task
 
         raw = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+        today = config_for_task(raw["task"])  # settings removed since (e.g. steps.verify) are dropped
         keep = [f"{section}.{k}={v}" for section in ("dataset", "steps", "metrics")
-                for k, v in (raw.get(section) or {}).items() if v is not None and not isinstance(v, (dict, list))]
+                for k, v in (raw.get(section) or {}).items()
+                if v is not None and not isinstance(v, (dict, list)) and k in type(getattr(today, section)).model_fields]
         cfg = config_for_task(raw["task"], keep)
     family = get_family(cfg.family)
     items = {it.id: it for it in family.load_items(cfg)}
