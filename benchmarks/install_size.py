@@ -28,6 +28,7 @@ from benchmarks import write_results
 from evidex.tools.cli_help import plain_help
 
 REPO = Path(__file__).resolve().parents[1]
+DEFAULT_JSON = Path("benchmarks/results/install_size.json")
 
 
 def build_wheel(dist: Path) -> Path:
@@ -35,11 +36,12 @@ def build_wheel(dist: Path) -> Path:
     one the checkout has since deleted, so that scratch folder (git-ignored, made by the last build) goes first:
     the wheel holds this checkout's files only."""
     shutil.rmtree(REPO / "build", ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist),
-                    str(REPO)], check=True, capture_output=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                           str(dist), str(REPO)], capture_output=True, text=True, timeout=600)
+    if proc.returncode:
+        raise RuntimeError(f"building the wheel failed (pip wheel {REPO}):\n{proc.stderr[-3000:]}")
     (wheel,) = dist.glob("evidex-*.whl")
     return wheel
-DEFAULT_JSON = Path("benchmarks/results/install_size.json")
 
 
 def measure(name: str, folder: Path, wheel: Path, wheels: Path) -> dict:
