@@ -211,3 +211,32 @@ def test_a_sigkilled_ray_run_takes_its_ray_along_and_resumes(tmp_path, kit, kb_i
     assert main(["--resume", str(run_dir), "--executor", "local", "--no-progress"]) == 0
     ids = [r["id"] for r in rows_of(run_dir)]
     assert len(ids) == N_ITEMS == len(set(ids))
+
+
+def test_a_refusal_names_the_new_holder_not_the_dead_record_it_is_replacing(tmp_path):
+    """The holder writes its record just after taking the kernel lock; a second process that meets the lock in
+    between must wait for that record instead of naming the dead owner the holder is replacing (seen in CI)."""
+    import fcntl
+    import threading
+
+    from evidex.tools.owner import Owner
+    from evidex.tools.runfolder import LOCK_FILE, RunBusyError, RunLock
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    lock = tmp_path / LOCK_FILE
+    lock.write_text(Owner.current().model_copy(update={"pid": dead.pid, "proc_start": None}).model_dump_json())
+    fd = os.open(lock, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the new holder, not yet written
+    me = Owner.current()
+    writer = threading.Timer(0.4, lambda: (os.ftruncate(fd, 0), os.pwrite(fd, me.model_dump_json().encode(), 0)))
+    writer.start()
+    try:
+        with pytest.raises(RunBusyError) as refused:
+            RunLock(tmp_path).acquire()
+    finally:
+        writer.join()
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    assert f"is being run by pid {os.getpid()}" in str(refused.value)
+    assert refused.value.owner.pid == os.getpid()

@@ -16,6 +16,7 @@ import fcntl
 import json
 import logging
 import os
+import time
 import threading
 from pathlib import Path
 from typing import Any
@@ -168,7 +169,7 @@ class RunLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                owner = _read_owner(self.path)
+                owner = self._holder()
                 who = owner.describe() if owner else "another process"
                 if owner is not None and owner.alive() is None:
                     hint = (f"it runs on {owner.host}; if it is gone there, delete {self.path} and resume again")
@@ -198,6 +199,16 @@ class RunLock:
         os.fsync(fd)
         self._fd = fd
         return self
+
+    def _holder(self, wait_s: float = 3.0) -> Owner | None:
+        """The record of the process holding the kernel lock. The holder writes its record just after taking the
+        lock, so a record that is missing or names a dead process is the previous owner's: wait for the new one."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            owner = _read_owner(self.path)
+            if (owner is not None and owner.alive() is not False) or time.monotonic() >= deadline:
+                return owner
+            time.sleep(0.05)
 
     def release(self) -> None:
         if self._fd is None:
