@@ -71,8 +71,8 @@ RECORD_CELLS, RECORD_GROWTH = 200, 2.0
 
 
 def table_text(t: Table) -> str:
-    """A table as one line per body row, every value named by its column ("TNCF: REST 0.614; HOTEL 0.460") and
-    each row by the section row over it ("InstructGPT / DaVinci: ..."). A small model reading markdown took the
+    """A table as one line per body row, every value named by its column ("Method B: Dev 0.61; Test 0.46") and
+    each row by the section row over it ("Large models / Method B: ..."). A small model reading markdown took the
     value beside the one asked for, or a row of another section with the same label. A table code cannot read,
     or one too wide to repeat its column names, stays markdown."""
     rows, names = t.rows, t.columns

@@ -5,7 +5,8 @@ no answer for sure, passes.
     from evidex.agents.readers import read_answer
     answer = read_answer(["model"], request)
 
-The built-in reader is ``model`` (:mod:`agents.readers.model`). A new reader is one module (a class with ``name``,
+The built-in readers are ``cell`` (a number the question names by table, row and column, read by code:
+:mod:`agents.readers.cell`) and ``model`` (:mod:`agents.readers.model`). A new reader is one module (a class with ``name``,
 ``applies`` and ``read``; see :mod:`agents.readers.base`) registered with :func:`register_reader`, plus its name in
 the config's list before ``model`` (``qa.readers: [mine, model]``); see docs/question-answering.md.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from evidex.agents.readers.base import Reader, ReadRequest, get_reader, reader_names, register_reader
 from evidex.agents.readers.checks import rejects
 
-DEFAULT_READERS = ("model",)
+DEFAULT_READERS = ("cell", "model")
 
 
 def read_answer(names, request: ReadRequest):

@@ -83,10 +83,51 @@ def registry(monkeypatch):
 
 
 def test_the_built_in_readers_are_registered_and_the_model_comes_last():
-    assert DEFAULT_READERS == ("model",) and set(DEFAULT_READERS) <= set(reader_names())
+    assert DEFAULT_READERS == ("cell", "model") and set(DEFAULT_READERS) <= set(reader_names())
     assert [get_reader(n).name for n in DEFAULT_READERS] == list(DEFAULT_READERS)
     with pytest.raises(KeyError, match=r"no answer reader named 'nope' \(known: .*model"):
         get_reader("nope")
+
+
+GROUPED = Table(key="t2", paper_id="p1", page=5, caption="Table 2: Average BERTScore and execution accuracy.",
+                markdown=("|Model|BERTScore|Execution|\n|---|---|---|\n|GPT-3| | |\n|Ada|-7.7|4.0|\n"
+                          "|DaVinci|14.6|6.5|\n|InstructGPT| | |\n|DaVinci|44.4|43.6†|\n|Greedy|0.1|0.2|\n"
+                          "|Greedy GS|0.3|0.4|"))
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("In Table 2, what execution accuracy does the InstructGPT DaVinci model reach?", ("InstructGPT / DaVinci",
+                                                                                        "Execution", "43.6")),
+    ("In Table 2, what BERTScore does Ada reach?", ("GPT-3 / Ada", "BERTScore", "-7.7")),
+    ("In Table 2, what execution accuracy does Greedy GS reach?", ("InstructGPT / Greedy GS", "Execution", "0.4")),
+    ("In Table 2, what execution accuracy does DaVinci reach?", None),      # two sections hold a DaVinci
+    ("In Table 2, what accuracy does Ada reach?", None),                    # no column named in full
+    ("In Table 2, what execution accuracy does Ada reach, and its BERTScore?", None),  # two columns
+    ("In Table 3, what execution accuracy does Ada reach?", None),          # a table the context does not hold
+    ("What execution accuracy does Ada reach?", None),                      # no table named
+])
+def test_the_cell_reader_reads_the_one_cell_a_question_names_by_row_and_column(question, expected):
+    q = ask(question, "Your answer should be a Python float rounded to 1 decimal place.")
+    context = Context(items=[GROUPED, TABLE])
+    reader = get_reader("cell")
+    assert reader.applies(q, context)
+    answer = reader.read(ReadRequest(question=q, context=context))
+    if expected is None:
+        assert answer is None
+    else:
+        row, column, value = expected
+        assert (answer.value, answer.sources, answer.by_code) == (value, [GROUPED.source], True)
+        assert answer.quote == f"Table 2, {row}, {column}: {value}"
+
+
+def test_the_cell_reader_leaves_text_gaps_and_extremes_to_the_next_reader():
+    context = Context(items=[GROUPED])
+    reader = get_reader("cell")
+    assert not reader.applies(ask("In Table 2, which model has execution accuracy 43.6?"), context)
+    fmt = "Your answer should be a Python float."
+    assert not reader.applies(ask("In Table 2, what is the highest execution accuracy of Ada?", fmt), context)
+    assert not reader.applies(ask("In Table 2, how much higher is Ada than DaVinci in BERTScore?", fmt), context)
+    assert not reader.applies(ask("In Table 2, what BERTScore does Ada reach?", fmt), Context(items=[]))
 
 
 def test_readers_are_tried_in_order_and_the_first_answer_wins(registry):
@@ -114,7 +155,7 @@ def test_the_model_reader_answers_in_the_format_s_type_from_the_rendered_context
     assert (answer.value, answer.reader, answer.by_code, answer.sources) == ("12", "model", False, [])
     (first, repair) = model.prompts
     assert "[metadata p1] title: A Paper | authors (1): Ann Bee | pages: 12" in first
-    assert "[p1 page 3] Table 1: Results.\n|System|Accuracy|" in first and "[tables.t1" not in first  # no keys
+    assert "[p1 page 3] Table 1: Results.\nBaseline: Accuracy 61.2\nOurs: Accuracy 74.9" in first and "[tables.t1" not in first  # no keys
     assert "pdf_id in ['p1']" in first and first.rindex("[Question]") > first.index("[Context]:")
     assert "Your previous reply was not valid" in repair
     # with keys (an agent's answer) and a cut context
@@ -289,7 +330,7 @@ def test_an_early_answer_that_copies_the_format_s_example_is_not_taken(table_pap
     """The example value is often printed somewhere in the probe (Table 1 holds 74.9), so a copied example passed
     as found; it is not an early answer, and the turns begin."""
     store_dir, pdf_id = table_paper
-    q = PaperQuestion(id="x", question="In Table 1, what Accuracy does Baseline reach?",
+    q = PaperQuestion(id="x", question="In Table 1, what score does Baseline reach?",  # no column: for the model
                       answer_format="Your answer should be a Python float, e.g. 74.9.", pdf_ids=[pdf_id])
     model, pred = _neusym_answer(store_dir, q, [
         json.dumps({"answer": 74.9}),  # the example, and a value of the table: not taken
@@ -301,3 +342,14 @@ def test_an_early_answer_that_copies_the_format_s_example_is_not_taken(table_pap
     assert len(found.prompts) == 1 and pred.answer == "61.2" and pred.actions == ["answer"]
     assert pred.citations and all(c.exists for c in pred.citations)
     assert pred.citations[0].source.startswith("tables.")  # the items that hold 61.2, the table first
+
+
+def test_a_number_named_by_row_and_column_is_read_by_code_through_the_graph(table_paper):
+    """On a real store: the cell reader answers before the model, which is never called, and the answer cites the
+    table it was read from."""
+    store_dir, pdf_id = table_paper
+    q = PaperQuestion(id="c", question="In Table 1, what Accuracy does Baseline reach?",
+                      answer_format="Your answer should be a Python float.", pdf_ids=[pdf_id])
+    model, pred = _neusym_answer(store_dir, q, [])
+    assert model.prompts == [] and pred.answer == "61.2" and pred.reader == "cell"
+    assert pred.citations and pred.citations[0].source.startswith("tables.") and pred.citations[0].exists

@@ -7,14 +7,17 @@ column the question words best (:func:`column_candidates`), for the model reader
 is parsed once (:class:`tools.qa.question.Question`).
 
     column_candidates(context.tables, parse_question(q))      # [(row name, value), ...]
+    named_cell(context.tables, parse_question(q))             # NamedCell(table, row, column, value) or None
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from evidex.tools.paperstore.models import Table, has_number, section_label
 from evidex.tools.qa.question import Question
 
+_PRINTED_NUMBER = re.compile(r"[-−+]?\d[\d,]*(?:\.\d+)?%?")
 _NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -61,6 +64,63 @@ def column_candidates(tables: list[Table], question: Question) -> list[tuple[str
         if labels and value is not None:
             found.append((labels[-1], value))
     return found if len(found) >= 2 else []
+
+
+@dataclass(frozen=True)
+class NamedCell:
+    """The one cell a question names by its row and its column, in the table it names."""
+
+    table: Table
+    row: str  # the row's labels, section first ("InstructGPT / DaVinci")
+    column: str
+    value: str  # the cell's number as printed, without marks ("43.6" of "43.6†")
+
+
+def named_cell(tables: list[Table], question: Question) -> NamedCell | None:
+    """The cell of the named table whose row and column the question both names in full ("what F1 does method
+    B reach on domain X": row "B", column "X"), read by code. A small model given the whole table took the value
+    beside it, or one a passage repeats for another column. A row is named when every word of its label is said
+    (of several, the one with the most words: "Search + rerank" over "Search"); a label printed under two section rows
+    needs its section said too; a column when every word of its full name is said (its group's too, for a
+    two-level header). None unless exactly one row and one value column are named and the cell holds a number."""
+    t = named_table(tables, question)
+    if t is None or not t.rows:
+        return None
+    said = set(_stems(question.text))
+    width = len(t.columns)
+    values = [j for j in range(1, width) if sum(has_number([r[j]]) for r in t.rows if j < len(r)) * 2 >= len(t.rows)]
+    column = _longest_said([(j, t.columns[j]) for j in values], said)
+    labelled: list[tuple[str, str, list[str]]] = []
+    section = ""
+    for r in t.rows:
+        if label := section_label(r):
+            section = label
+            continue
+        labels = [c.strip() for c in r[: values[0] if values else 1] if _LETTER.search(c) and not has_number([c])]
+        if labels:
+            labelled.append((section, labels[-1], r))
+    rows = _longest_said([(i, label) for i, (_, label, _) in enumerate(labelled)], said, unique=False)
+    if len(rows) > 1:  # one label under several sections: the section the question says
+        rows = [i for i in rows if (words := _stems(labelled[i][0])) and all(w in said for w in words)]
+    if column is None or len(rows) != 1:
+        return None
+    section, label, row = labelled[rows[0]]
+    printed = _PRINTED_NUMBER.search((row[column] if column < len(row) else "").replace("−", "-"))
+    if printed is None:
+        return None
+    name = " / ".join(x for x in (section, label) if x)
+    return NamedCell(table=t, row=name, column=t.columns[column], value=printed.group(0).replace(",", ""))
+
+
+def _longest_said(named: list[tuple[int, str]], said: set[str], unique: bool = True):
+    """Of (index, name) pairs, the indexes of the names every word of which is said, keeping those with the most
+    words; with ``unique`` the one index, or None when none or several tie."""
+    full = [(i, len(words)) for i, name in named if (words := set(_stems(name))) and words <= said]
+    most = max((n for _, n in full), default=0)
+    best = [i for i, n in full if n == most]
+    if not unique:
+        return best
+    return best[0] if len(best) == 1 else None
 
 
 def _rows_in_named_section(rows: list[list[str]], question: str) -> list[list[str]]:
@@ -117,4 +177,4 @@ def _label_key(label: str) -> str:
     return m.group(1).upper() if m else ""
 
 
-__all__ = ["cell_value", "column_candidates", "named_table", "scaled_value"]
+__all__ = ["NamedCell", "cell_value", "column_candidates", "named_cell", "named_table", "scaled_value"]
