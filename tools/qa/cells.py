@@ -71,7 +71,7 @@ class NamedCell:
     """The one cell a question names by its row and its column, in the table it names."""
 
     table: Table
-    row: str  # the row's labels, section first ("InstructGPT / DaVinci")
+    row: str  # the row's labels, section first ("Large models / Method B")
     column: str
     value: str  # the cell's number as printed, without marks ("43.6" of "43.6†")
 
