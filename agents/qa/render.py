@@ -2,7 +2,7 @@
 
     [metadata <paper>] title: ... | authors (3): A, B, C | pages: 12 | conference: acl2023 | ...
     [tables.<key>, <paper> page 7] Table 2: caption
-    row label: column name 0.61; other column 0.46     (one line per body row; a wide table stays markdown)
+    |markdown rows|
     [chunks.<key>, <paper> page 3, paper "Title"] passage text
 
 ``keys=False`` leaves the store keys out of the tags (``[<paper> page 3] ...``): a single answer call cites by page,
@@ -10,10 +10,8 @@ and the keys are tokens it does not need; an agent's observations keep them (its
 """
 from __future__ import annotations
 
-import re
-
 from evidex.tools.first_page import corresponding_authors, proceedings_line
-from evidex.tools.paperstore.models import Equation, Figure, Note, Page, Paper, Passage, Table, section_label
+from evidex.tools.paperstore.models import Equation, Figure, Note, Page, Paper, Passage, Table
 from evidex.tools.qa.context import Context, Rows
 from evidex.tools.qa.question import Question
 
@@ -49,7 +47,7 @@ def render_item(item, *, keys: bool = True, titles: dict[str, str] | None = None
     if isinstance(item, Note):
         return f"[metadata {', '.join(item.paper_ids) or item.paper_id}] {item.text}"
     if isinstance(item, Table):
-        return f"{_tag(item, keys)} {item.caption}\n{table_text(item)}"
+        return f"{_tag(item, keys)} {item.caption}\n{item.markdown}"
     if isinstance(item, Figure):
         inside = f"\nText inside the figure: {item.text}" if item.text else ""
         return f"{_tag(item, keys)} {item.caption}{inside}"
@@ -62,34 +60,6 @@ def render_item(item, *, keys: bool = True, titles: dict[str, str] | None = None
     if isinstance(item, Rows):
         return rows_text(item)
     return f"{_tag(item, keys)} {getattr(item, 'text', '')}"
-
-
-_DECIMAL = re.compile(r"[-+]?\d*\.\d+%?")
-# a table with more body cells, or whose records would be this many times its markdown (long column names), stays
-# markdown: each record repeats its column names
-RECORD_CELLS, RECORD_GROWTH = 200, 2.0
-
-
-def table_text(t: Table) -> str:
-    """A table as one line per body row, every value named by its column ("Method B: Dev 0.61; Test 0.46") and
-    each row by the section row over it ("Large models / Method B: ..."). A small model reading markdown took the
-    value beside the one asked for, or a row of another section with the same label. A table code cannot read,
-    or one too wide to repeat its column names, stays markdown."""
-    rows, names = t.rows, t.columns
-    # a "header" of decimals is the first body row of a table printed without one: its columns have no names
-    unnamed = sum(n == f"column {j}" or bool(_DECIMAL.fullmatch(n)) for j, n in enumerate(names[1:], 1))
-    if not rows or len(names) < 2 or unnamed * 2 > len(names) - 1 or sum(len(r) for r in rows) > RECORD_CELLS:
-        return t.markdown
-    lines, section = [], ""
-    for row in rows:
-        if label := section_label(row):
-            section = label
-            continue
-        name = " / ".join(x for x in (section, row[0].strip()) if x)
-        cells = "; ".join(f"{names[j]} {c.strip()}" for j, c in enumerate(row[1:], 1) if j < len(names) and c.strip())
-        lines.append(f"{name}: {cells}" if name else cells)
-    text = "\n".join(lines)
-    return text if len(text) <= RECORD_GROWTH * len(t.markdown) else t.markdown
 
 
 def rows_text(rows: Rows) -> str:

@@ -225,32 +225,9 @@ def test_the_probe_renders_once_for_the_prompt(paper):
     assert text.startswith(f"[metadata {paper_id}] title: {title} | authors (3): Alice Example, Bob Sample, "
                            f"Carol Tester | pages: {pages} | conference: ")
     table = found.tables[0]
-    assert f"[{table.source}, {paper_id} page 2] Table 1: Accuracy" in text and "\nOurs: Accuracy 74.9; F1 71.3" in text
+    assert f"[{table.source}, {paper_id} page 2] Table 1: Accuracy" in text and "|Ours|74.9|71.3|" in text
     assert f"[{paper_id} page 2] Table 1" in render_context(found, keys=False)  # an answer call cites by page
     assert render_context(found, limit=50).endswith("more characters; ask a narrower query]")
-
-
-def test_a_table_reaches_the_model_as_named_records():
-    """One line per body row, each value named by its column and each row by the section row over it; a table too
-    wide to repeat its column names, or one whose columns have no names, stays markdown."""
-    from evidex.agents.qa.render import RECORD_CELLS, table_text
-    from evidex.tools.paperstore import Table
-
-    grouped = Table(key="t", paper_id="p", page=5, caption="Table 2: Accuracy.", markdown=(
-        "|Model|BERTScore|Execution|\n|---|---|---|\n|GPT-3| | |\n|Ada|-7.7|4.0|\n|DaVinci|14.6|6.5|\n"
-        "|InstructGPT| | |\n|DaVinci|44.4|43.6|"))
-    assert table_text(grouped).splitlines() == ["GPT-3 / Ada: BERTScore -7.7; Execution 4.0",
-                                                "GPT-3 / DaVinci: BERTScore 14.6; Execution 6.5",
-                                                "InstructGPT / DaVinci: BERTScore 44.4; Execution 43.6"]
-    two_level = Table(key="t", paper_id="p", page=1, markdown=(
-        "|Method|Yelp|Yelp|IMDB|\n|---|---|---|---|\n| |R|M|R|\n|A|1.0| |3.0|"))
-    assert table_text(two_level) == "A: Yelp R 1.0; IMDB R 3.0"  # an empty cell is left out, not named
-    width = RECORD_CELLS // 10 + 1
-    wide = "|m|" + "|".join(f"c{j}" for j in range(9)) + "|\n" + "".join(
-        "|r|" + "|".join("1.0" for _ in range(9)) + "|\n" for _ in range(width))
-    assert table_text(Table(key="t", paper_id="p", page=1, markdown=wide)) == wide
-    unnamed = "|a|1.0|2.0|\n|b|3.0|4.0|"
-    assert table_text(Table(key="t", paper_id="p", page=1, markdown=unnamed)) == unnamed
 
 
 def test_the_probe_names_the_authors_two_papers_share():

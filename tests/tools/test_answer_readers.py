@@ -155,7 +155,7 @@ def test_the_model_reader_answers_in_the_format_s_type_from_the_rendered_context
     assert (answer.value, answer.reader, answer.by_code, answer.sources) == ("12", "model", False, [])
     (first, repair) = model.prompts
     assert "[metadata p1] title: A Paper | authors (1): Ann Bee | pages: 12" in first
-    assert "[p1 page 3] Table 1: Results.\nBaseline: Accuracy 61.2\nOurs: Accuracy 74.9" in first and "[tables.t1" not in first  # no keys
+    assert "[p1 page 3] Table 1: Results.\n|System|Accuracy|" in first and "[tables.t1" not in first  # no keys
     assert "pdf_id in ['p1']" in first and first.rindex("[Question]") > first.index("[Context]:")
     assert "Your previous reply was not valid" in repair
     # with keys (an agent's answer) and a cut context
