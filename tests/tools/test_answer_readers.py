@@ -353,3 +353,23 @@ def test_a_number_named_by_row_and_column_is_read_by_code_through_the_graph(tabl
     model, pred = _neusym_answer(store_dir, q, [])
     assert model.prompts == [] and pred.answer == "61.2" and pred.reader == "cell"
     assert pred.citations and pred.citations[0].source.startswith("tables.") and pred.citations[0].exists
+
+
+def test_the_code_readers_benchmark_scores_each_reader_s_answers_on_a_real_store(table_paper):
+    from benchmarks.code_readers import check_readers
+    from evidex.tools.paperstore import PaperStore
+
+    store_dir, pdf_id = table_paper
+    fmt = "Your answer should be a Python float."
+
+    def row(uuid, question, gold):
+        return {"uuid": uuid, "question": question, "answer_format": fmt, "anchor_pdf": [pdf_id],
+                "evaluator": {"eval_func": "eval_float_exact_match", "eval_kwargs": {"gold": gold}}}
+    rows = [row("a", "In Table 1, what Accuracy does Baseline reach?", 61.2),
+            row("b", "In Table 1, what Accuracy does Ours reach?", 70.0),   # read right, scored against a wrong gold
+            row("c", "In Table 1, what score does Ours reach?", 74.9),      # no column named: passes
+            row("d", "What is the learning rate?", 0.1)]                    # no table: does not apply
+    cell = check_readers(PaperStore(None, store_dir), rows)["cell"]
+    assert {k: cell[k] for k in ("questions", "applies", "answers", "correct")} == {
+        "questions": 4, "applies": 3, "answers": 2, "correct": 1}
+    assert [(a["id"], a["answer"], a["score"]) for a in cell["answered"]] == [("a", "61.2", 1.0), ("b", "74.9", 0.0)]
