@@ -84,7 +84,6 @@ def main(argv: list[str] | None = None) -> int:
         for reader, r in part["readers"].items():
             print(f"{name:10s} {reader:10s} {r['questions']:9d} {r['applies']:8d} {r['answers']:8d} {r['correct']:8d}")
     write_results(args.json, result, part="code_readers")
-    print(f"wrote {args.json} (part code_readers)")
     return 0
 
 
