@@ -13,40 +13,39 @@ full runs.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from benchmarks import write_results
-from benchmarks.airqa import HOLDOUT, question_file
+from benchmarks.airqa import question_file
 
-SETS = ("corpus", "pool_dev")
-
-
-def questions_of(name: str, corpus: Path, scratch: Path) -> list[dict]:
-    from evidex.evaluators.airqa import read_jsonl
-
-    if name == "corpus":
-        path, _ = question_file(corpus, scratch / "corpus_all.jsonl", "all")
-        return read_jsonl(path, required=("uuid",)) + read_jsonl(HOLDOUT, required=("uuid",))
-    path, _ = question_file(corpus, scratch / f"{name}.jsonl", name)
-    return read_jsonl(path, required=("uuid",))
+SPLITS = {"corpus": ("all", "holdout"), "pool_dev": ("pool_dev",)}  # a question set: the splits it joins
 
 
-def check_readers(store, questions: list[dict]) -> dict[str, dict]:
-    """Per code reader: questions it applies to, answers and answers right, and each answer with its score."""
+def questions_of(name: str, corpus: Path, scratch: Path) -> list:
+    """The AirQA questions of set ``name`` (:class:`tools.qa.QAItem`), read as the airqa task reads them."""
+    from evidex.graphs.qa.family import load_airqa
+    from evidex.graphs.tasks import config_for_task
+
+    items = []
+    for split in SPLITS[name]:
+        path, _ = question_file(corpus, scratch / f"{split}.jsonl", split)
+        items += load_airqa(config_for_task("airqa", [f"dataset.file={path.resolve()}"]))
+    return items
+
+
+def check_readers(store, questions: list) -> dict[str, dict]:
+    """Per code reader: of ``questions`` (:class:`tools.qa.QAItem`), those it applies to, answers and answers right,
+    and each answer with its score."""
     from evidex.agents.readers import ReadRequest, get_reader, reader_names
     from evidex.evaluators.airqa import evaluate
-    from evidex.tools.qa import PaperQuestion
     from evidex.tools.qa.probe import probe
     from evidex.tools.qa.question import parse_question
 
     readers = [get_reader(n) for n in reader_names() if n != "model"]
     out = {r.name: {"questions": len(questions), "applies": 0, "answers": 0, "correct": 0, "answered": []}
            for r in readers}
-    for row in questions:
-        q = parse_question(PaperQuestion(id=row["uuid"], question=row["question"], answer_format=row["answer_format"],
-                                         pdf_ids=row["anchor_pdf"] + row.get("reference_pdf", []),
-                                         conferences=row.get("conference", [])))
+    for item in questions:
+        q = parse_question(item.question)
         context = probe(store, q, 0)
         for reader in readers:
             if not reader.applies(q, context):
@@ -56,10 +55,10 @@ def check_readers(store, questions: list[dict]) -> dict[str, dict]:
             answer = reader.read(ReadRequest(question=q, context=context))
             if answer is None:
                 continue
-            score = evaluate(answer.value, row["evaluator"]).score
+            score = evaluate(answer.value, item.evaluator).score
             part["answers"] += 1
             part["correct"] += int(score == 1.0)
-            part["answered"].append({"id": row["uuid"], "answer": answer.value, "score": score})
+            part["answered"].append({"id": q.id, "answer": answer.value, "score": score})
     return out
 
 
@@ -78,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
 
     result = {}
     for name, db in (("corpus", args.corpus_db), ("pool_dev", args.pool_db)):
-        result[name] = {"store": db, "readers": check_readers(PaperStore.open(db=db), questions_of(name, args.corpus, args.scratch))}
+        questions = questions_of(name, args.corpus, args.scratch)
+        result[name] = {"store": db, "readers": check_readers(PaperStore.open(db=db), questions)}
     print(f"{'set':10s} {'reader':10s} {'questions':>9s} {'applies':>8s} {'answers':>8s} {'correct':>8s}")
     for name, part in result.items():
         for reader, r in part["readers"].items():

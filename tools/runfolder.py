@@ -16,8 +16,8 @@ import fcntl
 import json
 import logging
 import os
-import time
 import threading
+import time
 from pathlib import Path
 from typing import Any
 

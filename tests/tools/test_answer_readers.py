@@ -358,13 +358,14 @@ def test_a_number_named_by_row_and_column_is_read_by_code_through_the_graph(tabl
 def test_the_code_readers_benchmark_scores_each_reader_s_answers_on_a_real_store(table_paper):
     from benchmarks.code_readers import check_readers
     from evidex.tools.paperstore import PaperStore
+    from evidex.tools.qa import QAItem
 
     store_dir, pdf_id = table_paper
     fmt = "Your answer should be a Python float."
 
     def row(uuid, question, gold):
-        return {"uuid": uuid, "question": question, "answer_format": fmt, "anchor_pdf": [pdf_id],
-                "evaluator": {"eval_func": "eval_float_exact_match", "eval_kwargs": {"gold": gold}}}
+        return QAItem(question=PaperQuestion(id=uuid, question=question, answer_format=fmt, pdf_ids=[pdf_id]),
+                      evaluator={"eval_func": "eval_float_exact_match", "eval_kwargs": {"gold": gold}})
     rows = [row("a", "In Table 1, what Accuracy does Baseline reach?", 61.2),
             row("b", "In Table 1, what Accuracy does Ours reach?", 70.0),   # read right, scored against a wrong gold
             row("c", "In Table 1, what score does Ours reach?", 74.9),      # no column named: passes

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from evidex.tools.paperstore.models import Table, has_number, section_label
 from evidex.tools.qa.question import Question
 
-_PRINTED_NUMBER = re.compile(r"[-−+]?\d[\d,]*(?:\.\d+)?%?")
+_PRINTED_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?%?")
 _NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -59,7 +59,7 @@ def column_candidates(tables: list[Table], question: Question) -> list[tuple[str
     j = scores.index(best)
     found: list[tuple[str, float]] = []
     for r in _rows_in_named_section(t.rows, question.text):
-        labels = [c for c in r[:j] if _LETTER.search(c) and not has_number([c])]  # not a dash for "n/a"
+        labels = _row_labels(r, j)
         value = scaled_value(r[j]) if j < len(r) else None
         if labels and value is not None:
             found.append((labels[-1], value))
@@ -90,18 +90,11 @@ def named_cell(tables: list[Table], question: Question) -> NamedCell | None:
     width = len(t.columns)
     values = [j for j in range(1, width) if sum(has_number([r[j]]) for r in t.rows if j < len(r)) * 2 >= len(t.rows)]
     column = _longest_said([(j, t.columns[j]) for j in values], said)
-    labelled: list[tuple[str, str, list[str]]] = []
-    section = ""
-    for r in t.rows:
-        if label := section_label(r):
-            section = label
-            continue
-        labels = [c.strip() for c in r[: values[0] if values else 1] if _LETTER.search(c) and not has_number([c])]
-        if labels:
-            labelled.append((section, labels[-1], r))
+    labelled = [(section, labels[-1].strip(), r) for section, r in _sectioned(t.rows)
+                if (labels := _row_labels(r, values[0] if values else 1))]
     rows = _longest_said([(i, label) for i, (_, label, _) in enumerate(labelled)], said, unique=False)
     if len(rows) > 1:  # one label under several sections: the section the question says
-        rows = [i for i in rows if (words := _stems(labelled[i][0])) and all(w in said for w in words)]
+        rows = [i for i in rows if _said_in_full(labelled[i][0], said)]
     if column is None or len(rows) != 1:
         return None
     section, label, row = labelled[rows[0]]
@@ -127,17 +120,32 @@ def _rows_in_named_section(rows: list[list[str]], question: str) -> list[list[st
     """The rows under the section row whose every word the question says ("which Conversational Search dataset"),
     or all rows when it names none."""
     said = set(_stems(question))
+    out = _sectioned(rows)
+    labels = list(dict.fromkeys(c for c, _ in out if c))
+    named = [c for c in labels if _said_in_full(c, said)]
+    # one section named; none or several (each word said somewhere): every row
+    return [r for c, r in out if len(named) != 1 or c == named[0]]
+
+
+def _sectioned(rows: list[list[str]]) -> list[tuple[str, list[str]]]:
+    """Each body row with the label of the section row over it ("" before the first); section rows left out."""
     current, out = "", []
     for r in rows:
-        label = section_label(r)
-        if label:
+        if label := section_label(r):
             current = label
             continue
         out.append((current, r))
-    labels = list(dict.fromkeys(c for c, _ in out if c))
-    named = [c for c in labels if (words := _stems(c)) and all(w in said for w in words)]
-    # one section named; none or several (each word said somewhere): every row
-    return [r for c, r in out if len(named) != 1 or c == named[0]]
+    return out
+
+
+def _row_labels(row: list[str], upto: int) -> list[str]:
+    """The row's label cells before column ``upto``: letters and no number (not a dash for "n/a")."""
+    return [c for c in row[:upto] if _LETTER.search(c) and not has_number([c])]
+
+
+def _said_in_full(name: str, said: set[str]) -> bool:
+    """Every word of ``name`` is among the question's words ``said`` (a name of no words is not said)."""
+    return bool(words := _stems(name)) and all(w in said for w in words)
 
 
 _SCALED = re.compile(r"^\s*([-−]?\d[\d,]*(?:\.\d+)?)\s?([KkMB])(?![A-Za-z])")
