@@ -1,15 +1,16 @@
 """The grounded writer: reasons that are reasons, and an explanation built from them that cannot contradict the
 decisions.
 
-    notes        one grammar-bound call per claim: for every kept item a one-sentence reason that links its
-                 finding to the claim (key fact with its numbers, then how it bears on the claim), and for every
-                 given item set aside a few words naming what it is about instead; the model sees each item's
-                 design (``tools.evidence_design``) and finding (``tools.findings``), never whole texts
+    reasons      one grammar-bound call per claim: for every kept item a one-sentence reason that links its
+                 finding to the claim (key fact with its numbers, then how it bears on the claim); the model sees
+                 each item's design (``tools.evidence_design``) and finding (``tools.findings``), never whole
+                 texts. A given item set aside is named by code: the variant, gene, drug or disease of its own
+                 text that the claim never uses (the model's few words about it were cut at their cap in 62 of
+                 106 items and cost a fifth of the call's tokens)
     check        each reason is checked by code (``tools.reasons``): a finished sentence, every number and name it
                  states is in the evidence (or the claim), it names the claim's entity, it is not a copy of an
                  evidence sentence, and its side (keyword cues) is the item's label; what fails falls back to an
-                 honest short reason that says so. An "about" must name something of the item's own that the
-                 claim does not; else the item's own names are used
+                 honest short reason that says so
     verdict      what the kept items add up to (supported / refuted / mixed / not enough evidence), first, with
                  how consistent they are ("All 4 kept items ... support"), how many report clinical and how many
                  preclinical studies, and the ids behind it; a template over the labels and designs, no model
@@ -21,6 +22,7 @@ decisions.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -35,13 +37,12 @@ from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
 from evidex.tools.findings import tidy
 from evidex.tools.evidence_design import design_of, strength
-from evidex.tools.reasons import MAX_REASON_WORDS, kept_reason_problem, names_other, other_names, unbacked_facts
+from evidex.tools.reasons import MAX_REASON_WORDS, kept_reason_problem, other_names
 
 Verdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
 Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited texts) -> supported?
 MAX_VERDICT_IDS = 6  # a longer list of ids reads as noise; the reasons cite the rest
 MAX_SENTENCE_WORDS = 40
-ABOUT_WORDS = 8
 # Budgets of the grounded path (fixed: they were settings that no run changed; issue 51 cut the settings)
 REASON_WORDS = 25  # the longest reason the model is asked for; its schema caps it at 9 characters a word
 FINDING_WORDS = 30  # the finding the model is shown per item
@@ -110,13 +111,6 @@ def _count(n: int) -> str:
 
 
 # -- what the model is shown ----------------------------------------------------------------------------------
-def opening(item_id: str, text: str, words: int = 25) -> Evidence:
-    """An item set aside as the notes call shows it: its first sentence (where a text says what it studies),
-    cut to ``words`` words."""
-    first = (split_sentences(tidy(text)) or [""])[0]
-    return Evidence(id=item_id, text=clip_words(first.rstrip(" ."), words))
-
-
 def shown_item(item_id: str, finding: str | None, text: str) -> Evidence:
     """An item as the notes call shows it: its design, when its text states one, then its finding (the whole
     text when it has none)."""
@@ -125,53 +119,44 @@ def shown_item(item_id: str, finding: str | None, text: str) -> Evidence:
     return Evidence(id=item_id, text=f"{design.name}: {body}" if design else body)
 
 
-# -- the notes call -------------------------------------------------------------------------------------------
-def notes_schema(kept: list[str], dropped: list[str], reason_chars: int, about_chars: int) -> type[BaseModel]:
-    """A JSON object with one required key per id, in order: a reason for each kept id, then an "about" for each
-    id set aside. The grammar closes each string at its length cap."""
+# -- the reasons call -----------------------------------------------------------------------------------------
+def reasons_schema(kept: list[str], reason_chars: int) -> type[BaseModel]:
+    """A JSON object with one required key per kept id, in order, each a reason. The grammar closes each string
+    at its length cap."""
     fields = {f"k{i}": (str, Field(alias=eid, min_length=8, max_length=reason_chars)) for i, eid in enumerate(kept)}
-    fields.update({f"d{i}": (str, Field(alias=eid, min_length=2, max_length=about_chars))
-                   for i, eid in enumerate(dropped)})
-    return create_model("Notes", __config__=ConfigDict(populate_by_name=True), **fields)
+    return create_model("Reasons", __config__=ConfigDict(populate_by_name=True), **fields)
 
 
 CUT = "\x00cut\x00"  # marks a model text that reached its length cap (never in model text: JSON strips NUL)
 
 
-def write_notes(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evidence], dropped: list[Evidence], *,
-                words: int, context_chars: int, name: str = "write_reasons") -> tuple[dict[str, str], dict[str, str]]:
-    """(reasons by kept id, abouts by dropped id) from one call; a text the grammar closed at its cap comes back
-    marked with ``CUT``. Raises :class:`StructuredOutputError` when the reply never fits the schema."""
-    kept_ids, dropped_ids = [e.id for e in kept], [e.id for e in dropped]
-    ids = ", ".join(f"[{i}]" for i in kept_ids) or "none"
-    task = render(REASONS, ids=ids, dropped=", ".join(f"[{i}]" for i in dropped_ids) or "none",
-                  words=words, about_words=ABOUT_WORDS).strip()
-    blocks = [("EVIDENCE", kept)] + ([("SET ASIDE", dropped)] if dropped else [])
-    msgs = with_example(messages(claims, kept, task, evidence_chars=4000, context_chars=context_chars,
-                                 more=blocks[1:]), REASONS_EXAMPLE)
-    reason_chars, about_chars = words * 9, ABOUT_WORDS * 12
-    schema = notes_schema(kept_ids, dropped_ids, reason_chars, about_chars)
+def write_reasons(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evidence], *, words: int,
+                  context_chars: int, name: str = "write_reasons") -> dict[str, str]:
+    """Reasons by kept id from one call; a text the grammar closed at its cap comes back marked with ``CUT``.
+    Raises :class:`StructuredOutputError` when the reply never fits the schema."""
+    kept_ids = [e.id for e in kept]
+    task = render(REASONS, ids=", ".join(f"[{i}]" for i in kept_ids), words=words).strip()
+    msgs = with_example(messages(claims, kept, task, evidence_chars=4000, context_chars=context_chars),
+                        REASONS_EXAMPLE)
+    reason_chars = words * 9
+    schema = reasons_schema(kept_ids, reason_chars)
     # the grammar caps every string; at least one token per 3 characters of each, plus its key and quotes
-    max_tokens = 24 + len(kept_ids) * (reason_chars // 3 + 10) + len(dropped_ids) * (about_chars // 3 + 10)
+    max_tokens = 24 + len(kept_ids) * (reason_chars // 3 + 10)
     result = call_structured(llm, schema, msgs, name=name, max_tokens=max_tokens, repair=False)
 
-    def marked(text: str, cap: int) -> str:
+    def marked(text: str) -> str:
         text = " ".join(text.split())
-        return CUT + text if len(text) >= cap - 1 else text
-    reasons = {eid: marked(getattr(result, f"k{i}"), reason_chars) for i, eid in enumerate(kept_ids)}
-    abouts = {eid: marked(getattr(result, f"d{i}"), about_chars) for i, eid in enumerate(dropped_ids)}
-    return reasons, abouts
+        return CUT + text if len(text) >= reason_chars - 1 else text
+    return {eid: marked(getattr(result, f"k{i}")) for i, eid in enumerate(kept_ids)}
 
 
-def safe_notes(call: Callable[[], tuple[dict[str, str], dict[str, str]]]
-               ) -> tuple[dict[str, str], dict[str, str], str | None]:
-    """The model's notes, or none and the reason when its reply never fit the schema: every item then gets its
+def safe_reasons(call: Callable[[], dict[str, str]]) -> tuple[dict[str, str], str | None]:
+    """The model's reasons, or none and the reason when its reply never fit the schema: every item then gets its
     honest fallback reason, rather than an item error."""
     try:
-        reasons, abouts = call()
-        return reasons, abouts, None
+        return call(), None
     except StructuredOutputError as exc:
-        return {}, {}, f"model reply unusable: {str(exc)[:160]}"
+        return {}, f"model reply unusable: {str(exc)[:160]}"
 
 
 # -- reasons --------------------------------------------------------------------------------------------------
@@ -180,10 +165,11 @@ LABEL_WORDS = {"supports": "supporting", "contradicts": "contrary"}
 
 @dataclass
 class Reason:
-    """The reason shown for one decision, where it came from and, for a model text that did not stand, why."""
+    """The reason shown for one decision, where it came from (the model's checked text, the honest fallback for a
+    kept item, or code naming what a set-aside item is about) and, for a model text that did not stand, why."""
 
     text: str
-    source: Literal["model", "fallback"]
+    source: Literal["model", "fallback", "code"]
     problem: str | None = None
     written: str | None = None  # the model's text when it did not stand (for the run's record)
 
@@ -228,27 +214,20 @@ def _article(phrase: str) -> str:
     return "an" if phrase[:1] in "aeiou" else "a"
 
 
-def dropped_reason(written: str | None, text: str, claim: Claim, owner: Claim | None = None) -> Reason:
-    """Why a given item was set aside: what it is about instead (the model's words when they name something of
-    the item's own that the claim does not, else the item's own names) and the known claim it belongs to."""
-    about, problem, source = None, "no description written", "fallback"
-    if written:
-        candidate = " ".join(strip_citations(written.removeprefix(CUT)).split()).rstrip(" .;:,")
-        if written.startswith(CUT):
-            problem = "cut at the length cap"
-        elif missing := unbacked_facts(candidate, text, claim.text, claim.context):
-            problem = f"states what the item does not: {', '.join(missing[:4])}"
-        elif not names_other(candidate, text, claim.text, claim.context):
-            problem = "names nothing the claim does not"
-        else:
-            about, problem, source = candidate, None, "model"
-    if about is None:
-        own = [w for w in other_names(text, claim.text, claim.context) if len(w) > 2][:3]
-        about = _join(own) if own else None
-    lead = f"Not about this claim: it is about {about}" if about else \
+def dropped_reason(text: str, claim: Claim, owner: Claim | None = None) -> Reason:
+    """Why a given item was set aside, by code: what it is about instead (the names of its own text that the
+    claim never uses: its variant, gene, drug or disease) and the known claim it belongs to."""
+    own = [w for w in other_names(text, claim.text, claim.context) if len(w) > 2][:3]
+    lead = f"Not about this claim: it is about {_join(own)}" if own else \
         "Not about this claim: it ranks far from the claim among the evidence"
-    sentence = lead + (f", and it fits the known claim \"{_claim_clause(owner.text)}\" better" if owner else "") + "."
-    return Reason(_finish(sentence), source, problem, written.removeprefix(CUT) if written else None)
+    tails = [""]
+    if owner:  # the known claim in full, else without its asides, else only that there is one (a reason stays short)
+        clause = _claim_clause(owner.text)
+        brief = re.sub(r"\s*\([^)]*\)", "", clause).split(", ")[0]
+        tails = [f', and it fits the known claim "{clause}" better', f', and it fits the known claim "{brief}" better',
+                 ", and it fits another known claim better"]
+    sentences = [_finish(lead + tail + ".") for tail in tails]
+    return Reason(next((t for t in sentences if len(t.split()) <= MAX_REASON_WORDS), sentences[-1]), "code")
 
 
 def clip_words(text: str, n: int) -> str:
@@ -337,6 +316,5 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
 
 
 __all__ = ["CUT", "GroundedExplanation", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
-           "fallback_reason", "kept_reason", "notes_schema", "opening", "safe_notes", "sentence_problem", "shown_item",
-           "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences",
-           "write_notes"]
+           "fallback_reason", "kept_reason", "reasons_schema", "safe_reasons", "sentence_problem", "shown_item",
+           "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences", "write_reasons"]

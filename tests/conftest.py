@@ -16,8 +16,7 @@
   ===========  ==========================================================  ========================================
   judge        ``TASK: Judge evidence [ID]``                               ``{"evidence_finding": ..., "label": ...}``
   stances      ``TASK: Label each of [ID], ...``                           one label per id
-  reasons      ``TASK: Reasons for [ID], ...`` (the grounded writer)       a reason per EVIDENCE id, an "about" per
-                                                                           SET ASIDE id
+  reasons      ``TASK: Reasons for [ID], ...`` (the grounded writer)       a reason per EVIDENCE id
   selection    ``TASK: The EVIDENCE was collected for exactly one``        ``{"reason": ..., "answer": "A"}``
   assignment   ``TASK: For each evidence item ... decide which claim``     one ``{"reason", "claim"}`` per id
   ===========  ==========================================================  ========================================
@@ -184,15 +183,6 @@ def _evidence_turn(prompt: str) -> str:
     return next((t for t in reversed(turns) if "EVIDENCE:\n" in t), turns[-1])
 
 
-def aside_lines(prompt: str) -> dict[str, str]:
-    """id -> shown text of the items in the prompt's SET ASIDE block (the grounded reasons call)."""
-    human = _evidence_turn(prompt)
-    if "SET ASIDE:\n" not in human:
-        return {}
-    block = human.split("SET ASIDE:\n", 1)[1].split("\n\n", 1)[0]
-    return dict(_EVIDENCE_LINE.findall(block))
-
-
 def scripted_reason(claim: str, shown: str) -> str:
     """A reason that passes the code check: the claim's names, then the first words of the item's finding."""
     from evidex.tools.reasons import names
@@ -267,13 +257,9 @@ class Responder:
             return {"evidence_finding": f"scripted judgement of item {jid}", "label": self.judge_label(jid)}
         if call.role == "stances":
             return {i: self.stance_for(i) for i in task_ids(call.prompt)}
-        if call.role == "reasons":  # the grounded writer: a reason per kept item, an "about" per item set aside
+        if call.role == "reasons":  # the grounded writer: a reason per kept item
             claim = next(iter(call.claims.values()), "")
-            aside = aside_lines(call.prompt)
-            out = {i: scripted_reason(claim, shown[i]) for i in shown}
-            out.update({i: " ".join(re.findall(r"[A-Z][\w:-]*\d\w*|[A-Z]{2,}\w*", text)[:3]) or text.split()[0]
-                        for i, text in aside.items()})
-            return out
+            return {i: scripted_reason(claim, shown[i]) for i in shown}
         if call.role == "selection":
             return {"reason": "scripted choice", "answer": self.answer}
         if call.role == "assignment":
@@ -316,6 +302,6 @@ def kit():
     return types.SimpleNamespace(
         Responder=Responder, Call=Call, ALL_TASKS=ALL_TASKS, CIVIC_KB=CIVIC_KB, REPAIR_MARKER=REPAIR_MARKER,
         data_file=data_file, require_task_data=require_task_data, prompt_role=prompt_role,
-        evidence_lines=evidence_lines, aside_lines=aside_lines, prompt_claims=prompt_claims, judged_id=judged_id,
+        evidence_lines=evidence_lines, prompt_claims=prompt_claims, judged_id=judged_id,
         task_ids=task_ids,
     )

@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, compose, dropped_reason, kept_reason, notes_schema,
+from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, compose, dropped_reason, kept_reason, reasons_schema,
                                            sentence_problem, shown_item, verdict_of,
                                            verdict_sentences)
 from evidex.agents.scripted import ScriptedChatModel
@@ -124,24 +124,23 @@ def test_a_checked_model_reason_stands_and_a_failing_one_falls_back_honestly():
 def test_a_set_aside_item_is_described_by_what_it_is_about_and_the_claim_it_belongs_to():
     text = "In a phase 1/2 trial, patients with relapsed AML with FLT3 D835 mutation received gilteritinib."
     owner = Claim(text="FLT3 D835 mutant AML is sensitive to gilteritinib")
-    reason = dropped_reason("FLT3 D835 mutant AML treated with gilteritinib", text, ALK, owner)
-    assert reason.source == "model" and reason.text == (
-        'Not about this claim: it is about FLT3 D835 mutant AML treated with gilteritinib, and it fits the known '
-        'claim "FLT3 D835 mutant AML is sensitive to gilteritinib" better.')
-    # an "about" that names nothing of the item's own, or invents, falls back to the item's own names
-    for written in ("ALK fusions in lung cancer", "KIT mutant GIST treated with imatinib", None):
-        fallback = dropped_reason(written, text, ALK)
-        assert fallback.source == "fallback" and fallback.text.startswith("Not about this claim: it is about ")
-        assert "FLT3" in fallback.text and "KIT" not in fallback.text
+    reason = dropped_reason(text, ALK, owner)
+    assert reason.source == "code" and reason.text.startswith("Not about this claim: it is about ")
+    assert "FLT3" in reason.text and reason.text.endswith(
+        ', and it fits the known claim "FLT3 D835 mutant AML is sensitive to gilteritinib" better.')
+    # what the claim itself names is never given as what the item is about instead
+    alone = dropped_reason("ALK fusions were found in 4% of lung adenocarcinoma treated with crizotinib.", ALK)
+    assert alone.text == "Not about this claim: it ranks far from the claim among the evidence."
+    assert is_complete_sentence(reason.text, max_words=40)
 
 
-def test_the_notes_schema_asks_one_required_key_per_id_with_capped_strings():
-    schema = notes_schema(["1", "2"], ["9"], reason_chars=200, about_chars=90)
+def test_the_reasons_schema_asks_one_required_key_per_id_with_capped_strings():
+    schema = reasons_schema(["1", "2"], reason_chars=200)
     js = schema.model_json_schema()
-    assert js["required"] == ["1", "2", "9"]
-    assert js["properties"]["1"]["maxLength"] == 200 and js["properties"]["9"]["maxLength"] == 90
-    parsed = schema.model_validate({"1": "a reason here", "2": "another one", "9": "AML"})
-    assert parsed.k0 == "a reason here" and parsed.d0 == "AML"
+    assert js["required"] == ["1", "2"]
+    assert js["properties"]["1"]["maxLength"] == 200
+    parsed = schema.model_validate({"1": "a reason here", "2": "another one"})
+    assert parsed.k0 == "a reason here" and parsed.k1 == "another one"
     assert shown_item("1", "Response rates were 65%", PROFILE).text == "phase 3 trial: Response rates were 65%"
 
 
@@ -245,7 +244,7 @@ def test_grounded_run_gives_whole_reasons_and_explanations_that_cannot_contradic
         labels = {d.id: d.label for d in pred.decisions if d.kept}
         assert VERDICT.search(split_sentences(text)[0]) or text.startswith("There is not enough"), text
         scores = trust_scores(pred)
-        assert scores["reason_complete"] == 1.0 and scores["self_contradiction"] == 0.0
+        assert scores["reason_complete"] == 1.0 and scores["self_contradiction"] == 0.0, [d.reason for d in pred.decisions if (d.kept or d.source == "given") and not is_complete_sentence(d.reason, max_words=40)][0][-300:]
         assert set(parse_citations(text)) <= set(labels)
         assert all(d.basis for d in pred.decisions if d.kept or d.source == "given")
         assert pred.verification["claim"]["verdict"] in ("supported", "mixed", "refuted")
@@ -260,7 +259,8 @@ def test_a_malformed_reasons_reply_still_gives_reasons_and_an_explanation(kit, e
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=kb_index)
     pred = graph.invoke({"input": _inputs(kit, cfg, 1)[0]})["prediction"]
     assert "reasons_failed" in pred.verification["claim"]
-    assert {r["source"] for r in pred.verification["reasons"].values()} == {"fallback"}
+    kept = {d.id for d in pred.decisions if d.kept}
+    assert {r["source"] for i, r in pred.verification["reasons"].items() if i in kept} == {"fallback"}
     assert VERDICT.search(split_sentences(pred.explanations["claim"])[0]) and parse_citations(pred.explanations["claim"])
     assert json.dumps(pred.verification)  # the record is plain data
     kept = [d for d in pred.decisions if d.kept]
@@ -281,8 +281,10 @@ def test_reasons_written_by_the_model_stand_and_name_what_discards_are_about(kit
     assert scores["reason_links_claim"] == 1.0 and scores["reason_copied"] == 0.0
     call = next(c for c in responder.calls if c.role == "reasons")
     dropped = [d.id for d in pred.decisions if d.source == "given" and not d.kept]
-    assert dropped and set(kit.aside_lines(call.prompt)) == set(dropped)  # set-aside items are asked about
+    assert dropped and not any(f"[{i}]" in call.prompt for i in dropped)  # set-aside items are named by code
     assert all(d.reason.startswith("Not about this claim: it is about") for d in pred.decisions if d.id in dropped)
+    assert all(records[i]["source"] == "code" for i in dropped)
+    assert scores["discard_names_other"] == 1.0
 
 
 def test_the_model_as_support_judge_reads_a_boolean_and_fails_closed():

@@ -67,8 +67,7 @@ def hostile_run(tmp_path_factory, kit):
                 return json.dumps({"evidence_finding": HOSTILE})  # fails its schema twice: the error quotes the reply
             return json.dumps({"evidence_finding": f"reason {HOSTILE}"[:30], "label": "supports"})  # <= reason_chars
         if call.role == "reasons":
-            return json.dumps({i: f"{p[:60]}" for i, p in zip(call.ids + list(kit.aside_lines(call.prompt)),
-                                                               PAYLOADS[2:] * 4)})
+            return json.dumps({i: f"{p[:60]}" for i, p in zip(call.ids, PAYLOADS[2:] * 4)})
         return None
 
     name = "cfg<script>window.__pwned='name'</script>\u202e{{x}}"

@@ -4,9 +4,9 @@
               about the claim (tools/findings.py), one the model is shown and a longer one for the explanation,
               from one embedding call per item
     [stance]  the shared stance node, shown the findings instead of whole evidence texts (graphs/claims/nodes.py)
-    write     per claim, one grammar-bound call for the reasons of all its kept items and what each discarded
-              given item is about; every reason checked by code (a failure falls back to an honest short
-              reason); then the explanation: the verdict, what the strongest items show, how strong and
+    write     per claim, one grammar-bound call for the reasons of all its kept items, each checked by code (a
+              failure falls back to an honest short reason); each discarded given item named by code (what it
+              is about instead, and the known claim it fits); then the explanation: the verdict, what the strongest items show, how strong and
               consistent the evidence is
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evidex.agents.grounded_writer import (EXPLANATION_SENTENCES, FINDING_WORDS, FINDINGS_SHOWN, REASON_WORDS,
-                                           SENTENCE_WORDS, Reason, compose, dropped_reason, kept_reason, opening,
-                                           safe_notes, shown_item, unsupported_explanation, write_notes)
+                                           SENTENCE_WORDS, Reason, compose, dropped_reason, kept_reason, safe_reasons,
+                                           shown_item, unsupported_explanation, write_reasons)
 from evidex.graphs.claims.deps import GraphDeps
 from evidex.graphs.claims.nodes import Node, _scope, _texts, kept_decisions, verdict
 from evidex.graphs.claims.state import ClaimGraphState
@@ -78,13 +78,11 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
             claim = state.input.claims[key]
             kept = _strongest_first(kept_decisions(state, _scope(deps, key)))
             asked = [d for d in kept if d.id in texts][:FINDINGS_SHOWN]
-            asked_dropped = [d for d in dropped if d.id in texts] if n == 0 else []
-            written, abouts, failure = {}, {}, None
-            if asked or asked_dropped:
+            written, failure = {}, None
+            if asked:
                 shown = [shown_item(d.id, state.findings.get(d.id), texts[d.id]) for d in asked]
-                aside = [opening(d.id, texts[d.id]) for d in asked_dropped]
-                written, abouts, failure = safe_notes(lambda: write_notes(
-                    deps.llm, {key: claim}, shown, aside, words=REASON_WORDS, context_chars=p.context_chars,
+                written, failure = safe_reasons(lambda: write_reasons(
+                    deps.llm, {key: claim}, shown, words=REASON_WORDS, context_chars=p.context_chars,
                     name=f"write_reasons[{key}]"))
             for d in kept:
                 reasons[d.id] = kept_reason(d, written.get(d.id), texts.get(d.id, ""), claim)
@@ -92,8 +90,7 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
                 about_claim = _merged([state.input.claims[k] for k in keys]) if len(keys) > 1 else claim
                 owners = deps.gate.owners(claim, [d.id for d in dropped]) if len(keys) == 1 else {}
                 for d in dropped:
-                    reasons[d.id] = dropped_reason(abouts.get(d.id), texts.get(d.id, ""), about_claim,
-                                                   owners.get(d.id))
+                    reasons[d.id] = dropped_reason(texts.get(d.id, ""), about_claim, owners.get(d.id))
             labels = {d.id: d.label for d in kept}
             order = [d.id for d in kept]
             if rejected:
