@@ -44,7 +44,7 @@ Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited t
 MAX_VERDICT_IDS = 6  # a longer list of ids reads as noise; the reasons cite the rest
 MAX_SENTENCE_WORDS = 40
 # Budgets of the grounded path (fixed: they were settings that no run changed; issue 51 cut the settings)
-REASON_WORDS = 25  # the longest reason the model is asked for; its schema caps it at 9 characters a word
+REASON_WORDS = 25  # the longest reason the model is asked for (its schema caps it at MAX_REASON_WORDS * 7 characters)
 FINDING_WORDS = 30  # the finding the model is shown per item
 SENTENCE_WORDS = 45  # a finding used as an explanation sentence when an item has no checked reason
 EXPLANATION_SENTENCES = 5  # at most, the verdict first (the issue's 3-5; the gold explanations are syntheses)
@@ -138,7 +138,7 @@ def write_reasons(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evide
     task = render(REASONS, ids=", ".join(f"[{i}]" for i in kept_ids), words=words).strip()
     msgs = with_example(messages(claims, kept, task, evidence_chars=4000, context_chars=context_chars),
                         REASONS_EXAMPLE)
-    reason_chars = words * 9
+    reason_chars = MAX_REASON_WORDS * 7  # bounds a runaway reply; the check holds a reason to MAX_REASON_WORDS
     schema = reasons_schema(kept_ids, reason_chars)
     # the grammar caps every string; at least one token per 3 characters of each, plus its key and quotes
     max_tokens = 24 + len(kept_ids) * (reason_chars // 3 + 10)
