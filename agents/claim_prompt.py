@@ -8,7 +8,7 @@ instructions, so the cached prefix covers them across calls and items; each call
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
@@ -55,11 +55,9 @@ def with_example(msgs: list[BaseMessage], example: str) -> list[BaseMessage]:
 
 
 def messages(claims: dict[str, Claim], evidence: Iterable[Evidence], task: str, *, evidence_chars: int,
-             context_chars: int, evidence_title: str = "EVIDENCE", system: str = SYSTEM,
-             more: Sequence[tuple[str, Iterable[Evidence]]] = ()) -> list[BaseMessage]:
-    """[system prompt ``system``] then one human message: claim block, evidence block, any ``more`` blocks
-    (title, items), TASK (item-specific last)."""
-    blocks = [evidence_block(evidence, evidence_chars, evidence_title)]
-    blocks += [evidence_block(items, evidence_chars, title) for title, items in more]
-    body = "\n\n".join([claim_block(claims, context_chars), *blocks, task])
+             context_chars: int, evidence_title: str = "EVIDENCE", system: str = SYSTEM) -> list[BaseMessage]:
+    """[system prompt ``system``] then one human message: claim block, evidence block, TASK (item-specific
+    last)."""
+    body = "\n\n".join([claim_block(claims, context_chars), evidence_block(evidence, evidence_chars, evidence_title),
+                         task])
     return [SystemMessage(content=load_prompt(system)), HumanMessage(content=body)]

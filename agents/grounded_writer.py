@@ -33,9 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from evidex.agents.claim_prompt import REASONS, REASONS_EXAMPLE, messages, with_example
 from evidex.agents.prompts import render
 from evidex.agents.structured import StructuredOutputError, call_structured
-from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split_sentences, strip_citations
+from evidex.tools.cited_text import is_complete_sentence, sentence_stance, strip_citations
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
-from evidex.tools.findings import tidy
 from evidex.tools.evidence_design import design_of, strength
 from evidex.tools.reasons import MAX_REASON_WORDS, kept_reason_problem, other_names
 
@@ -112,7 +111,7 @@ def _count(n: int) -> str:
 
 # -- what the model is shown ----------------------------------------------------------------------------------
 def shown_item(item_id: str, finding: str | None, text: str) -> Evidence:
-    """An item as the notes call shows it: its design, when its text states one, then its finding (the whole
+    """An item as the reasons call shows it: its design, when its text states one, then its finding (the whole
     text when it has none)."""
     design = design_of(text)
     body = (finding or text).rstrip(" .")
@@ -228,11 +227,6 @@ def dropped_reason(text: str, claim: Claim, owner: Claim | None = None) -> Reaso
                  ", and it fits another known claim better"]
     sentences = [_finish(lead + tail + ".") for tail in tails]
     return Reason(next((t for t in sentences if len(t.split()) <= MAX_REASON_WORDS), sentences[-1]), "code")
-
-
-def clip_words(text: str, n: int) -> str:
-    words = text.split()
-    return " ".join(words[:n]) + (" ..." if len(words) > n else "")
 
 
 def _join(words: Sequence[str]) -> str:

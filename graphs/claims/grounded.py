@@ -6,8 +6,8 @@
     [stance]  the shared stance node, shown the findings instead of whole evidence texts (graphs/claims/nodes.py)
     write     per claim, one grammar-bound call for the reasons of all its kept items, each checked by code (a
               failure falls back to an honest short reason); each discarded given item named by code (what it
-              is about instead, and the known claim it fits); then the explanation: the verdict, what the strongest items show, how strong and
-              consistent the evidence is
+              is about instead, and the known claim it fits); then the explanation: the verdict, what the
+              strongest items show, how strong and consistent the evidence is
 """
 from __future__ import annotations
 
