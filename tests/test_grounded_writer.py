@@ -244,7 +244,7 @@ def test_grounded_run_gives_whole_reasons_and_explanations_that_cannot_contradic
         labels = {d.id: d.label for d in pred.decisions if d.kept}
         assert VERDICT.search(split_sentences(text)[0]) or text.startswith("There is not enough"), text
         scores = trust_scores(pred)
-        assert scores["reason_complete"] == 1.0 and scores["self_contradiction"] == 0.0, [d.reason for d in pred.decisions if (d.kept or d.source == "given") and not is_complete_sentence(d.reason, max_words=40)][0][-300:]
+        assert scores["reason_complete"] == 1.0 and scores["self_contradiction"] == 0.0
         assert set(parse_citations(text)) <= set(labels)
         assert all(d.basis for d in pred.decisions if d.kept or d.source == "given")
         assert pred.verification["claim"]["verdict"] in ("supported", "mixed", "refuted")
