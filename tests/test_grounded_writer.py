@@ -11,7 +11,8 @@ import re
 import numpy as np
 import pytest
 
-from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, compose, dropped_reason, kept_reason, reasons_schema,
+from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, compose, dropped_reason, kept_reason, linked,
+                                           reasons_schema,
                                            sentence_problem, shown_item, verdict_of,
                                            verdict_sentences)
 from evidex.agents.scripted import ScriptedChatModel
@@ -20,6 +21,7 @@ from evidex.graphs import build_graph, config_for_task
 from evidex.tools.cited_text import is_complete_sentence, parse_citations, split_sentences
 from evidex.tools.claims import Claim, ClaimInput, ClaimPrediction, Evidence, EvidenceDecision
 from evidex.tools.findings import candidate_spans, findings, shortened
+from evidex.tools.reasons import kept_reason_problem
 
 # the verdict sentence: "<claim>: all 3 kept items (...) support this [..]", "All 2 kept items contradict the claim that ...", "The evidence on the claim that ... is mixed"
 VERDICT = re.compile(r"kept items? .*(support|contradict)|^The evidence on the claim that .* is mixed")
@@ -103,15 +105,24 @@ PROFILE = ("This two arm Phase III study named PROFILE 1007 assessed crizotinib 
 KEPT = EvidenceDecision(id="1198", source="given", label="supports", reason="on topic: ranks 2/285", kept=True)
 
 
-def test_a_checked_model_reason_stands_and_a_failing_one_falls_back_honestly():
-    good = ("Phase 3 PROFILE 1007 in 347 ALK-positive NSCLC patients: response 65% with crizotinib vs 20% with "
-            "chemotherapy, so ALK fusions predict crizotinib sensitivity")
-    assert kept_reason(KEPT, good, PROFILE, ALK) == Reason(good + ".", "model")
+def test_a_checked_key_fact_is_linked_to_the_claim_by_code_and_a_failing_one_falls_back_honestly():
+    fact = "Phase 3 PROFILE 1007 in 347 ALK-positive NSCLC patients: response 65% with crizotinib vs 20% with chemotherapy"
+    link = ", which supports the claim that lung adenocarcinoma positive for ALK-FUSIONS is sensitive to crizotinib."
+    assert kept_reason(KEPT, fact, PROFILE, ALK) == Reason(fact + link, "model", fact=fact + ".")
+    # a fact that names nothing of the claim still reads as a reason: the link names the claim's entity
+    bare = kept_reason(KEPT, "Phase 3, 347 patients: response 65% vs 20% with chemotherapy", PROFILE, ALK)
+    assert bare.source == "model" and "ALK-FUSIONS" in bare.text and kept_reason_problem(bare.text, PROFILE, ALK.text) is None
+    against = KEPT.model_copy(update={"label": "contradicts"})
+    assert kept_reason(against, "Phase 3, 347 patients", PROFILE, ALK).text == \
+        "Phase 3, 347 patients, which goes against the claim that lung adenocarcinoma positive for ALK-FUSIONS is " \
+        "sensitive to crizotinib."
     for written, problem in [
-            ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy in ALK", "copies"),
+            ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy", "copies"),
             ("Phase 3 trial in ALK NSCLC: response 75% with crizotinib", "states what the evidence does not: 75"),
-            ("Phase 3 trial: response 65% with the drug vs 20% with chemotherapy", "does not name"),
             ("ALK fusions: 347 patients showed resistance to crizotinib", "reads as 'contradicts'"),
+            ("Phase 3 PROFILE 1007 in 347 NSCLC patients positive for ALK rearrangement: response rates were 65% for "
+             "crizotinib treatment and 20% for chemotherapy in this two arm trial of crizotinib vs. chemotherapy",
+             "not a finished sentence"),  # over 40 words
             (CUT + "Phase 3 PROFILE 1007 in 347 ALK-positive NSCLC patients: response 65% with", "cut"),
             (None, "no reason written")]:
         reason = kept_reason(KEPT, written, PROFILE, ALK)
@@ -119,6 +130,16 @@ def test_a_checked_model_reason_stands_and_a_failing_one_falls_back_honestly():
         assert reason.text == ("Kept as supporting evidence: a phase 3 trial on the claim's subject (no reason "
                                "passed the check).")
         assert is_complete_sentence(reason.text, max_words=40)
+
+
+def test_the_link_drops_the_claims_asides_before_it_runs_past_the_word_cap():
+    claim = ("FLT3 tyrosine kinase domain mutations at residue D835 in relapsed / refractory acute myeloid leukemia "
+             "(AML) are sensitive to Gilteritinib, a Type I FLT3 inhibitor.")
+    fact = "Phase 1/2 trial, 252 patients: composite complete remission 41% with gilteritinib"
+    text = linked(fact, "supports", claim)
+    assert text.endswith("which supports the claim that FLT3 tyrosine kinase domain mutations at residue D835 in "
+                         "relapsed / refractory acute myeloid leukemia are sensitive to Gilteritinib.")
+    assert len(text.split()) <= 40
 
 
 def test_a_set_aside_item_is_described_by_what_it_is_about_and_the_claim_it_belongs_to():

@@ -54,6 +54,9 @@ def test_facts_may_come_from_the_claim_and_its_context():
     # a number the evidence spells out, an abbreviation it writes in full
     assert unbacked_facts("BCOR ITD in 22 CCSK cases.", "Twenty two clear cell sarcomas of kidney had BCOR ITD.") == []
     assert unbacked_facts("ALL in 5 cases.", "Glioma in five cases.") == ["ALL"]
+    # "all" stated as 100%, but never as a count of 100
+    assert unbacked_facts("RT-PCR: 100% of 26 cases had the fusion.", "RT-PCR found the fusion in all 26 cases.") == []
+    assert unbacked_facts("RT-PCR: 100 cases had the fusion.", "RT-PCR found the fusion in all 26 cases.") == ["100"]
 
 
 def test_copy_share_counts_words_in_long_shared_runs_of_one_sentence():
@@ -79,7 +82,9 @@ def test_a_discard_reason_names_what_the_item_is_about_instead():
 @pytest.mark.parametrize("text, design", [
     ("On May 14, 2013, the U.S. Food and Drug Administration approved erlotinib for NSCLC.", "approval"),
     ("A randomized phase 3 trial involving 173 NSCLC patients.", "phase 3 trial"),
-    ("In a phase 1/2 trial, patients with AML received gilteritinib.", "phase 2 trial"),
+    ("In a randomized trial of 173 NSCLC patients, erlotinib prolonged survival.", "randomized trial"),
+    ("In a phase 1/2 trial, patients with AML received gilteritinib.", "phase 1/2 trial"),
+    ("In a phase II trial, patients with AML received gilteritinib.", "phase 2 trial"),
     ("In the Phase I study PROFILE 1001 a dose was established.", "phase 1 trial"),
     ("In a retrospective study of 82 patients, crizotinib was associated with survival.", "patient study"),
     ("This missense mutation was found in six VHL type 2 families.", "family study"),

@@ -5,9 +5,12 @@ names the design an evidence text states (the first that matches, strongest firs
 names none (a paragraph of prose, a Wikipedia article) has no design, and nothing is said about its strength.
 
     approval        a regulatory approval (FDA, EMA) or a guideline
-    phase 3 trial   also a randomised trial or a meta-analysis
-    phase 2 trial   also phase 1/2
+    phase 3 trial   (and, as strong, a randomized trial or a meta-analysis that states no phase)
+    phase 2 trial   (and phase 1/2)
     phase 1 trial
+
+Each name says only what the text states (a randomised trial is not called phase 3), because the reasons call
+shows the model the name and a reason may state only what the evidence states.
     clinical trial  a trial named by its registry number only
     patient study   a cohort, a retrospective or prospective study, "N patients"
     family study    affected families, kindreds, probands (inherited disease)
@@ -26,8 +29,11 @@ from dataclasses import dataclass
 # (design, weight, pattern): strongest first; the first pattern that matches names the design.
 _DESIGNS: tuple[tuple[str, float, str], ...] = (
     ("approval", 7.0, r"\b(?:fda|ema)\b[^.]{0,80}\bapprov\w*|\bfood and drug administration\b|\bguidelines?\b"),
-    ("phase 3 trial", 6.0, r"\bphase[\s-]*(?:3|iii)\b|\brandomi[sz]ed\b|\bmeta-analys[ie]s\b"),
-    ("phase 2 trial", 5.0, r"\bphase[\s-]*(?:2|ii|1/2|i/ii|1b/2|ib/ii)\b"),
+    ("phase 3 trial", 6.0, r"\bphase[\s-]*(?:3|iii)\b"),
+    ("meta-analysis", 6.0, r"\bmeta-analys[ie]s\b"),
+    ("randomized trial", 6.0, r"\brandomi[sz]ed\b"),
+    ("phase 1/2 trial", 5.0, r"\bphase[\s-]*(?:1/2|i/ii|1b/2|ib/ii)\b"),
+    ("phase 2 trial", 5.0, r"\bphase[\s-]*(?:2|ii)\b"),
     ("phase 1 trial", 4.0, r"\bphase[\s-]*(?:1|i|1b|ib)\b"),
     ("clinical trial", 4.0, r"\bclinical trial\b|\bnct\d{6,}"),
     ("patient study", 3.0, r"\bcohort\b|\bretrospective\b|\bprospective\b|\b\d[\d,]* (?:\w+ ){0,3}patients\b"),

@@ -122,12 +122,19 @@ def _acronyms(text: str) -> set[str]:
     return {"".join(w[0] for w in words[i: i + n]) for n in range(2, 7) for i in range(len(words) - n + 1)}
 
 
+_ALL_PERCENT = re.compile(r"\b100\s*%")
+_ALL = re.compile(r"\b(?:all|every)\b", re.I)
+
+
 def unbacked_facts(reason: str, evidence: str, claim: str = "", context: Mapping[str, str] | None = None) -> list[str]:
     """The numbers and names ``reason`` states that neither the evidence, the claim nor its context state. A number
-    may be spelled out there ("twenty two"), an abbreviation spelled out in full ("CCSK")."""
+    may be spelled out there ("twenty two"), an abbreviation spelled out in full ("CCSK"), and "100%" stated as
+    "all" or "every"."""
     source = " ".join([evidence, claim, _context_text(context)])
     have_numbers, have_words = numbers(source) | spelled_numbers(source), _lower_words(source)
     missing = sorted(numbers(reason) - have_numbers)
+    if "100" in missing and _ALL_PERCENT.search(reason) and _ALL.search(source):  # "all 26 cases" stated as "100%"
+        missing.remove("100")
     unknown = [w for w in dict.fromkeys(terms(reason)) if w.lower() not in have_words
                and not (w[:-1].lower() in have_words and w.endswith("s"))]  # "EGFRs" for "EGFR"
     if unknown:
