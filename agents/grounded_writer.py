@@ -37,7 +37,7 @@ from evidex.agents.structured import StructuredOutputError, call_structured
 from evidex.tools.cited_text import is_complete_sentence, sentence_stance, strip_citations
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
 from evidex.tools.evidence_design import design_of, strength
-from evidex.tools.reasons import MAX_REASON_WORDS, is_copy, kept_reason_problem, other_names
+from evidex.tools.reasons import MAX_REASON_WORDS, copies_sentence, kept_reason_problem, other_names
 
 Verdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
 Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited texts) -> supported?
@@ -207,8 +207,8 @@ def linked(fact: str, label: str, claim: str) -> str:
 
 def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, claim: Claim) -> Reason:
     """The model's key fact for a kept item, linked to the claim by code, when it passes the check; else an honest
-    short reason. The fact itself must state only what the evidence states, not copy an evidence sentence, and not
-    read as the other side (keyword cues)."""
+    short reason. The fact itself must not retell an evidence sentence word for word nor read as the other side
+    (keyword cues); the whole reason must pass ``tools.reasons.kept_reason_problem``."""
     problem = "no reason written"
     if written:
         fact = " ".join(strip_citations(written.removeprefix(CUT)).split())
@@ -217,7 +217,7 @@ def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, 
             problem = "cut at the length cap"
         else:
             problem = kept_reason_problem(text, evidence, claim.text, claim.context)
-            if problem is None and is_copy(fact, evidence):
+            if problem is None and copies_sentence(fact, evidence):
                 problem = "copies an evidence sentence"
             stance = sentence_stance(fact, claim.text)
             if problem is None and stance != "neutral" and stance != decision.label:

@@ -5,7 +5,7 @@ import pytest
 
 from evidex.agents.grounded_writer import kinds_of
 from evidex.tools.evidence_design import design_of
-from evidex.tools.reasons import (claim_names, copied_share, is_copy, kept_reason_problem, names, names_claim,
+from evidex.tools.reasons import (claim_names, copied_share, copies_sentence, is_copy, kept_reason_problem, names, names_claim,
                                   names_other, numbers, other_names, unbacked_facts)
 
 CLAIM = "Lung adenocarcinoma positive for ALK-FUSIONS have been found to be sensitive to crizotinib treatment"
@@ -57,6 +57,13 @@ def test_facts_may_come_from_the_claim_and_its_context():
     # "all" stated as 100%, but never as a count of 100
     assert unbacked_facts("RT-PCR: 100% of 26 cases had the fusion.", "RT-PCR found the fusion in all 26 cases.") == []
     assert unbacked_facts("RT-PCR: 100 cases had the fusion.", "RT-PCR found the fusion in all 26 cases.") == ["100"]
+
+
+def test_a_key_fact_lifted_from_a_long_sentence_is_not_a_copy_but_a_retold_sentence_is():
+    evidence = "This missense mutation was found in six VHL type 2 families (lineages 100, 42, 44, 88, 105, 135)."
+    assert not copies_sentence("Six VHL type 2 families", evidence)
+    assert copies_sentence("This missense mutation was found in six VHL type 2 families", evidence)
+    assert not copies_sentence("Family study: the mutation occurs in six families with VHL type 2", evidence)
 
 
 def test_copy_share_counts_words_in_long_shared_runs_of_one_sentence():

@@ -152,6 +152,36 @@ def names_claim(reason: str, claim: str) -> bool:
 LEAD_WORDS = 5  # "Supports the claim: <sentence>" is a copy of the sentence: a short lead before a colon is skipped
 
 
+def _runs(words: list[str], other: list[str], run: int) -> tuple[int, int]:
+    """How many of ``words`` and how many of ``other`` lie in runs of at least ``run`` words the two share in order."""
+    mine, theirs = [False] * len(words), [False] * len(other)
+    at: dict[tuple[str, ...], list[int]] = {}
+    for j in range(len(other) - run + 1):
+        at.setdefault(tuple(other[j: j + run]), []).append(j)
+    for i in range(len(words) - run + 1):
+        for j in at.get(tuple(words[i: i + run]), ()):
+            mine[i: i + run] = [True] * run
+            theirs[j: j + run] = [True] * run
+    return sum(mine), sum(theirs)
+
+
+_ASIDE = re.compile(r"\s*[(\[][^()\[\]]*[)\]]")
+
+
+def _sentence_runs(text: str, evidence: str, run: int, asides: bool = True) -> list[tuple[float, float]]:
+    """For each sentence of ``evidence``: the share of ``text``'s words and the share of the sentence's words that
+    lie in runs of at least ``run`` words they share in order (``asides=False``: the sentence without its
+    bracketed asides)."""
+    words = [w.lower() for w in _words(text)]
+    out = []
+    for sentence in split_sentences(evidence or ""):
+        other = [w.lower() for w in _words(sentence if asides else _ASIDE.sub("", sentence))]
+        if words and other:
+            mine, theirs = _runs(words, other, run)
+            out.append((mine / len(words), theirs / len(other)))
+    return out
+
+
 def copied_share(reason: str, evidence: str, run: int = COPY_RUN) -> float:
     """The largest share of ``reason``'s words that lie in runs of at least ``run`` words, in order, of one
     sentence of ``evidence`` (0 = nothing copied, 1 = a verbatim sentence or part of one). A lead of at most
@@ -159,23 +189,19 @@ def copied_share(reason: str, evidence: str, run: int = COPY_RUN) -> float:
     lead, colon, rest = reason.partition(":")
     if colon and len(_words(lead)) <= LEAD_WORDS and _words(rest):
         reason = rest
-    words = [w.lower() for w in _words(reason)]
-    if not words:
-        return 0.0
-    best = 0.0
-    for sentence in split_sentences(evidence or ""):
-        other = [w.lower() for w in _words(sentence)]
-        covered = [False] * len(words)
-        grams = {tuple(other[i: i + run]) for i in range(len(other) - run + 1)}
-        for i in range(len(words) - run + 1):
-            if tuple(words[i: i + run]) in grams:
-                covered[i: i + run] = [True] * run
-        best = max(best, sum(covered) / len(words))
-    return best
+    return max((mine for mine, _ in _sentence_runs(reason, evidence, run)), default=0.0)
 
 
 def is_copy(reason: str, evidence: str) -> bool:
     return copied_share(reason, evidence) >= COPY_SHARE
+
+
+def copies_sentence(fact: str, evidence: str) -> bool:
+    """Whether a key fact is one evidence sentence retold word for word: at least ``COPY_SHARE`` of its words and
+    of that sentence's words (its bracketed asides aside) lie in shared runs. A short phrase lifted from a long
+    sentence ("six VHL type 2 families") is the fact, not a copy of the sentence."""
+    return any(mine >= COPY_SHARE and theirs >= COPY_SHARE
+               for mine, theirs in _sentence_runs(fact, evidence, COPY_RUN, asides=False))
 
 
 def kept_reason_problem(reason: str, evidence: str, claim: str,
