@@ -1,21 +1,21 @@
 """The grounded writer: reasons that are reasons, and an explanation built from them that cannot contradict the
 decisions.
 
-    reasons      one grammar-bound call per claim: for every kept item its key fact in the model's words (design,
-                 patients, result with its numbers); the model sees each item's design (``tools.evidence_design``)
-                 and finding (``tools.findings``), never whole texts. Code links the fact to the claim from the
-                 item's label and the claim's own words ("<fact>, which supports the claim that <claim>"): when
-                 the model wrote that link itself, it left out the claim's entity in 24 of 280 reasons. A given
-                 item set aside is named by code: the variant, gene, drug or disease of its own text that the
-                 claim never uses, and the known claim it fits
+    reasons      one grammar-bound call per claim: for every kept item (up to 12) a one-sentence reason that
+                 links its finding to the claim (key fact with its numbers, then how it bears on the claim); the
+                 model sees each item's design (``tools.evidence_design``) and finding (``tools.findings``), never
+                 whole texts. When the model's link leaves out the claim's entity, code writes the link instead
+                 from the item's label and the claim's own words ("<fact>, which supports the claim that
+                 <claim>"). A given item set aside is named by code: the variant, gene, drug or disease of its own
+                 text that the claim never uses, and the known claim it fits
     check        each reason is checked by code (``tools.reasons``): a finished sentence, every number and name it
-                 states is in the evidence (or the claim), it names the claim's entity, its fact is not a copy of
-                 an evidence sentence, and the fact's side (keyword cues) is the item's label; what fails falls
-                 back to an honest short reason that says so
+                 states is in the evidence (or the claim), it names the claim's entity, it is not a copy of an
+                 evidence sentence, and its side (keyword cues) is the item's label; what fails falls back to an
+                 honest short reason that says so
     verdict      what the kept items add up to (supported / refuted / mixed / not enough evidence), first, with
                  how consistent they are ("All 4 kept items ... support"), how many report clinical and how many
                  preclinical studies, and the ids behind it; a template over the labels and designs, no model
-    explanation  the verdict; what the strongest kept evidence shows (the checked key facts of the strongest items,
+    explanation  the verdict; what the strongest kept evidence shows (the checked reasons of the strongest items,
                  strongest design first, with their numbers); every sentence cites ids, and a sentence whose side
                  is not the label of every id it cites is never written. (A closing strength sentence naming the
                  designs was tried and dropped: its framing words fail the overlap support judge, sentence support
@@ -44,9 +44,7 @@ Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited t
 MAX_VERDICT_IDS = 6  # a longer list of ids reads as noise; the reasons cite the rest
 MAX_SENTENCE_WORDS = 40
 # Budgets of the grounded path (fixed: they were settings that no run changed; issue 51 cut the settings)
-REASON_WORDS = 20  # the longest key fact the model is asked for (its schema caps it at FACT_CHARS characters)
-FACT_CHARS = 200  # bounds a runaway fact; code adds the link to the claim, and the check holds the whole reason to
-#                   MAX_REASON_WORDS
+REASON_WORDS = 25  # the longest reason the model is asked for (its schema caps it at MAX_REASON_WORDS * 7 characters)
 FINDING_WORDS = 30  # the finding the model is shown per item
 SENTENCE_WORDS = 45  # a finding used as an explanation sentence when an item has no checked reason
 EXPLANATION_SENTENCES = 5  # at most, the verdict first (the issue's 3-5; the gold explanations are syntheses)
@@ -134,14 +132,13 @@ CUT = "\x00cut\x00"  # marks a model text that reached its length cap (never in 
 
 def write_reasons(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evidence], *, words: int,
                   context_chars: int, name: str = "write_reasons") -> dict[str, str]:
-    """Key facts by kept id from one call (code links each to the claim: :func:`kept_reason`); a text the grammar
-    closed at its cap comes back marked with ``CUT``.
+    """Reasons by kept id from one call; a text the grammar closed at its cap comes back marked with ``CUT``.
     Raises :class:`StructuredOutputError` when the reply never fits the schema."""
     kept_ids = [e.id for e in kept]
     task = render(REASONS, ids=", ".join(f"[{i}]" for i in kept_ids), words=words).strip()
     msgs = with_example(messages(claims, kept, task, evidence_chars=4000, context_chars=context_chars),
                         REASONS_EXAMPLE)
-    reason_chars = FACT_CHARS
+    reason_chars = MAX_REASON_WORDS * 7  # bounds a runaway reply; the check holds a reason to MAX_REASON_WORDS
     schema = reasons_schema(kept_ids, reason_chars)
     # the grammar caps every string; at least one token per 3 characters of each, plus its key and quotes
     max_tokens = 24 + len(kept_ids) * (reason_chars // 3 + 10)
@@ -168,9 +165,10 @@ LABEL_WORDS = {"supports": "supporting", "contradicts": "contrary"}
 
 @dataclass
 class Reason:
-    """The reason shown for one decision, where it came from (the model's checked key fact linked to the claim by
-    code, the honest fallback for a kept item, or code naming what a set-aside item is about) and, for a model text
-    that did not stand, why. ``fact``: the model's key fact alone, the sentence the explanation uses."""
+    """The reason shown for one decision, where it came from (the model's checked text, the honest fallback for a
+    kept item, or code naming what a set-aside item is about) and, for a model text that did not stand, why.
+    ``fact``: when code wrote the link to the claim, the model's key fact alone (what the explanation uses, since
+    its verdict has already named the claim)."""
 
     text: str
     source: Literal["model", "fallback", "code"]
@@ -205,25 +203,41 @@ def linked(fact: str, label: str, claim: str) -> str:
     return next((t for t in sentences if len(t.split()) <= MAX_REASON_WORDS), sentences[-1])
 
 
+# Where the model's own link to the claim starts: "<fact>, so <what it shows>" (also "suggesting", "indicating" ...)
+_MODEL_LINK = re.compile(r",\s*(?:so|thus|suggesting|indicating|showing|which|meaning)\b", re.I)
+
+
+def _problem(text: str, fact: str, label: str, evidence: str, claim: Claim) -> str | None:
+    problem = kept_reason_problem(text, evidence, claim.text, claim.context)
+    if problem is None and copies_sentence(fact, evidence):
+        problem = "copies an evidence sentence"
+    stance = sentence_stance(fact, claim.text)
+    if problem is None and stance != "neutral" and stance != label:
+        problem = f"reads as '{stance}' but the item is labelled '{label}'"
+    return problem
+
+
 def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, claim: Claim) -> Reason:
-    """The model's key fact for a kept item, linked to the claim by code, when it passes the check; else an honest
-    short reason. The fact itself must not retell an evidence sentence word for word nor read as the other side
-    (keyword cues); the whole reason must pass ``tools.reasons.kept_reason_problem``."""
+    """The model's reason for a kept item when it passes the check; else an honest short reason.
+
+    The model writes "<key fact>, so <what it shows for the claim>". When its link leaves out the claim's entity
+    ("..., so it is a possible cause"), code writes the link instead from the item's label and the claim's own
+    words (:func:`linked`), and the fact must then pass on its own: no fact the evidence does not state, not one
+    evidence sentence retold word for word, not the other side (keyword cues)."""
     problem = "no reason written"
     if written:
-        fact = " ".join(strip_citations(written.removeprefix(CUT)).split())
-        text = linked(fact, decision.label, claim.text)
+        text = _finish(written.removeprefix(CUT))
         if written.startswith(CUT):
             problem = "cut at the length cap"
         else:
-            problem = kept_reason_problem(text, evidence, claim.text, claim.context)
-            if problem is None and copies_sentence(fact, evidence):
-                problem = "copies an evidence sentence"
-            stance = sentence_stance(fact, claim.text)
-            if problem is None and stance != "neutral" and stance != decision.label:
-                problem = f"reads as '{stance}' but the item is labelled '{decision.label}'"
+            problem = _problem(text, text, decision.label, evidence, claim)
+            fact = _MODEL_LINK.split(text, maxsplit=1)[0]
+            if problem == "does not name the claim's entity" and fact != text:
+                relinked = linked(fact, decision.label, claim.text)
+                if _problem(relinked, fact, decision.label, evidence, claim) is None:
+                    return Reason(relinked, "model", fact=_finish(fact))
         if problem is None:
-            return Reason(text, "model", fact=_finish(fact))
+            return Reason(text, "model")
     return Reason(fallback_reason(decision, evidence), "fallback", problem,
                   written.removeprefix(CUT) if written else None)
 
@@ -319,7 +333,7 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
         if len(body) >= room:
             break
         reason = reasons.get(item_id)
-        if reason is not None and reason.source == "model":  # the key fact: the verdict has said what it shows
+        if reason is not None and reason.source == "model":
             text, source = reason.fact or reason.text, "reason"
         elif findings.get(item_id):
             text, source = _finish(findings[item_id]), "finding"

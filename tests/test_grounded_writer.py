@@ -105,24 +105,17 @@ PROFILE = ("This two arm Phase III study named PROFILE 1007 assessed crizotinib 
 KEPT = EvidenceDecision(id="1198", source="given", label="supports", reason="on topic: ranks 2/285", kept=True)
 
 
-def test_a_checked_key_fact_is_linked_to_the_claim_by_code_and_a_failing_one_falls_back_honestly():
-    fact = "Phase 3 PROFILE 1007 in 347 ALK-positive NSCLC patients: response 65% with crizotinib vs 20% with chemotherapy"
-    link = ", which supports the claim that lung adenocarcinoma positive for ALK-FUSIONS is sensitive to crizotinib."
-    assert kept_reason(KEPT, fact, PROFILE, ALK) == Reason(fact + link, "model", fact=fact + ".")
-    # a fact that names nothing of the claim still reads as a reason: the link names the claim's entity
-    bare = kept_reason(KEPT, "Phase 3, 347 patients: response 65% vs 20% with chemotherapy", PROFILE, ALK)
-    assert bare.source == "model" and "ALK-FUSIONS" in bare.text and kept_reason_problem(bare.text, PROFILE, ALK.text) is None
-    against = KEPT.model_copy(update={"label": "contradicts"})
-    assert kept_reason(against, "Phase 3, 347 patients", PROFILE, ALK).text == \
-        "Phase 3, 347 patients, which goes against the claim that lung adenocarcinoma positive for ALK-FUSIONS is " \
-        "sensitive to crizotinib."
+def test_a_checked_model_reason_stands_and_a_failing_one_falls_back_honestly():
+    good = ("Phase 3 PROFILE 1007 in 347 ALK-positive NSCLC patients: response 65% with crizotinib vs 20% with "
+            "chemotherapy, so ALK fusions predict crizotinib sensitivity")
+    assert kept_reason(KEPT, good, PROFILE, ALK) == Reason(good + ".", "model")
     for written, problem in [
-            ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy", "copies"),
+            ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy in ALK", "copies"),
             ("Phase 3 trial in ALK NSCLC: response 75% with crizotinib", "states what the evidence does not: 75"),
+            ("Phase 3 trial: response 65% with the drug vs 20% with chemotherapy", "does not name"),
             ("ALK fusions: 347 patients showed resistance to crizotinib", "reads as 'contradicts'"),
-            ("Phase 3 PROFILE 1007 in 347 NSCLC patients positive for ALK rearrangement: response rates were 65% for "
-             "crizotinib treatment and 20% for chemotherapy in this two arm trial of crizotinib vs. chemotherapy",
-             "not a finished sentence"),  # over 40 words
+            # the link is written by code, but the fact alone retells an evidence sentence
+            ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy, so it works", "does not name"),
             (CUT + "Phase 3 PROFILE 1007 in 347 ALK-positive NSCLC patients: response 65% with", "cut"),
             (None, "no reason written")]:
         reason = kept_reason(KEPT, written, PROFILE, ALK)
@@ -130,6 +123,18 @@ def test_a_checked_key_fact_is_linked_to_the_claim_by_code_and_a_failing_one_fal
         assert reason.text == ("Kept as supporting evidence: a phase 3 trial on the claim's subject (no reason "
                                "passed the check).")
         assert is_complete_sentence(reason.text, max_words=40)
+
+
+def test_a_link_that_misses_the_claims_entity_is_written_by_code_from_the_label_and_the_claim():
+    fact = "Phase 3, 347 patients: response 65% with crizotinib vs 20% with chemotherapy"
+    reason = kept_reason(KEPT, fact + ", so the drug works in these patients", PROFILE, ALK)
+    assert reason == Reason(fact + ", which supports the claim that lung adenocarcinoma positive for ALK-FUSIONS is "
+                            "sensitive to crizotinib.", "model", fact=fact + ".")
+    assert kept_reason_problem(reason.text, PROFILE, ALK.text) is None
+    against = KEPT.model_copy(update={"label": "contradicts"})
+    assert linked("Phase 3, 347 patients", against.label, ALK.text) == \
+        "Phase 3, 347 patients, which goes against the claim that lung adenocarcinoma positive for ALK-FUSIONS is " \
+        "sensitive to crizotinib."
 
 
 def test_the_link_drops_the_claims_asides_before_it_runs_past_the_word_cap():
