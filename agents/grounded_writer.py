@@ -350,5 +350,5 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
 
 
 __all__ = ["CUT", "GroundedExplanation", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
-           "fallback_reason", "kept_reason", "linked", "reasons_schema", "safe_reasons", "sentence_problem", "shown_item",
-           "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences", "write_reasons"]
+           "fallback_reason", "kept_reason", "linked", "reasons_schema", "safe_reasons", "sentence_problem",
+           "shown_item", "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences", "write_reasons"]

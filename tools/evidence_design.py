@@ -8,9 +8,6 @@ names none (a paragraph of prose, a Wikipedia article) has no design, and nothin
     phase 3 trial   (and, as strong, a randomized trial or a meta-analysis that states no phase)
     phase 2 trial   (and phase 1/2)
     phase 1 trial
-
-Each name says only what the text states (a randomised trial is not called phase 3), because the reasons call
-shows the model the name and a reason may state only what the evidence states.
     clinical trial  a trial named by its registry number only
     patient study   a cohort, a retrospective or prospective study, "N patients"
     family study    affected families, kindreds, probands (inherited disease)
@@ -18,6 +15,9 @@ shows the model the name and a reason may state only what the evidence states.
     case report     one patient
     mouse study     mice, xenografts
     cell study      cell lines, in vitro
+
+Each name says only what the text states (a randomized trial is not called phase 3), because the reasons call
+shows the model the name and a reason may state only what the evidence states.
 
 Model-free: regular expressions over the text, a few microseconds per item.
 """
