@@ -188,6 +188,18 @@ def _finish(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _claim_forms(claim: str) -> tuple[str, str]:
+    """A claim as a clause (:func:`_claim_clause`), in full and without its asides (bracketed parts, and what
+    follows its first comma), for a reason that must stay within ``MAX_REASON_WORDS``."""
+    clause = _claim_clause(claim)
+    return clause, re.sub(r"\s*\([^)]*\)", "", clause).split(", ")[0]
+
+
+def _within_cap(sentences: Sequence[str]) -> str:
+    """The first of ``sentences`` (longest first) within ``MAX_REASON_WORDS``, else the last."""
+    return next((t for t in sentences if len(t.split()) <= MAX_REASON_WORDS), sentences[-1])
+
+
 LINKS = {"supports": "which supports the claim that", "contradicts": "which goes against the claim that"}
 
 
@@ -196,11 +208,8 @@ def linked(fact: str, label: str, claim: str) -> str:
     the claim's own words (the claim in full, else without its asides, whichever keeps the reason within
     ``MAX_REASON_WORDS``)."""
     fact = _finish(fact)[:-1].rstrip(" ,;:")
-    clause = _claim_clause(claim)
-    brief = re.sub(r"\s*\([^)]*\)", "", clause).split(", ")[0]
     link = LINKS.get(label, "which bears on the claim that")
-    sentences = [f"{fact}, {link} {c}." for c in (clause, brief)]
-    return next((t for t in sentences if len(t.split()) <= MAX_REASON_WORDS), sentences[-1])
+    return _within_cap([f"{fact}, {link} {c}." for c in _claim_forms(claim)])
 
 
 # Where the model's own link to the claim starts: "<fact>, so <what it shows>" (also "suggesting", "indicating" ...)
@@ -208,13 +217,13 @@ _MODEL_LINK = re.compile(r",\s*(?:so|thus|suggesting|indicating|showing|which|me
 
 
 def _problem(text: str, fact: str, label: str, evidence: str, claim: Claim) -> str | None:
-    problem = kept_reason_problem(text, evidence, claim.text, claim.context)
-    if problem is None and copies_sentence(fact, evidence):
-        problem = "copies an evidence sentence"
+    """Why ``text``, a kept item's reason whose own words (the model's) are ``fact``, cannot stand (None: it can)."""
+    if problem := kept_reason_problem(text, evidence, claim.text, claim.context):
+        return problem
+    if copies_sentence(fact, evidence):
+        return "copies an evidence sentence"
     stance = sentence_stance(fact, claim.text)
-    if problem is None and stance != "neutral" and stance != label:
-        problem = f"reads as '{stance}' but the item is labelled '{label}'"
-    return problem
+    return f"reads as '{stance}' but the item is labelled '{label}'" if stance not in ("neutral", label) else None
 
 
 def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, claim: Claim) -> Reason:
@@ -231,8 +240,8 @@ def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, 
             problem = "cut at the length cap"
         else:
             problem = _problem(text, text, decision.label, evidence, claim)
-            fact = _MODEL_LINK.split(text, maxsplit=1)[0]
-            if problem == "does not name the claim's entity" and fact != text:
+            fact = _MODEL_LINK.split(text, maxsplit=1)[0] if problem == "does not name the claim's entity" else text
+            if fact != text:
                 relinked = linked(fact, decision.label, claim.text)
                 if _problem(relinked, fact, decision.label, evidence, claim) is None:
                     return Reason(relinked, "model", fact=_finish(fact))
@@ -261,12 +270,9 @@ def dropped_reason(text: str, claim: Claim, owner: Claim | None = None) -> Reaso
         "Not about this claim: it ranks far from the claim among the evidence"
     tails = [""]
     if owner:  # the known claim in full, else without its asides, else only that there is one (a reason stays short)
-        clause = _claim_clause(owner.text)
-        brief = re.sub(r"\s*\([^)]*\)", "", clause).split(", ")[0]
-        tails = [f', and it fits the known claim "{clause}" better', f', and it fits the known claim "{brief}" better',
-                 ", and it fits another known claim better"]
-    sentences = [_finish(lead + tail + ".") for tail in tails]
-    return Reason(next((t for t in sentences if len(t.split()) <= MAX_REASON_WORDS), sentences[-1]), "code")
+        tails = [f', and it fits the known claim "{c}" better' for c in _claim_forms(owner.text)]
+        tails.append(", and it fits another known claim better")
+    return Reason(_within_cap([_finish(lead + tail + ".") for tail in tails]), "code")
 
 
 def _join(words: Sequence[str]) -> str:

@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, compose, dropped_reason, kept_reason, linked,
-                                           reasons_schema,
-                                           sentence_problem, shown_item, verdict_of,
+                                           reasons_schema, sentence_problem, shown_item, verdict_of,
                                            verdict_sentences)
 from evidex.agents.scripted import ScriptedChatModel
 from evidex.evaluators.trust import reason_scores, self_contradiction, stance_consistency, trust_scores

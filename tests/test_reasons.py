@@ -5,8 +5,8 @@ import pytest
 
 from evidex.agents.grounded_writer import kinds_of
 from evidex.tools.evidence_design import design_of
-from evidex.tools.reasons import (claim_names, copied_share, copies_sentence, is_copy, kept_reason_problem, names, names_claim,
-                                  names_other, numbers, other_names, unbacked_facts)
+from evidex.tools.reasons import (claim_names, copied_share, copies_sentence, is_copy, kept_reason_problem, names,
+                                  names_claim, names_other, numbers, other_names, unbacked_facts)
 
 CLAIM = "Lung adenocarcinoma positive for ALK-FUSIONS have been found to be sensitive to crizotinib treatment"
 EVIDENCE = ("This two arm Phase III study named PROFILE 1007 (NCT00932893) was performed to assess crizotinib vs. "

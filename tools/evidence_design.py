@@ -4,17 +4,20 @@ A tumour board weighs a phase 3 trial above a case report and a case report abov
 names the design an evidence text states (the first that matches, strongest first) and ranks it; a text that
 names none (a paragraph of prose, a Wikipedia article) has no design, and nothing is said about its strength.
 
-    approval        a regulatory approval (FDA, EMA) or a guideline
-    phase 3 trial   (and, as strong, a randomized trial or a meta-analysis that states no phase)
-    phase 2 trial   (and phase 1/2)
+    approval          a regulatory approval (FDA, EMA) or a guideline
+    phase 3 trial
+    meta-analysis     as strong as a phase 3 trial
+    randomized trial  as strong, when the text states no phase
+    phase 1/2 trial   as strong as a phase 2 trial
+    phase 2 trial
     phase 1 trial
-    clinical trial  a trial named by its registry number only
-    patient study   a cohort, a retrospective or prospective study, "N patients"
-    family study    affected families, kindreds, probands (inherited disease)
-    case series     "N of M tumours / samples / cases"
-    case report     one patient
-    mouse study     mice, xenografts
-    cell study      cell lines, in vitro
+    clinical trial    a trial named by its registry number only
+    patient study     a cohort, a retrospective or prospective study, "N patients"
+    family study      affected families, kindreds, probands (inherited disease)
+    case series       "N of M tumours / samples / cases"
+    case report       one patient
+    mouse study       mice, xenografts
+    cell study        cell lines, in vitro
 
 Each name says only what the text states (a randomized trial is not called phase 3), because the reasons call
 shows the model the name and a reason may state only what the evidence states.
