@@ -100,7 +100,23 @@ def _title_lines(page: PageLayout, body_size: float) -> list[Line]:
     return sorted(picked, key=lambda ln: (ln.y0, ln.x0))
 
 
+# marks that follow a name: affiliation numbers and symbols, and Greek letters used as marks ("Lo\u03b1", "Levy\u03c4\u00b5")
+_MARKS = r"\d,\u2217*\u2020\u2021\u00a7\u00b6\u22c6\u2660\u2663\u2665\u2666\u2709\u0370-\u03ff\u00b5"
+# marks glued between two names ("Fayyaz3*Ehsan", "Pieler1 2 Jonathan", "Ann Bee\u2662 Cy Dee") separate two authors
+_BETWEEN_NAMES = re.compile(rf"(?<=[a-z.])[{_MARKS}]+(?:\s[{_MARKS}]+)*(?=\s*[A-Z])")
+# an affiliation line starts with its mark: "1Columbia University", "\u2020 The Allen Institute", "\u03c4 Tel Aviv", "aApple"
+_LEADING_MARK = re.compile(rf"^\s*(?:[{_MARKS}\u2020]+\s*|[a-z](?=[A-Z]))(?=[A-Z])")
+# a spacing accent before its letter, as TeX fonts extract it ("Marasovi\u00b4c", "Ond\u02c7rej"): the letter with the accent
+_SPACING_ACCENTS = {"\u00b4": "\u0301", "`": "\u0300", "\u00a8": "\u0308", "\u02c6": "\u0302", "\u02dc": "\u0303", "\u02c7": "\u030c",
+                    "\u00b8": "\u0327", "\u02da": "\u030a"}
+_ACCENTED = re.compile(r"([\u00b4`\u00a8\u02c6\u02dc\u02c7\u00b8\u02da])\s?([A-Za-z])")
+
+
 def _authors(page: PageLayout, title_lines: list[Line]) -> list[str]:
+    """Name-like runs of the lines between the title and the abstract. The first run that gives a name sets the
+    names' type: when it is bold, a later run that is not is an affiliation ("UNC Chapel Hill" under the bold
+    names), and a run in smaller type is an affiliation, an e-mail or a figure's text. A run that starts with a mark
+    is an affiliation ("2FAR AI")."""
     if not title_lines:
         return []
     bottom = max(ln.y1 for ln in title_lines)
@@ -110,27 +126,40 @@ def _authors(page: PageLayout, title_lines: list[Line]) -> list[str]:
         if ln.y0 > bottom and (low.startswith("abstract") or ln.kind == "heading"):
             stop = min(stop, ln.y0)
     names: list[str] = []
+    first: tuple[float, bool] | None = None  # the size and boldness of the first run that gave a name
     for ln in sorted(page.lines, key=lambda x: (x.y0, x.x0)):
-        if ln.y0 <= bottom - 1 or ln.y0 >= stop or ln.kind in ("furniture", "title"):
+        # a line is under the title when its middle is (the boxes of the title's last line and the names overlap)
+        if (ln.y0 + ln.y1) / 2 <= bottom or ln.y0 >= stop or ln.kind in ("furniture", "title"):
             continue
         if len(ln.text.split()) > 24:
             break  # running text
-        for part in ln.parts:
-            if AFFILIATION_RE.search(part):
+        for frags in ln.frag_groups:  # runs apart on the line: names, or a name beside its e-mail
+            part = " ".join(f.text.strip() for f in frags if f.text.strip())
+            size, bold = _type_of(frags)
+            if first is not None and (size < 0.85 * first[0] or (first[1] and not bold)):
                 continue
-            part = _marks_as_dagger(part)
-            # affiliation markers glued between names ("Fayyaz3*Ehsan", "Ann Bee♢ Cy Dee") separate two authors
-            part = re.sub(r"(?<=[a-z.])[\d,∗*†‡§¶⋆♠♣♥♦✉]+(?=\s*[A-Z])", ", ", part)
-            for cand in re.split(r",|;|\band\b|&|\s{2,}|·|•", part):
+            if AFFILIATION_RE.search(part) or _LEADING_MARK.match(_marks_as_dagger(part)):
+                continue
+            for cand in re.split(r",|;|\band\b|&|\s{2,}|·|•", _BETWEEN_NAMES.sub(", ", _marks_as_dagger(part))):
                 name = _clean_name(cand)
                 if name and name not in names:
                     names.append(name)
+                    first = first or (size, bold)
     return names[:40]
+
+
+def _type_of(frags: list) -> tuple[float, bool]:
+    """The size (by characters) and boldness (every fragment with letters or digits) of a run of fragments."""
+    n = sum(f.nchars for f in frags) or 1
+    lettered = [f for f in frags if any(c.isalnum() for c in f.text)]
+    return sum(f.size * f.nchars for f in frags) / n, bool(lettered) and all(f.bold for f in lettered)
 
 
 def _marks_as_dagger(s: str) -> str:
     """Affiliation marks are any symbol a font offers (♢ ♡ ◦ ▲ ◁ ⋄ ...), not a fixed list: every character of
-    Unicode's symbol categories (So, Sm) reads as a dagger, which the name rules treat as a mark."""
+    Unicode's symbol categories (So, Sm) reads as a dagger, which the name rules treat as a mark. A spacing accent
+    before a letter joins it first ("Marasovi´c" -> "Marasović")."""
+    s = unicodedata.normalize("NFC", _ACCENTED.sub(lambda m: m.group(2) + _SPACING_ACCENTS[m.group(1)], s))
     s = unicodedata.normalize("NFKC", s)
     return "".join("†" if unicodedata.category(c) in ("So", "Sm") else c for c in s)
 
@@ -138,6 +167,8 @@ def _marks_as_dagger(s: str) -> str:
 def _clean_name(s: str) -> str | None:
     s = unicodedata.normalize("NFKC", s)
     s = re.sub(r"[\d∗*†‡§¶⋆♠♣♥♦♮♭#‖|^~⁎✉✝]+", " ", s)
+    if re.search(r"[A-Za-z]", s):  # Greek letters after a Latin name are its marks
+        s = re.sub(r"(?<=[^\W\d_])[\u0370-\u03ff]+(?=\s|$)", " ", s)
     s = re.sub(r"\s+", " ", s).strip(" ,.;:-")
     words = s.split()
     if not (2 <= len(words) <= 5) or len(s) > 50:
