@@ -1,5 +1,5 @@
-"""Facts a paper's first page prints that its metadata row lacks: the corresponding authors and the proceedings
-header (venue, volume, page range).
+"""Facts a paper's first page prints that its metadata row lacks: the corresponding authors, each author's
+affiliation and the proceedings header (venue, volume, page range).
 
 A paper marks them with a symbol after the name in the author block and a footnote that says what the symbol
 means ("Ge Li∗, Zhi Jin∗" ... "∗Corresponding authors"), or names them in a footnote ("Sujian Li is the
@@ -8,6 +8,7 @@ them; code reads the marks.
 
     from evidex.tools.first_page import corresponding_authors, proceedings_line
     corresponding_authors(page_1_text, ["Ann Lee", "Bo Chen", "Cy Diaz"])   # ['Bo Chen'] when "Bo Chen*" is marked
+    affiliations(page_1_text, ["Ann Lee", "Bo Chen"])  # {'Ann Lee': ['Univ A'], 'Bo Chen': ['Univ A', 'Lab B']}
     proceedings_line(page_1_text)  # 'Proceedings of ..., pages 101–112 (the paper begins on page 101 and ends ...)'
 """
 from __future__ import annotations
@@ -61,4 +62,49 @@ def corresponding_authors(first_page: str | None, authors: list[str]) -> list[st
     return [a for a in authors if a and re.search(re.escape(a) + _AFTER_NAME + star, header)]
 
 
-__all__ = ["corresponding_authors"]
+# an affiliation mark: a number, a symbol (not "∗", which marks equal contribution or correspondence) or a Greek
+# letter; after a name several, with commas ("Bi1,2,∗", "Levy♡♠")
+_MARK = r"(?:\d{1,2}|[†‡§¶♠♣♥♦♡♢⋄◦•▲△▼★☆✝⋆♮♭♯○●■□◇◆\u0370-\u03ff\u00b5])"
+_MARKS_AFTER_NAME = re.compile(rf"[ \t]?((?:,?[ \t]?(?:{_MARK}|[∗*]))+)")  # on the name's line
+_CONTACT = re.compile(r"[{<]|\S+@\S+|https?://")
+
+
+def _marks(run: str) -> list[str]:
+    return re.findall(_MARK, run)
+
+
+def affiliations(first_page: str | None, authors: list[str]) -> dict[str, list[str]]:
+    """Each author's affiliations as the first page's marks give them ("Ann Lee1,2 ... 1Univ A, 2Lab B"), in author
+    order; authors with no mark, or whose marks the page does not spell out, are left out, and a page without
+    marks gives {} (a layout that puts each name above its affiliation says nothing in its text order)."""
+    text = first_page or ""
+    end = _HEADER_END.search(text)
+    header = text[: end.start()] if end else text[:1500]
+    marks: dict[str, list[str]] = {}
+    block_end = 0
+    for a in authors:
+        found = re.search(re.escape(a) + _MARKS_AFTER_NAME.pattern, header) if a else None
+        if found and _marks(found.group(1)):
+            marks[a] = list(dict.fromkeys(_marks(found.group(1))))
+            block_end = max(block_end, found.end())
+    used = {m for ms in marks.values() for m in ms}
+    if not used:
+        return {}
+    rest = header[block_end:]
+    # a mark the authors use, at the start of a line or after a comma or space, before a capital: a definition
+    starts = [(m.start(1), m.end(), m.group(1)) for m in re.finditer(rf"(?:^|[\s,])({_MARK})\s?(?=[A-Z])", rest)
+              if m.group(1) in used]
+    spelled: dict[str, str] = {}
+    for i, (_, body, mark) in enumerate(starts):
+        stop = starts[i + 1][0] if i + 1 < len(starts) else len(rest)
+        contact = _CONTACT.search(rest, body, stop)
+        words = " ".join(rest[body: contact.start() if contact else stop].split()).strip(" ,;")
+        words = re.sub(r",?\s+and$", "", words)
+        if len(words) > 100:  # an address runs on: cut at a comma
+            words = words[:100].rsplit(",", 1)[0]
+        if words and mark not in spelled:
+            spelled[mark] = words
+    return {a: [spelled[m] for m in ms if m in spelled] for a, ms in marks.items() if any(m in spelled for m in ms)}
+
+
+__all__ = ["affiliations", "corresponding_authors", "proceedings_line"]

@@ -10,7 +10,7 @@ and the keys are tokens it does not need; an agent's observations keep them (its
 """
 from __future__ import annotations
 
-from evidex.tools.first_page import corresponding_authors, proceedings_line
+from evidex.tools.first_page import affiliations, corresponding_authors, proceedings_line
 from evidex.tools.paperstore.models import Equation, Figure, Note, Page, Paper, Passage, Table
 from evidex.tools.qa.context import Context, Rows
 from evidex.tools.qa.question import Question
@@ -35,8 +35,11 @@ def paper_line(p: Paper) -> str:
             f"conference: {p.conference or 'unknown'}")
     # marked on the first page, not in the metadata row: a small model named the first author or all of them
     corresponding = corresponding_authors(p.first_page, p.authors)
+    # the marks resolved: asked which institution an author is at, the 1.5B model did not follow "Ann Lee♣ ... ♣Univ"
+    where = "; ".join(f"{a}: {' / '.join(places)}" for a, places in affiliations(p.first_page, p.authors).items())
     header = proceedings_line(p.first_page)
     return (text + (f" | corresponding authors: {', '.join(corresponding)}" if corresponding else "")
+            + (f" | affiliations: {where}" if where else "")
             + (f" | first page header: {header}" if header else ""))
 
 

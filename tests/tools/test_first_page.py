@@ -81,3 +81,37 @@ def test_any_symbol_is_an_affiliation_mark_between_two_names(corpus):
         assert authors and all(re.fullmatch(r"[\w .\-'’]+", a) and len(a.split()) <= 4 for a in authors), (name, authors)
     crit = _authors_of(next(p for n, p in found.items() if n.startswith("A-Critical")))
     assert crit == ["Fangyuan Xu", "Yixiao Song", "Mohit Iyyer", "Eunsol Choi"]
+
+
+# first pages as the pool PDFs extract them
+ACLM = ("ACLM: A Selective-Denoising based Generative Data Augmentation\nApproach for Low-Resource Complex NER\n"
+        "Sreyan Ghosh♠∗ Utkarsh Tyagi♠∗\nS Ramaneswaran♥\nManan Suri♣ Sonal Kumar♠\nDinesh Manocha♠\n"
+        "♠University of Maryland, College Park, USA,\n♣NSUT Delhi, India, ♥NVIDIA, Bangalore, India\n"
+        "{sreyang, utkarsht, sonalkum, dmanocha}@umd.edu\nmanansuri27@gmail.com, ramanr@nvidia.com\nAbstract\nWe ...")
+EMPATHY = ("DIFFUSEMP\nGuanqun Bi1,2, Lei Shen3, Yanan Cao1,2∗, Meng Chen3∗,\nYuqiang Xie1,2\n"
+           "1Institute of Information Engineering, Chinese Academy of Sciences, Beijing, China\n"
+           "2School of Cyber Security, University of Chinese Academy of Sciences, Beijing, China\n"
+           "3JD AI Research, Beijing, China\n{biguanqun,caoyanan}@iie.ac.cn\nAbstract\nEmpathy ...")
+
+
+def test_each_author_gets_the_affiliations_their_marks_point_to():
+    from evidex.tools.first_page import affiliations
+
+    found = affiliations(ACLM, ["Sreyan Ghosh", "Utkarsh Tyagi", "S Ramaneswaran", "Manan Suri", "Sonal Kumar"])
+    assert found["Manan Suri"] == ["NSUT Delhi, India"]
+    assert found["S Ramaneswaran"] == ["NVIDIA, Bangalore, India"]
+    assert found["Sreyan Ghosh"] == found["Sonal Kumar"] == ["University of Maryland, College Park, USA"]
+    found = affiliations(EMPATHY, ["Guanqun Bi", "Lei Shen", "Yanan Cao", "Meng Chen", "Yuqiang Xie"])
+    assert found["Guanqun Bi"] == ["Institute of Information Engineering, Chinese Academy of Sciences, Beijing, China",
+                                   "School of Cyber Security, University of Chinese Academy of Sciences, Beijing, China"]
+    assert found["Meng Chen"] == ["JD AI Research, Beijing, China"]  # "∗" is not an affiliation
+
+
+def test_no_marks_no_affiliations():
+    from evidex.tools.first_page import affiliations
+
+    # names above their affiliations: text order does not say who is where
+    assert affiliations("A Paper\nMyra Cheng\nEsin Durmus\nStanford University\nAbstract\n", ["Myra Cheng"]) == {}
+    assert affiliations(None, ["Ann Bee"]) == {}
+    # a mark the page never spells out
+    assert affiliations("A Paper\nAnn Bee1, Cy Dee2\n1Univ A\nAbstract\n", ["Ann Bee", "Cy Dee"]) == {"Ann Bee": ["Univ A"]}
