@@ -167,8 +167,8 @@ LABEL_WORDS = {"supports": "supporting", "contradicts": "contrary"}
 class Reason:
     """The reason shown for one decision, where it came from (the model's checked text, the honest fallback for a
     kept item, or code naming what a set-aside item is about) and, for a model text that did not stand, why.
-    ``fact``: when code wrote the link to the claim, the model's key fact alone (what the explanation uses, since
-    its verdict has already named the claim)."""
+    ``fact``: when code wrote the link to the claim, the model's key fact alone (the explanation uses a supporting
+    item's fact, :func:`fact_of`, since its verdict has already named the claim)."""
 
     text: str
     source: Literal["model", "fallback", "code"]
@@ -214,6 +214,7 @@ def linked(fact: str, label: str, claim: str) -> str:
 
 # Where the model's own link to the claim starts: "<fact>, so <what it shows>" (also "suggesting", "indicating" ...)
 _MODEL_LINK = re.compile(r",\s*(?:so|thus|suggesting|indicating|showing|which|meaning)\b", re.I)
+_SO_LINK = re.compile(r",\s*(?:so|thus)\b", re.I)  # the link the prompt asks for, "<fact>, so <what it shows>"
 
 
 def _problem(text: str, fact: str, label: str, evidence: str, claim: Claim) -> str | None:
@@ -224,6 +225,15 @@ def _problem(text: str, fact: str, label: str, evidence: str, claim: Claim) -> s
         return "copies an evidence sentence"
     stance = sentence_stance(fact, claim.text)
     return f"reads as '{stance}' but the item is labelled '{label}'" if stance not in ("neutral", label) else None
+
+
+def fact_of(reason: str) -> str:
+    """A reason's key fact, without the link to the claim it ends with ("<fact>, so <what it shows>": the last
+    "so" or "thus"; a "which" or "indicating" clause carries facts, "Old Trafford is part of Stretford, which is in
+    Greater Manchester"); the whole reason when it has no such link or the part before it is under four words."""
+    links = list(_SO_LINK.finditer(reason))
+    head = reason[: links[-1].start()] if links else reason
+    return _finish(head) if head != reason and len(head.split()) >= 4 else reason
 
 
 def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, claim: Claim) -> Reason:
@@ -340,7 +350,9 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
             break
         reason = reasons.get(item_id)
         if reason is not None and reason.source == "model":
-            text, source = reason.fact or reason.text, "reason"
+            # the verdict has named the claim: a supporting item's sentence is its fact, not the claim again
+            against = labels.get(item_id) == "contradicts"
+            text, source = reason.text if against else (reason.fact or fact_of(reason.text)), "reason"
         elif findings.get(item_id):
             text, source = _finish(findings[item_id]), "finding"
         else:
@@ -356,5 +368,5 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
 
 
 __all__ = ["CUT", "GroundedExplanation", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
-           "fallback_reason", "kept_reason", "linked", "reasons_schema", "safe_reasons", "sentence_problem",
+           "fact_of", "fallback_reason", "kept_reason", "linked", "reasons_schema", "safe_reasons", "sentence_problem",
            "shown_item", "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences", "write_reasons"]

@@ -11,9 +11,9 @@ import re
 import numpy as np
 import pytest
 
-from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, compose, dropped_reason, kept_reason, linked,
-                                           reasons_schema, sentence_problem, shown_item, verdict_of,
-                                           verdict_sentences)
+from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, compose, dropped_reason, fact_of,
+                                           kept_reason, linked, reasons_schema, sentence_problem, shown_item,
+                                           verdict_of, verdict_sentences)
 from evidex.agents.scripted import ScriptedChatModel
 from evidex.evaluators.trust import reason_scores, self_contradiction, stance_consistency, trust_scores
 from evidex.graphs import build_graph, config_for_task
@@ -202,7 +202,8 @@ def test_the_explanation_is_verdict_with_its_clinical_count_then_the_strongest_e
     sents = split_sentences(out.text)
     assert sents[0] == "BRAF V600E predicts response to vemurafenib in melanoma: all 2 kept items (1 clinical, " \
                        "1 preclinical) support this [2, 1]."
-    assert sents[1].startswith("Phase 3 trial of BRAF V600E melanoma") and sents[1].endswith("[1].")  # strongest
+    # strongest first; the verdict has named the claim, so a supporting item's sentence is its fact alone
+    assert sents[1] == "Phase 3 trial of BRAF V600E melanoma: 48% responded to vemurafenib [1]."
     assert sents[2] == "BRAF V600E cell lines were sensitive to vemurafenib [2]."  # no checked reason: its finding
     assert len(sents) == 3 and [s["source"] for s in out.sentences] == ["verdict", "reason", "finding"]
     assert all(parse_citations(s) for s in sents) and self_contradiction(out.text, labels, CLAIM) == []
@@ -210,6 +211,12 @@ def test_the_explanation_is_verdict_with_its_clinical_count_then_the_strongest_e
     mixed = compose(CLAIM, LABELS, ["1", "2", "3"], {}, {}, sentences=5, texts=TEXTS)
     assert "is mixed (" in mixed.text and mixed.verdict == "mixed"
     assert self_contradiction(mixed.text, LABELS, CLAIM) == [] and stance_consistency(mixed.text, LABELS, CLAIM)[0]
+    # an item that goes against the claim keeps its link: the fact alone would not say which side it is on
+    against_reason = {"3": Reason("A BRAF V600E melanoma patient resisted vemurafenib after six months, which goes "
+                                  "against the claim.", "model")}
+    sided = compose(CLAIM, LABELS, ["3"], against_reason, {}, sentences=5, texts=TEXTS)
+    assert "which goes against the claim [3]." in sided.text
+    assert fact_of("Too short, so V600E predicts response.") == "Too short, so V600E predicts response."
     # a finding worded against its item's label is not written
     against = compose(CLAIM, {"3": "supports"}, ["3"], {}, {"3": TEXTS["3"]}, sentences=4, texts=TEXTS)
     assert "resistance" not in against.text and against.sentences[1]["kept"] is False
