@@ -311,16 +311,23 @@ def test_multiview_probe_finds_what_the_question_names(geval):
 
 def test_probe_passages_interleave_the_hybrid_and_keyword_rankings(geval):
     """RRF can bury the passage BM25 ranks first (the embedder prefers number-heavy figure text): the probe's
-    passages take the best of each ranking in turn, each passage once."""
-    from evidex.tools.qa.probe import passages, question_search
+    passages take the best of each ranking in turn, each passage once, and show the two best at the ends."""
+    from evidex.tools.qa.probe import ends_first, passages, question_search
 
     store, paper_id = geval
     q = _question("Which scoring function weights the probabilities of the output tokens?", [paper_id])
     keys = [p.key for p in passages(store, q, 4).items]
     hybrid, bm25 = (question_search(store, q, q.text, 4, mode).passages for mode in ("hybrid", "bm25"))
-    turns = [h.key for pair in zip(hybrid, bm25) for h in pair]
-    assert keys == list(dict.fromkeys(turns))[:4] and len(set(keys)) == 4
-    assert hybrid[0].key == keys[0] and bm25[0].key in keys[:2]
+    turns = list(dict.fromkeys(h.key for pair in zip(hybrid, bm25) for h in pair))[:4]
+    assert keys == ends_first(turns) and len(set(keys)) == 4
+    assert hybrid[0].key == keys[0] and bm25[0].key in (keys[0], keys[-1])  # the first and second of the turns
+
+
+def test_the_two_best_of_a_ranking_stand_at_its_ends():
+    from evidex.tools.qa.probe import ends_first
+
+    assert ends_first([1, 2, 3, 4, 5, 6, 7, 8]) == [1, 3, 5, 7, 8, 6, 4, 2]
+    assert ends_first([1, 2, 3]) == [1, 3, 2] and ends_first([1]) == [1] and ends_first([]) == []
 
 
 def test_passages_name_their_paper_when_the_question_is_not_about_one(geval):

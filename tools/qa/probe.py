@@ -92,6 +92,13 @@ def _interleave(*rankings: list[Passage]) -> list[Passage]:
     return out
 
 
+def ends_first(ranked: list) -> list:
+    """The best-ranked items at both ends, the weakest in the middle: 1, 3, 5, ..., 6, 4, 2 (LangChain's
+    ``LongContextReorder``). A small model reads the start of a context and the end, next to the question asked
+    again, better than its middle ("lost in the middle", Liu et al. 2023)."""
+    return ranked[0::2] + ranked[1::2][::-1]
+
+
 def _ranked(store: PaperStore, q: Question, query: str, limit: int, mode: str) -> SearchHits:
     try:
         return question_search(store, q, query, limit, mode)
@@ -103,11 +110,11 @@ def _ranked(store: PaperStore, q: Question, query: str, limit: int, mode: str) -
 def passages(store: PaperStore, q: Question, limit: int) -> Context:
     """The hybrid and the keyword ranking of the question, interleaved: RRF buries a passage only keywords rank first
     whenever the embedder ranks number-heavy figure text high, and the words a question quotes from the paper are
-    what keywords find."""
+    what keywords find. Shown with the two best at the ends (:func:`ends_first`)."""
     titles = store.titles()
     query = without_titles(q.text, [titles[i] for i in q.papers if i in titles])[:500]
     hybrid, keywords = _ranked(store, q, query, limit, "hybrid"), _ranked(store, q, query, limit, "bm25")
-    hits = _interleave(hybrid.passages, keywords.passages)[:limit]
+    hits = ends_first(_interleave(hybrid.passages, keywords.passages)[:limit])
     shown = {h.paper_id: titles[h.paper_id] for h in hits if h.paper_id in titles} if names_papers(q) else {}
     return Context(items=hits, titles=shown, degraded=[d for d in (hybrid.degraded, keywords.degraded) if d])
 
@@ -145,4 +152,4 @@ def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool 
     return Context(items=items + found.items, titles=found.titles, degraded=found.degraded)
 
 
-__all__ = ["names_papers", "passages", "probe", "question_search", "search_space", "without_titles"]
+__all__ = ["ends_first", "names_papers", "passages", "probe", "question_search", "search_space", "without_titles"]
