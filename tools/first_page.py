@@ -40,6 +40,12 @@ def proceedings_line(first_page: str | None) -> str:
     return f"{line} (the paper begins on page {pages.group(1)} and ends on page {pages.group(2)})" if pages else line
 
 
+def _header(text: str) -> str:
+    """The author block: a first page up to its abstract (the first 1,500 characters when it has none)."""
+    end = _HEADER_END.search(text)
+    return text[: end.start()] if end else text[:1500]
+
+
 def corresponding_authors(first_page: str | None, authors: list[str]) -> list[str]:
     """The ``authors`` the first page marks as corresponding, in author order; [] when it marks none (the
     question is then the model's)."""
@@ -55,8 +61,7 @@ def corresponding_authors(first_page: str | None, authors: list[str]) -> list[st
     marked = _MARKED.search(text)
     if not marked:
         return []
-    end = _HEADER_END.search(text)
-    header = text[: end.start()] if end else text[:1500]
+    header = _header(text)
     mark = re.escape(marked.group("mark"))
     star = "[∗*]" if marked.group("mark") in "∗*" else mark  # "*" and "∗" are the same mark in extracted text
     return [a for a in authors if a and re.search(re.escape(a) + _AFTER_NAME + star, header)]
@@ -65,7 +70,7 @@ def corresponding_authors(first_page: str | None, authors: list[str]) -> list[st
 # an affiliation mark: a number, a symbol (not "∗", which marks equal contribution or correspondence) or a Greek
 # letter; after a name several, with commas ("Bi1,2,∗", "Levy♡♠")
 _MARK = r"(?:\d{1,2}|[†‡§¶♠♣♥♦♡♢⋄◦•▲△▼★☆✝⋆♮♭♯○●■□◇◆\u0370-\u03ff\u00b5])"
-_MARKS_AFTER_NAME = re.compile(rf"[ \t]?((?:,?[ \t]?(?:{_MARK}|[∗*]))+)")  # on the name's line
+_MARKS_AFTER_NAME = rf"[ \t]?((?:,?[ \t]?(?:{_MARK}|[∗*]))+)"  # on the name's line, after re.escape(name)
 _CONTACT = re.compile(r"[{<]|\S+@\S+|https?://")
 
 
@@ -77,15 +82,14 @@ def affiliations(first_page: str | None, authors: list[str]) -> dict[str, list[s
     """Each author's affiliations as the first page's marks give them ("Ann Lee1,2 ... 1Univ A, 2Lab B"), in author
     order; authors with no mark, or whose marks the page does not spell out, are left out, and a page without
     marks gives {} (a layout that puts each name above its affiliation says nothing in its text order)."""
-    text = first_page or ""
-    end = _HEADER_END.search(text)
-    header = text[: end.start()] if end else text[:1500]
+    header = _header(first_page or "")
     marks: dict[str, list[str]] = {}
     block_end = 0
     for a in authors:
-        found = re.search(re.escape(a) + _MARKS_AFTER_NAME.pattern, header) if a else None
-        if found and _marks(found.group(1)):
-            marks[a] = list(dict.fromkeys(_marks(found.group(1))))
+        found = re.search(re.escape(a) + _MARKS_AFTER_NAME, header) if a else None
+        own = _marks(found.group(1)) if found else []
+        if own:
+            marks[a] = list(dict.fromkeys(own))
             block_end = max(block_end, found.end())
     used = {m for ms in marks.values() for m in ms}
     if not used:

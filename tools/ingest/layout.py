@@ -53,6 +53,23 @@ class Frag:
         return max(self.y1 - self.y0, 0.1)
 
 
+def run_text(frags: list[Frag]) -> str:
+    """The text of a run of fragments (a line, or a part of one), one space between fragments."""
+    return " ".join(f.text.strip() for f in frags if f.text.strip())
+
+
+def run_size(frags: list[Frag]) -> float:
+    """The type size of a run of fragments, weighted by characters."""
+    n = sum(f.nchars for f in frags) or 1
+    return sum(f.size * f.nchars for f in frags) / n
+
+
+def run_bold(frags: list[Frag]) -> bool:
+    """Whether a run is bold: every fragment with a letter or digit is."""
+    alnum = [f for f in frags if any(c.isalnum() for c in f.text)]
+    return bool(alnum) and all(f.bold for f in alnum)
+
+
 @dataclass
 class Line:
     """A visual line: fragments of one column on one baseline band, left to right."""
@@ -97,7 +114,7 @@ class Line:
     @property
     def parts(self) -> list[str]:
         """Text runs separated by wide horizontal gaps (table cells, author name groups)."""
-        return [" ".join(x.text.strip() for x in g if x.text.strip()) for g in self.frag_groups]
+        return [run_text(g) for g in self.frag_groups]
 
     @property
     def x0(self) -> float:
@@ -121,13 +138,11 @@ class Line:
 
     @property
     def size(self) -> float:
-        n = sum(f.nchars for f in self.frags) or 1
-        return sum(f.size * f.nchars for f in self.frags) / n
+        return run_size(self.frags)
 
     @property
     def bold(self) -> bool:
-        alnum = [f for f in self.frags if any(c.isalnum() for c in f.text)]
-        return bool(alnum) and all(f.bold for f in alnum)
+        return run_bold(self.frags)
 
     @property
     def math_ratio(self) -> float:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from evidex.tools.ingest.layout import Line, PageLayout, join_lines
+from evidex.tools.ingest.layout import Line, PageLayout, join_lines, run_bold, run_size, run_text
 from evidex.tools.ingest.records import PaperMetadata
 
 CONF_YEAR_RE = re.compile(r"^[a-z\d]+$")
@@ -134,25 +134,19 @@ def _authors(page: PageLayout, title_lines: list[Line]) -> list[str]:
         if len(ln.text.split()) > 24:
             break  # running text
         for frags in ln.frag_groups:  # runs apart on the line: names, or a name beside its e-mail
-            part = " ".join(f.text.strip() for f in frags if f.text.strip())
-            size, bold = _type_of(frags)
+            part = run_text(frags)
+            size, bold = run_size(frags), run_bold(frags)
             if first is not None and (size < 0.85 * first[0] or (first[1] and not bold)):
                 continue
-            if AFFILIATION_RE.search(part) or _LEADING_MARK.match(_marks_as_dagger(part)):
+            marked = _marks_as_dagger(part)
+            if AFFILIATION_RE.search(part) or _LEADING_MARK.match(marked):
                 continue
-            for cand in re.split(r",|;|\band\b|&|\s{2,}|·|•", _BETWEEN_NAMES.sub(", ", _marks_as_dagger(part))):
+            for cand in re.split(r",|;|\band\b|&|\s{2,}|·|•", _BETWEEN_NAMES.sub(", ", marked)):
                 name = _clean_name(cand)
                 if name and name not in names:
                     names.append(name)
                     first = first or (size, bold)
     return names[:40]
-
-
-def _type_of(frags: list) -> tuple[float, bool]:
-    """The size (by characters) and boldness (every fragment with letters or digits) of a run of fragments."""
-    n = sum(f.nchars for f in frags) or 1
-    lettered = [f for f in frags if any(c.isalnum() for c in f.text)]
-    return sum(f.size * f.nchars for f in frags) / n, bool(lettered) and all(f.bold for f in lettered)
 
 
 def _marks_as_dagger(s: str) -> str:
