@@ -29,13 +29,18 @@ def pool_or_skip() -> Path:
     return pool
 
 
-def test_two_splits_of_28_with_every_kind_of_question():
-    assert len(ROWS) == 56 and len({r["uuid"] for r in ROWS}) == len(ROWS)
+# pool_dev grew by 8 table questions over 8 more of its papers (written 2026-12-02 blind to the system, fixed before
+# any tuning on them); pool_test is the 28 of the first writing
+SIZES = {"pool_dev": 36, "pool_test": 28}
+
+
+def test_two_splits_with_every_kind_of_question():
+    assert len(ROWS) == 64 and len({r["uuid"] for r in ROWS}) == len(ROWS)
     assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in ROWS)
     for split in SPLITS:
         rows = [r for r in ROWS if r["split"] == split]
         tags = Counter(t for r in rows for t in r["tags"])
-        assert len(rows) == 28 and all(tags[t] >= n for t, n in MINIMUM.items()), (split, tags)
+        assert len(rows) == SIZES[split] and all(tags[t] >= n for t, n in MINIMUM.items()), (split, tags)
         assert sum(r["gold_computed"] for r in rows if "table" in r["tags"]) >= 3  # table arithmetic / superlatives
         assert len({p for r in rows for p in papers_of(r)}) >= 18
 
