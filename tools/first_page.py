@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import re
 
+from evidex.tools.text import AFFILIATION_SYMBOLS, GREEK_MARKS, NOTE_MARKS
+
 # the footnote: a mark, then "Corresponding author(s)" (the mark's meaning); "Correspondence to" names emails
-_MARKED = re.compile(r"(?P<mark>[∗*†‡§¶♠♣♡♢✉])\s*(?:Equal contribution[.;,]?\s*)?Corresponding\s+authors?\b",
-                     re.IGNORECASE)
+_MARKED = re.compile(rf"(?P<mark>[{NOTE_MARKS}{AFFILIATION_SYMBOLS}])\s*(?:Equal contribution[.;,]?\s*)?"
+                     r"Corresponding\s+authors?\b", re.IGNORECASE)
 _NAMED = re.compile(r"(?P<names>[A-Z][^\n.;:]{2,80}?)\s+(?:is|are)\s+the\s+corresponding\s+authors?\b")
 # what may stand between a name and its marks in the author block: affiliation numbers, commas, other marks
-_AFTER_NAME = r"[\s\d,∗*†‡§¶♠♣♡♢✉]{0,12}?"
+_AFTER_NAME = rf"[\s\d,{NOTE_MARKS}{AFFILIATION_SYMBOLS}{GREEK_MARKS}]{{0,12}}?"
 _HEADER_END = re.compile(r"\n\s*Abstract\b|\bABSTRACT\b")
 # the header line up to its page range, across the line breaks the PDF puts in it; a venue name runs to ~200 chars
 _PROCEEDINGS = re.compile(r"(?:Proceedings|Findings) of\b.{0,250}?\bpages\s+\d+\s*[–-]\s*\d+", re.DOTALL)
@@ -69,8 +71,8 @@ def corresponding_authors(first_page: str | None, authors: list[str]) -> list[st
 
 # an affiliation mark: a number, a symbol (not "∗", which marks equal contribution or correspondence) or a Greek
 # letter; after a name several, with commas ("Bi1,2,∗", "Levy♡♠")
-_MARK = r"(?:\d{1,2}|[†‡§¶♠♣♥♦♡♢⋄◦•▲△▼★☆✝⋆♮♭♯○●■□◇◆\u0370-\u03ff\u00b5])"
-_MARKS_AFTER_NAME = rf"[ \t]?((?:,?[ \t]?(?:{_MARK}|[∗*]))+)"  # on the name's line, after re.escape(name)
+_MARK = rf"(?:\d{{1,2}}|[{AFFILIATION_SYMBOLS}{GREEK_MARKS}])"
+_MARKS_AFTER_NAME = rf"[ \t]?((?:,?[ \t]?(?:{_MARK}|[{NOTE_MARKS}]))+)"  # on the name's line, after re.escape(name)
 _CONTACT = re.compile(r"[{<]|\S+@\S+|https?://")
 
 

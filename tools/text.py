@@ -78,3 +78,12 @@ def operands_in(expression: str, context: str) -> bool:
         if scale:  # "586K" is also 586000, which is how a grammar-typed number writes it
             printed.add(round(float(number) * _SCALES[scale.lower()], 6))
     return bool(read) and all(float(n) in printed or round(float(n), 6) in printed for n in read)
+
+
+# Marks printed after an author's name on a first page. An affiliation mark is a number, one of these symbols or a
+# Greek letter ("Lee1,2", "Levy♡♠", "Loα") and points to an affiliation spelled out below the names; a note mark
+# (a star, an envelope) flags equal contribution or the corresponding author. Ingest (author lists) and the
+# first-page reader (affiliations, corresponding authors) both read marks from here.
+AFFILIATION_SYMBOLS = "†‡§¶♠♣♥♦♡♢⋄◦•▲△▼★☆✝⋆♮♭♯○●■□◇◆"
+GREEK_MARKS = "\u0370-\u03ff\u00b5"  # a character-class range: Greek and Coptic, and the micro sign
+NOTE_MARKS = "∗*⁎✉"

@@ -115,3 +115,19 @@ def test_no_marks_no_affiliations():
     assert affiliations(None, ["Ann Bee"]) == {}
     # a mark the page never spells out
     assert affiliations("A Paper\nAnn Bee1, Cy Dee2\n1Univ A\nAbstract\n", ["Ann Bee", "Cy Dee"]) == {"Ann Bee": ["Univ A"]}
+
+
+def test_ingest_and_the_first_page_reader_read_the_same_marks():
+    """Every affiliation mark comes off a name at ingest and points to its affiliation at run time; a note mark
+    ("∗", "✉") comes off the name but is no affiliation. One definition (``evidex.tools.text``) serves both."""
+    from evidex.tools.first_page import affiliations
+    from evidex.tools.ingest.metadata import _clean_name, _marks_as_dagger
+    from evidex.tools.text import AFFILIATION_SYMBOLS, NOTE_MARKS
+
+    for mark in [*AFFILIATION_SYMBOLS, "α", "2"]:
+        assert _clean_name(_marks_as_dagger(f"Ann Bee{mark}")) == "Ann Bee", mark
+        page = f"A Paper\nAnn Bee{mark}, Cy Dee∗\n{mark}Univ A\nAbstract\n"
+        assert affiliations(page, ["Ann Bee", "Cy Dee"]) == {"Ann Bee": ["Univ A"]}, mark
+    for mark in NOTE_MARKS:
+        assert _clean_name(_marks_as_dagger(f"Ann Bee{mark}")) == "Ann Bee", mark
+        assert affiliations(f"A Paper\nAnn Bee{mark}\n{mark}Univ A\nAbstract\n", ["Ann Bee"]) == {}, mark

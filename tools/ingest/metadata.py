@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evidex.tools.ingest.layout import Line, PageLayout, join_lines, run_bold, run_size, run_text
 from evidex.tools.ingest.records import PaperMetadata
+from evidex.tools.text import AFFILIATION_SYMBOLS, GREEK_MARKS, NOTE_MARKS
 
 CONF_YEAR_RE = re.compile(r"^[a-z\d]+$")
 AFFILIATION_RE = re.compile(
@@ -101,7 +102,7 @@ def _title_lines(page: PageLayout, body_size: float) -> list[Line]:
 
 
 # marks that follow a name: affiliation numbers and symbols, and Greek letters used as marks ("Lo\u03b1", "Levy\u03c4\u00b5")
-_MARKS = r"\d,\u2217*\u2020\u2021\u00a7\u00b6\u22c6\u2660\u2663\u2665\u2666\u2709\u0370-\u03ff\u00b5"
+_MARKS = rf"\d,{NOTE_MARKS}{AFFILIATION_SYMBOLS}{GREEK_MARKS}"
 # marks glued between two names ("Fayyaz3*Ehsan", "Pieler1 2 Jonathan", "Ann Bee\u2662 Cy Dee") separate two authors
 _BETWEEN_NAMES = re.compile(rf"(?<=[a-z.])[{_MARKS}]+(?:\s[{_MARKS}]+)*(?=\s*[A-Z])")
 # an affiliation line starts with its mark: "1Columbia University", "\u2020 The Allen Institute", "\u03c4 Tel Aviv", "aApple"
@@ -160,9 +161,9 @@ def _marks_as_dagger(s: str) -> str:
 
 def _clean_name(s: str) -> str | None:
     s = unicodedata.normalize("NFKC", s)
-    s = re.sub(r"[\d∗*†‡§¶⋆♠♣♥♦♮♭#‖|^~⁎✉✝]+", " ", s)
+    s = re.sub(rf"[\d{NOTE_MARKS}{AFFILIATION_SYMBOLS}#‖|^~]+", " ", s)
     if re.search(r"[A-Za-z]", s):  # Greek letters after a Latin name are its marks
-        s = re.sub(r"(?<=[^\W\d_])[\u0370-\u03ff]+(?=\s|$)", " ", s)
+        s = re.sub(rf"(?<=[^\W\d_])[{GREEK_MARKS}]+(?=\s|$)", " ", s)
     s = re.sub(r"\s+", " ", s).strip(" ,.;:-")
     words = s.split()
     if not (2 <= len(words) <= 5) or len(s) > 50:
