@@ -7,6 +7,7 @@ stand apart from the running text, usually with a right-aligned "(N)".
 """
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from dataclasses import dataclass, field
@@ -312,7 +313,7 @@ def detect_tables(page: pymupdf.Page, layout: PageLayout, captions: list[Caption
             continue
         if words is None:
             words = page.get_text("words", flags=TEXT_FLAGS_WORDS)
-        rows, ys = word_grid(words, region)
+        rows, ys = word_grid(words, region, labels_above=_labels_on_top(words, region, cap.bbox))
         inner_rules = [y for x0, y, x1 in rules if region[1] + 2 < y < region[3] - 2 and _hoverlap((x0, 0, x1, 1), region) > 0.8]
         rows = carry_group_labels(rows, ys, inner_rules)
         if len(rows) < 2:
@@ -420,19 +421,51 @@ def _rule_regions(layout: PageLayout, cap: Caption, rules) -> dict[str, tuple[fl
     return {side: got for side in ("below", "above") if (got := grow(side)) is not None}
 
 
+def _labels_on_top(words: list, region: tuple, caption_box) -> list:
+    """The words of a row of group labels set on a table's top rule ("WordNet" and "Oxford" over their three
+    columns each, or the column names, with the rule right under them): a line ending within a few points of the
+    rule, of at most 8 words in short cells (3 words at most, none a value or the caption's, none ending a
+    sentence). Running text above a table stands farther off or reads as sentences. [] when there is none."""
+    x0, y0, x1, _ = region
+    line = sorted((w for w in words if x0 - 2 <= (w[0] + w[2]) / 2 <= x1 + 2 and y0 - 4 <= w[3] <= y0 + 1
+                   and w[1] < y0 - 2 and not _inside(w[:4], caption_box)), key=lambda w: w[0])
+    if not line or len(line) > 8 or any(_VALUE_TOKEN.match(w[4]) for w in line):
+        return []
+    for cell in _cells_of(line):
+        text = " ".join(w[4] for w in cell)
+        if len(cell) > 3 or (len(cell) > 1 and text.rstrip()[-1:] in ".?!:"):
+            return []
+    return line
+
+
+def _cells_of(row: list, min_gap: float = 0.0) -> list[list]:
+    """A row's words (left to right) grouped into cells: words closer than ~half their height (about two
+    spaces) are one cell."""
+    cells: list[list] = [[row[0]]] if row else []
+    for w in row[1:]:
+        if w[0] - cells[-1][-1][2] <= max(min_gap, 0.45 * (w[3] - w[1])):
+            cells[-1].append(w)
+        else:
+            cells.append([w])
+    return cells
+
+
 def _fallback_region(layout: PageLayout, cap: Caption) -> tuple[float, float, float, float] | None:
     found = _fallback_table(layout, cap)
     return found.bbox if found is not None else None
 
 
-def word_grid(words: list, region, min_gap: float = 0.0) -> tuple[list[list[str]], list[float]]:
+def word_grid(words: list, region, min_gap: float = 0.0, labels_above: list = ()) -> tuple[list[list[str]], list[float]]:
     """Rows x columns of cell texts from the words inside a region, and each row's vertical centre.
 
     Rows are baseline bands; column separators are x positions that (almost) no row covers, so a header
-    cell spanning several columns does not merge them.
+    cell spanning several columns does not merge them. ``labels_above`` (words of a label row over the region,
+    :func:`_labels_on_top`) become a first row placed in the region's columns, without moving them.
     """
     x0r, y0r, x1r, y1r = region
-    ws = [w for w in words if w[0] >= x0r - 2 and w[2] <= x1r + 2 and (w[1] + w[3]) / 2 >= y0r - 1 and (w[1] + w[3]) / 2 <= y1r + 1]
+    # a word is in when its middle is (a group label set sideways at the table's edge, "HotpotQA" read bottom
+    # to top beside its rows, starts a point left of the rules)
+    ws = [w for w in words if x0r - 2 <= (w[0] + w[2]) / 2 <= x1r + 2 and y0r - 1 <= (w[1] + w[3]) / 2 <= y1r + 1]
     if not ws:
         return [], []
     ws.sort(key=lambda w: ((w[1] + w[3]) / 2, w[0]))
@@ -446,33 +479,64 @@ def word_grid(words: list, region, min_gap: float = 0.0) -> tuple[list[list[str]
                 last.append(w)
                 continue
         rows.append([w])
-    # cells: words of a row closer than ~half their height (about two spaces) are one cell
-    row_cells: list[list[tuple[float, float, str]]] = []
+    row_cells: list[list[tuple[float, float, str, list]]] = []
     for row in rows:
         row.sort(key=lambda w: w[0])
-        cells: list[list] = [[row[0]]]
-        for w in row[1:]:
-            prev = cells[-1][-1]
-            if w[0] - prev[2] <= max(min_gap, 0.45 * (w[3] - w[1])):  # ~2 spaces
-                cells[-1].append(w)
-            else:
-                cells.append([w])
-        row_cells.append([(c[0][0], max(x[2] for x in c), " ".join(x[4] for x in c)) for c in cells])
-    seps = _column_separators([[(a, b) for a, b, _ in r] for r in row_cells])
+        row_cells.append([(c[0][0], max(x[2] for x in c), " ".join(x[4] for x in c), c)
+                          for c in _cells_of(row, min_gap)])
+    seps = _column_separators([[(a, b) for a, b, _, _ in r] for r in row_cells])
     numeric_rows = sum(sum(bool(_VALUE_TOKEN.match(w[4])) for w in row) >= 2 for row in rows)
     if not seps and len(rows) >= 2 and numeric_rows >= 0.5 * len(rows):
         # one cell per row of numbers: the columns sit a single space apart ("SPECTER 84.2 88.4 91.5"), so the
         # gaps that line up down the rows are read from the words themselves (not for tables of sentences)
         seps = _column_separators([[(w[0], w[2]) for w in row] for row in rows])
-        row_cells = [[(w[0], w[2], w[4]) for w in row] for row in rows]
+        row_cells = [[(w[0], w[2], w[4], [w]) for w in row] for row in rows]
+
+    def column(a: float, b: float) -> int:
+        return sum(1 for s in seps if (a + b) / 2 > s)
+
+    value_middles = sorted((w[0] + w[2]) / 2 for row in rows for w in row if _VALUE_TOKEN.match(w[4]))
+
+    def over_values(w) -> bool:
+        """Whether the word stands centred over a column of values (within a quarter of its width)."""
+        mid, tol = (w[0] + w[2]) / 2, max(2.0, 0.25 * (w[2] - w[0]))
+        i = bisect.bisect_left(value_middles, mid - tol)
+        return i < len(value_middles) and value_middles[i] <= mid + tol
+
+    def values_below(ri: int, a: float, b: float) -> bool:
+        """Whether the first row under row ``ri`` with words between x ``a`` and ``b`` (a row of one cell, a
+        section label, aside) has values there, not another row of names."""
+        for cells in row_cells[ri + 1:]:
+            inside = [w for c in cells for w in c[3] if a <= (w[0] + w[2]) / 2 <= b]
+            if inside and len(cells) > 1:
+                return all(_VALUE_TOKEN.match(w[4]) for w in inside)
+        return False
+
     table: list[list[str]] = []
-    for r in row_cells:
+    for ri, r in enumerate(row_cells):
         out = [""] * (len(seps) + 1)
-        for a, b, text in r:
-            col = sum(1 for s in seps if (a + b) / 2 > s)
-            out[col] = f"{out[col]} {text}".strip()
+        for a, b, text, cell_words in r:
+            if len(cell_words) >= 3 and not any(_VALUE_TOKEN.match(w[4]) for w in cell_words) and all(
+                    map(over_values, cell_words)) and values_below(ri, a, b):
+                # column names set closer than a word gap ("Test20 Test21 Test20 ..." over seven pairs of value
+                # columns) read as one cell: each word stands over its own column of values, with values right
+                # under it, so each goes to its column (two in a packed column are split with it); a label
+                # spanning columns over a row of sub-column names stays whole
+                parts = [(column(w[0], w[2]), w[4]) for w in cell_words]
+            else:
+                parts = [(column(a, b), text)]
+            for col, part in parts:
+                out[col] = f"{out[col]} {part}".strip()
         table.append(out)
-    return table, [sum((w[1] + w[3]) / 2 for w in row) / len(row) for row in rows]
+    ys = [sum((w[1] + w[3]) / 2 for w in row) / len(row) for row in rows]
+    if labels_above:
+        top = [""] * (len(seps) + 1)
+        for cell in _cells_of(sorted(labels_above, key=lambda w: w[0])):
+            col = column(cell[0][0], max(w[2] for w in cell))
+            top[col] = f"{top[col]} {' '.join(w[4] for w in cell)}".strip()
+        table.insert(0, top)
+        ys.insert(0, sum((w[1] + w[3]) / 2 for w in labels_above) / len(labels_above))
+    return table, ys
 
 
 def carry_group_labels(rows: list[list[str]], ys: list[float], rule_ys: list[float]) -> list[list[str]]:

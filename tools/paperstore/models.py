@@ -133,7 +133,8 @@ class Table(_Row):
         body = rows[start:]
         labels = [j for j in range(len(rows[0])) if sum(has_number([r[j]]) for r in body) * 2 < len(body)]
         corner = " ".join(r[j] for r in rows[:start] for j in labels if r[j])
-        return rows[:start], body, column_names(rows[:start], len(rows[0])), corner
+        first_value = next((j for j in range(1, len(rows[0])) if j not in labels), 1)
+        return rows[:start], body, column_names(rows[:start], len(rows[0]), first_value), corner
 
     @property
     def header_rows(self) -> list[list[str]]:

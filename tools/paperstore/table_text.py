@@ -23,30 +23,40 @@ def _cells(line: str) -> list[str] | None:
     return [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(line[1:-1])]
 
 
-def column_names(header: list[list[str]], width: int) -> list[str]:
+def column_names(header: list[list[str]], width: int, first_value: int = 1) -> list[str]:
     """Each value column's name: its cells down the header rows, a spanning cell ("Yelp" over "R", "M") carried
     right until the next one in its row. When the last header row repeats one group of names ("ACC AOPC PRED"
     under each dataset), a spanning cell names the group it stands over instead: a PDF's centred label ("SST2"
-    over the middle of its three columns) carried right would miss the first column and take the next group's."""
-    groups = _repeated_groups(header[-1], width) if len(header) > 1 else None
+    over the middle of its three columns) carried right would miss the first column and take the next group's.
+    Groups are looked for from ``first_value``, the first column of values (label columns, "Model" and "Test"
+    left of "BLEU ROUGE-L BLEU ROUGE-L", are no part of them)."""
+    groups = _repeated_groups(header[-1], width, first_value) if len(header) > 1 else None
+    # past the last group, the group row's names are not carried on (an average column has none of its own)
+    grouped_end = max(j for j in range(width) if header[-1][j]) + 1 if groups else width
     names = [[] for _ in range(width)]
     for depth, row in enumerate(header):
-        spans = _group_spans(row, groups) if groups and depth < len(header) - 1 else None
+        last = depth == len(header) - 1
+        spans = _group_spans(row, groups) if groups and not last else None
         carried = ""
         for j in range(1, width):
-            carried = spans[j] if spans is not None else row[j] or carried
+            if spans is not None:
+                carried = spans[j] if j >= groups[0] else row[j]  # a label column's own header cell
+            else:
+                carried = row[j] or ("" if last and j >= grouped_end else carried)
             if carried and (not names[j] or names[j][-1] != carried):
                 names[j].append(carried)
     return [" ".join(parts) or f"column {j}" for j, parts in enumerate(names)]
 
 
-def _repeated_groups(row: list[str], width: int) -> tuple[int, int] | None:
+def _repeated_groups(row: list[str], width: int, first_value: int = 1) -> tuple[int, int] | None:
     """(first column, group width) when ``row`` names its columns as one group of two or more names said again
-    and again ("ACC AOPC PRED ACC AOPC PRED"), else None."""
-    start = next((j for j in range(1, width) if row[j]), None)
-    if start is None:
+    and again ("ACC AOPC PRED ACC AOPC PRED"; columns after the last group may have no name here, as an average
+    column under its own spanning name), else None."""
+    named = [j for j in range(max(first_value, 1), width) if row[j]]
+    if not named:
         return None
-    names = row[start:width]
+    start = named[0]
+    names = row[start:named[-1] + 1]
     for size in range(2, len(names) // 2 + 1):
         if len(names) % size == 0 and all(names[i] and names[i] == names[i % size] for i in range(len(names))):
             return start, size
@@ -54,19 +64,29 @@ def _repeated_groups(row: list[str], width: int) -> tuple[int, int] | None:
 
 
 def _group_spans(row: list[str], groups: tuple[int, int]) -> list[str] | None:
-    """Each column's spanning label in ``row``: the one standing over its group (one label per group), or None
-    when the row's labels do not fall one to a group."""
+    """Each column's spanning label in ``row``: the one standing over its group, carried right over the groups
+    after it that have none (a label over two groups stands over the first); a label that falls on a group
+    already named goes to the next group (a wide label centred near a group's edge). None when the row's labels
+    do not fall one to a group."""
     start, size = groups
-    spans = [""] * len(row)
-    for j in range(1, len(row)):
+    count = (len(row) - start + size - 1) // size
+    labels = [""] * count
+    for j in range(start, len(row)):  # the label columns' header cells are no group's
         if not row[j]:
             continue
-        g = max(0, (j - start) // size)
-        first = start + g * size
-        if spans[first] and spans[first] != row[j]:
-            return None  # two labels over one group: not a group header
-        for k in range(first, min(first + size, len(row))):
-            spans[k] = row[j]
+        g = min((j - start) // size, count - 1)
+        if labels[g] and labels[g] != row[j]:
+            if g + 1 < count and not labels[g + 1]:
+                g += 1
+            else:
+                return None  # two labels over one group: not a group header
+        labels[g] = row[j]
+    spans = [""] * len(row)
+    carried = ""
+    for g in range(count):
+        carried = labels[g] or carried
+        for k in range(start + g * size, min(start + (g + 1) * size, len(row))):
+            spans[k] = carried
     return spans
 
 

@@ -1,0 +1,83 @@
+"""Table layouts read off real pages (tools/ingest/elements.py) and their column names resolved
+(tools/paperstore/table_text.py). Each case is a layout found wrong on pool papers nobody had tuned on
+(`../shared/corpus/pool/`), checked here on the PDF itself."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evidex.tools.ingest.config import ParserConfig
+from evidex.tools.ingest.parser import PyMuPDFParser
+from evidex.tools.paperstore.models import Table
+from evidex.tools.paperstore.table_text import column_names
+
+pytestmark = pytest.mark.shared_data
+
+
+def _table(corpus: Path, name: str, page: int, label: str) -> Table:
+    found = sorted(corpus.glob(f"pool/pdfs/{name}*.pdf"))
+    if not found:
+        pytest.skip(f"{name} is not in the shared corpus")
+    paper = PyMuPDFParser(ParserConfig(ocr="off")).parse(found[0], "0" * 64)
+    table = next(t for t in paper.tables if t.page_number == page and t.caption.startswith(label + ":"))
+    return Table(key="t", paper_id="p", page=page, caption=table.caption, markdown=table.markdown)
+
+
+def _cell(table: Table, row: list[str], column: str) -> str:
+    j = table.columns.index(column)
+    return next(r[j] for r in table.rows if all(w in r for w in row))
+
+
+def test_group_labels_set_sideways_beside_their_rows(corpus):
+    """"HotpotQA" and "WikiHop" are printed bottom to top at the table's left edge, a point left of its rules:
+    each row keeps its dataset (PRIMERA's EM is 47.8 on HotpotQA, 61.9 on WikiHop)."""
+    t = _table(corpus, "Peek-Across-Improving-Multi-Document", 6, "Table 2")
+    assert _cell(t, ["HotpotQA", "PRIMERA (Xiao et al., 2022)"], "EM") == "47.8"
+    assert _cell(t, ["WikiHop", "PRIMERA (Xiao et al., 2022)"], "EM") == "61.9"
+
+
+def test_column_names_set_closer_than_a_word_gap(corpus):
+    """"Test20 Test21" under each of seven language pairs is printed tighter than a word gap: each name goes to
+    its own column, and each pair's label to its two columns (NE-EN Test20 of ConRegQE in TASK2 is 0.556)."""
+    t = _table(corpus, "Improving-Translation-Quality-Estimation", 5, "Table 1")
+    assert t.columns[1:3] == ["EN-DE Test20", "EN-DE Test21"] and t.columns[-1] == "avg"
+    assert t.columns[13:15] == ["NE-EN Test20", "NE-EN Test21"]
+    task2 = [r for r in t.rows if r[0] == "ConRegQE"][1]
+    assert task2[t.columns.index("NE-EN Test20")] == "0.556"
+
+
+def test_group_labels_printed_above_the_top_rule(corpus):
+    """"WordNet" and "Oxford" stand over their three columns each with the table's first rule under them: they
+    belong to the table (Flan-T5 XL's ROUGE-L under hard domain shift is 48.17 on WordNet, 25.06 on Oxford)."""
+    t = _table(corpus, "Interpretable-Word-Sense-Representations", 5, "Table 3")
+    assert _cell(t, ["Hard domain shift"], "WordNet ROUGE-L") == "48.17"
+    assert _cell(t, ["Hard domain shift"], "Oxford ROUGE-L") == "25.06"
+
+
+def test_a_column_after_the_groups_keeps_its_own_name():
+    """An average column past the last group has no name in the group row: it is not given the group's last."""
+    header = [["", "EN-DE", "", "RO-EN", "", "avg"], ["Method", "", "", "", "", ""],
+              ["", "Test20", "Test21", "Test20", "Test21", ""]]
+    assert column_names(header, 6) == ["column 0", "EN-DE Test20", "EN-DE Test21", "RO-EN Test20", "RO-EN Test21",
+                                       "avg"]
+
+
+def test_three_header_rows_over_groups_of_three(corpus):
+    """Three header rows: a source ("Zero-Shot Transfer to Instructables"), a condition ("Postcondition") and
+    "Prec. Recall F-1" under each; the label columns on the left ("Heus.", "Finetuned/Self") keep their own
+    names, and a wide source label set near a group's edge names the group after it."""
+    t = _table(corpus, "Learning-Action-Conditions-from-Instructional", 8, "Table 3")
+    assert t.columns[1:4] == ["Heus.", "Finetuned/Self", "WikiHow Precondition Prec."]
+    assert t.columns[-2] == "Zero-Shot Transfer to Instructables Postcondition Recall"
+    row = next(r for r in t.rows if r[:3] == ["Context.", "Y", "Y/N"])
+    assert row[t.columns.index("Zero-Shot Transfer to Instructables Postcondition Recall")] == "56.51"
+
+
+def test_group_labels_skip_the_label_columns():
+    """Groups start at the first column of values: "Model" and "Test" on the left are no part of them."""
+    header = [["", "", "", "WordNet", "", "", "Oxford", ""],
+              ["Model", "Test", "BLEU", "ROUGE-L", "BERT-F1", "BLEU", "ROUGE-L", "BERT-F1"]]
+    assert column_names(header, 8, first_value=2) == [
+        "column 0", "Test", "WordNet BLEU", "WordNet ROUGE-L", "WordNet BERT-F1", "Oxford BLEU", "Oxford ROUGE-L",
+        "Oxford BERT-F1"]
