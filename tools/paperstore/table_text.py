@@ -64,10 +64,9 @@ def _repeated_groups(row: list[str], width: int, first_value: int = 1) -> tuple[
 
 
 def _group_spans(row: list[str], groups: tuple[int, int]) -> list[str] | None:
-    """Each column's spanning label in ``row``: the one standing over its group, carried right over the groups
-    after it that have none (a label over two groups stands over the first); a label that falls on a group
-    already named goes to the next group (a wide label centred near a group's edge). None when the row's labels
-    do not fall one to a group."""
+    """Each column's spanning label in ``row``: the one standing over its group ("" for a group with none); a
+    label that falls on a group already named goes to the next group when that one has none (a wide label
+    centred near a group's edge). None when the row's labels do not fall one to a group."""
     start, size = groups
     count = (len(row) - start + size - 1) // size
     labels = [""] * count
@@ -82,11 +81,9 @@ def _group_spans(row: list[str], groups: tuple[int, int]) -> list[str] | None:
                 return None  # two labels over one group: not a group header
         labels[g] = row[j]
     spans = [""] * len(row)
-    carried = ""
-    for g in range(count):
-        carried = labels[g] or carried
+    for g, label in enumerate(labels):
         for k in range(start + g * size, min(start + (g + 1) * size, len(row))):
-            spans[k] = carried
+            spans[k] = label
     return spans
 
 
