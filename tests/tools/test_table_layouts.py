@@ -81,3 +81,27 @@ def test_group_labels_skip_the_label_columns():
     assert column_names(header, 8, first_value=2) == [
         "column 0", "Test", "WordNet BLEU", "WordNet ROUGE-L", "WordNet BERT-F1", "Oxford BLEU", "Oxford ROUGE-L",
         "Oxford BERT-F1"]
+
+
+def test_running_text_over_a_table_is_no_label_row():
+    """A line of words right on the top rule is a label row only when it reads as labels: short cells, no value,
+    no sentence; the caption's own words never are."""
+    from evidex.tools.ingest.elements import _labels_on_top
+
+    region, caption = (100.0, 200.0, 400.0, 300.0), (100.0, 320.0, 400.0, 330.0)
+
+    def line(*cells):  # cells of words, 60 points apart, ending 1 point above the rule
+        words, x = [], 110.0
+        for cell in cells:
+            for w in cell.split():
+                words.append((x, 188.0, x + 20.0, 199.0, w))
+                x += 22.0
+            x += 40.0
+        return words
+
+    assert [w[4] for w in _labels_on_top(line("WordNet", "Oxford"), region, caption)] == ["WordNet", "Oxford"]
+    assert _labels_on_top(line("examples on two symbolic manipulation tasks."), region, caption) == []
+    assert _labels_on_top(line("use the dataset?"), region, caption) == []
+    assert _labels_on_top(line("Accuracy", "81.2"), region, caption) == []
+    far = [(x0, y0 - 12, x1, y1 - 12, w) for x0, y0, x1, y1, w in line("WordNet", "Oxford")]
+    assert _labels_on_top(far, region, caption) == []  # a line standing off the rule
