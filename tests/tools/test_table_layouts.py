@@ -99,7 +99,8 @@ def test_running_text_over_a_table_is_no_label_row():
             x += 40.0
         return words
 
-    assert [w[4] for w in _labels_on_top(line("WordNet", "Oxford"), region, caption)] == ["WordNet", "Oxford"]
+    cells = _labels_on_top(line("WordNet", "Oxford"), region, caption)
+    assert [[w[4] for w in cell] for cell in cells] == [["WordNet"], ["Oxford"]]
     assert _labels_on_top(line("examples on two symbolic manipulation tasks."), region, caption) == []
     assert _labels_on_top(line("use the dataset?"), region, caption) == []
     assert _labels_on_top(line("Accuracy", "81.2"), region, caption) == []

@@ -421,21 +421,22 @@ def _rule_regions(layout: PageLayout, cap: Caption, rules) -> dict[str, tuple[fl
     return {side: got for side in ("below", "above") if (got := grow(side)) is not None}
 
 
-def _labels_on_top(words: list, region: tuple, caption_box) -> list:
-    """The words of a row of group labels set on a table's top rule ("WordNet" and "Oxford" over their three
-    columns each, or the column names, with the rule right under them): a line ending within a few points of the
-    rule, of at most 8 words in short cells (3 words at most, none a value or the caption's, none ending a
-    sentence). Running text above a table stands farther off or reads as sentences. [] when there is none."""
+def _labels_on_top(words: list, region: tuple, caption_box) -> list[list]:
+    """The cells (words, left to right) of a row of group labels set on a table's top rule ("WordNet" and
+    "Oxford" over their three columns each, or the column names, with the rule right under them): a line ending
+    within a few points of the rule, of at most 8 words in short cells (3 words at most, none a value or the
+    caption's, none ending a sentence). Running text above a table stands farther off or reads as sentences.
+    [] when there is none."""
     x0, y0, x1, _ = region
     line = sorted((w for w in words if x0 - 2 <= (w[0] + w[2]) / 2 <= x1 + 2 and y0 - 4 <= w[3] <= y0 + 1
                    and w[1] < y0 - 2 and not _inside(w[:4], caption_box)), key=lambda w: w[0])
     if not line or len(line) > 8 or any(_VALUE_TOKEN.match(w[4]) for w in line):
         return []
-    for cell in _cells_of(line):
-        text = " ".join(w[4] for w in cell)
-        if len(cell) > 3 or (len(cell) > 1 and text.rstrip()[-1:] in ".?!:"):
+    cells = _cells_of(line)
+    for cell in cells:
+        if len(cell) > 3 or (len(cell) > 1 and cell[-1][4].rstrip()[-1:] in ".?!:"):
             return []
-    return line
+    return cells
 
 
 def _cells_of(row: list, min_gap: float = 0.0) -> list[list]:
@@ -455,12 +456,12 @@ def _fallback_region(layout: PageLayout, cap: Caption) -> tuple[float, float, fl
     return found.bbox if found is not None else None
 
 
-def word_grid(words: list, region, min_gap: float = 0.0, labels_above: list = ()) -> tuple[list[list[str]], list[float]]:
+def word_grid(words: list, region, min_gap: float = 0.0, labels_above: list[list] = ()) -> tuple[list[list[str]], list[float]]:
     """Rows x columns of cell texts from the words inside a region, and each row's vertical centre.
 
     Rows are baseline bands; column separators are x positions that (almost) no row covers, so a header
-    cell spanning several columns does not merge them. ``labels_above`` (words of a label row over the region,
-    :func:`_labels_on_top`) become a first row placed in the region's columns, without moving them.
+    cell spanning several columns does not merge them. ``labels_above`` (the cells of a label row over the
+    region, :func:`_labels_on_top`) become a first row placed in the region's columns, without moving them.
     """
     x0r, y0r, x1r, y1r = region
     # a word is in when its middle is (a group label set sideways at the table's edge, "HotpotQA" read bottom
@@ -531,11 +532,12 @@ def word_grid(words: list, region, min_gap: float = 0.0, labels_above: list = ()
     ys = [sum((w[1] + w[3]) / 2 for w in row) / len(row) for row in rows]
     if labels_above:
         top = [""] * (len(seps) + 1)
-        for cell in _cells_of(sorted(labels_above, key=lambda w: w[0])):
+        for cell in labels_above:
             col = column(cell[0][0], max(w[2] for w in cell))
             top[col] = f"{top[col]} {' '.join(w[4] for w in cell)}".strip()
         table.insert(0, top)
-        ys.insert(0, sum((w[1] + w[3]) / 2 for w in labels_above) / len(labels_above))
+        label_words = [w for cell in labels_above for w in cell]
+        ys.insert(0, sum((w[1] + w[3]) / 2 for w in label_words) / len(label_words))
     return table, ys
 
 

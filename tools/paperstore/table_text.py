@@ -32,7 +32,7 @@ def column_names(header: list[list[str]], width: int, first_value: int = 1) -> l
     left of "BLEU ROUGE-L BLEU ROUGE-L", are no part of them)."""
     groups = _repeated_groups(header[-1], width, first_value) if len(header) > 1 else None
     # past the last group, the group row's names are not carried on (an average column has none of its own)
-    grouped_end = max(j for j in range(width) if header[-1][j]) + 1 if groups else width
+    grouped_end = groups[2] if groups else width
     names = [[] for _ in range(width)]
     for depth, row in enumerate(header):
         last = depth == len(header) - 1
@@ -48,8 +48,8 @@ def column_names(header: list[list[str]], width: int, first_value: int = 1) -> l
     return [" ".join(parts) or f"column {j}" for j, parts in enumerate(names)]
 
 
-def _repeated_groups(row: list[str], width: int, first_value: int = 1) -> tuple[int, int] | None:
-    """(first column, group width) when ``row`` names its columns as one group of two or more names said again
+def _repeated_groups(row: list[str], width: int, first_value: int = 1) -> tuple[int, int, int] | None:
+    """(first column, group width, end of the last group) when ``row`` names its columns as one group of two or more names said again
     and again ("ACC AOPC PRED ACC AOPC PRED"; columns after the last group may have no name here, as an average
     column under its own spanning name), else None."""
     named = [j for j in range(max(first_value, 1), width) if row[j]]
@@ -59,15 +59,15 @@ def _repeated_groups(row: list[str], width: int, first_value: int = 1) -> tuple[
     names = row[start:named[-1] + 1]
     for size in range(2, len(names) // 2 + 1):
         if len(names) % size == 0 and all(names[i] and names[i] == names[i % size] for i in range(len(names))):
-            return start, size
+            return start, size, named[-1] + 1
     return None
 
 
-def _group_spans(row: list[str], groups: tuple[int, int]) -> list[str] | None:
+def _group_spans(row: list[str], groups: tuple[int, int, int]) -> list[str] | None:
     """Each column's spanning label in ``row``: the one standing over its group ("" for a group with none); a
     label that falls on a group already named goes to the next group when that one has none (a wide label
     centred near a group's edge). None when the row's labels do not fall one to a group."""
-    start, size = groups
+    start, size, _ = groups
     count = (len(row) - start + size - 1) // size
     labels = [""] * count
     for j in range(start, len(row)):  # the label columns' header cells are no group's
