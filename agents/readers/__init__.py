@@ -15,7 +15,7 @@ from __future__ import annotations
 from evidex.agents.readers.base import Reader, ReadRequest, get_reader, reader_names, register_reader
 from evidex.agents.readers.checks import rejects
 
-DEFAULT_READERS = ("cell", "model")
+DEFAULT_READERS = ("cell", "count", "wins", "model")
 
 
 def read_answer(names, request: ReadRequest):

@@ -83,7 +83,7 @@ def registry(monkeypatch):
 
 
 def test_the_built_in_readers_are_registered_and_the_model_comes_last():
-    assert DEFAULT_READERS == ("cell", "model") and set(DEFAULT_READERS) <= set(reader_names())
+    assert DEFAULT_READERS == ("cell", "count", "wins", "model") and set(DEFAULT_READERS) <= set(reader_names())
     assert [get_reader(n).name for n in DEFAULT_READERS] == list(DEFAULT_READERS)
     with pytest.raises(KeyError, match=r"no answer reader named 'nope' \(known: .*model"):
         get_reader("nope")
@@ -118,6 +118,96 @@ def test_the_cell_reader_reads_the_one_cell_a_question_names_by_row_and_column(q
         row, column, value = expected
         assert (answer.value, answer.sources, answer.by_code) == (value, [GROUPED.source], True)
         assert answer.quote == f"Table 2, {row}, {column}: {value}"
+
+
+# a metric under each task (the task printed once for its rows), models under a label printed over all of them,
+# settings as abbreviations
+BY_TASK = Table(key="t4", paper_id="p1", page=6, caption="Table 4: Recall by task.",
+                markdown=("|Task|Metric|Baseline|Model| | |\n|---|---|---|---|---|---|\n"
+                          "|Task|Metric|Baseline|Net-S|Net-L| |\n|Task| | |hard|soft|hard|\n"
+                          "|TP|R@1|15.4|18.9|20.1|21.2|\n| |R@5|15.6|41.0|46.4|48.8|\n"
+                          "|SPO|R@1|25.6|23.1|38.5|20.5|\n| |R@5|28.2|64.1|76.9|69.2|\n"
+                          "|Context.|Y|30.1|40.2|50.3|60.4|\n|Non-Context.|Y|10.1|20.2|30.3|40.4|"))
+
+
+@pytest.mark.parametrize("question, expected", [
+    # R@5 is printed under two tasks; the task, printed once for its two rows, says which
+    ("In Table 4, what R@5 does the SPO task give under the Baseline?", ("SPO / R@5", "Baseline", "28.2")),
+    ("In Table 4, what R@5 does the Baseline give?", None),                      # two rows say R@5
+    # "Model" stands over every model's columns and is not said: the lower header rows name the column
+    ("In Table 4, what is the R@1 of Net-L (soft) on TP?", ("TP / R@1", "Model Net-L soft", "20.1")),
+    ("In Table 4, what is the R@1 of the hard setting on TP?", None),             # "hard" alone: two columns
+    # a label printed with a full stop is an abbreviation: "Context." is said by "contextualized"
+    ("In Table 4, what does the contextualized model with Y give under the Baseline?",
+     ("Context. / Y", "Baseline", "30.1")),
+])
+def test_the_cell_reader_tells_rows_apart_by_all_their_labels(question, expected):
+    q = ask(question, "Your answer should be a Python float rounded to 1 decimal place.")
+    answer = get_reader("cell").read(ReadRequest(question=q, context=Context(items=[BY_TASK])))
+    if expected is None:
+        assert answer is None
+    else:
+        row, column, value = expected
+        assert answer.quote == f"Table 4, {row}, {column}: {value}" and answer.value == value
+
+
+SWEEP = Table(key="t5", paper_id="p1", page=7, caption="Table 5: Scores of each setting.",
+              markdown=("|Model|α|BLEU|Perplexity|\n|---|---|---|---|\n|Base|0.0|22.5 ±0.7|5.5|\n"
+                        "|Ours|0.25|28.3 ±0.2|6.9|\n|Ours|0.5|28.2|8.5|\n|Ours|0.75|27.8|7.9|\n"
+                        "|Ours|1.0|30.5|6.8|"))
+
+
+def test_a_count_of_rows_past_a_bound_is_read_by_code():
+    fmt = "Your answer should be a single integer."
+    q = ask("In Table 5, how many rows (model and α settings) reach a BLEU above 28?", fmt)
+    assert (q.threshold.op, q.threshold.value) == (">", 28.0)
+    reader, context = get_reader("count"), Context(items=[SWEEP])
+    assert reader.applies(q, context)
+    answer = reader.read(ReadRequest(question=q, context=context))
+    # the column next to the bound (BLEU), not α said earlier; "22.5 ±0.7" counts as 22.5
+    assert (answer.value, answer.sources, answer.by_code) == ("3", [SWEEP.source], True)
+    at_most = ask("In Table 5, how many settings have a perplexity of at most 6.9?", fmt)
+    assert reader.read(ReadRequest(question=at_most, context=context)).value == "3"
+    # a count across one named row's columns, no bound, a bound on a gap: not this reader's
+    assert reader.read(ReadRequest(question=ask("In Table 5, how many scores of Base are above 5?", fmt),
+                                   context=context)) is None
+    other_than = ask("In Table 5, how many settings other than Base reach a BLEU above 28?", fmt)
+    assert reader.read(ReadRequest(question=other_than, context=context)).value == "3"     # Base left out
+    assert not reader.applies(ask("In Table 5, how many settings are there?", fmt), context)
+    assert ask("In Table 5, how many settings beat Base by more than 2 points?", fmt).threshold is None
+    assert ask("How many of the 1600 summaries contain at least one error?", fmt).threshold is None
+
+
+# two blocks stacked under their own header, each with the same methods, and an average column
+STACKED = Table(key="t6", paper_id="p1", page=8, caption="Table 6: Accuracy after each task.",
+                markdown=("|News|T1|T2|T3|Avg.|\n|---|---|---|---|---|\n|Alpha|90.0|80.0|70.0|80.0|\n"
+                          "|Beta|91.0|79.0|72.0|80.7|\n|Wiki|T1|T2|T3|Avg.|\n|Alpha|60.0|50.0|40.0|50.0|\n"
+                          "|Beta|59.0|51.0|39.0|49.7|\n|Beta-L|70.0|70.0|70.0|70.0|\n|mean|70.0|62.5|55.3|62.6|"))
+
+
+def test_the_columns_one_row_beats_another_on_are_counted_by_code():
+    fmt = "Your answer should be a single integer."
+    reader, context = get_reader("wins"), Context(items=[STACKED])
+
+    def read(question):
+        q = ask(question, fmt)
+        return reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+    # the block the question names (a header printed again inside the body starts one); the first row said is
+    # compared; a number said must be the columns' number, the average column left out when it says so
+    assert read("In Table 6, on Wiki, on how many of the three tasks (not counting the Avg. column) does Beta "
+                "score higher than Alpha?").value == "1"
+    assert read("In Table 6, on News, on how many of the 3 tasks (not counting the Avg. column) does Beta score "
+                "higher than Alpha?").value == "2"
+    assert read("In Table 6, on News, on how many columns is Alpha lower than Beta?").value == "3"  # Avg. too
+    assert read("In Table 6, on News, on how many of the three tasks does Beta score higher than Alpha?") is None
+    assert read("In Table 6, on how many of the three tasks (not counting the Avg. column) does Beta score higher "
+                "than Alpha?") is None                            # no block named: Alpha is printed twice
+    assert read("In Table 6, on Wiki, on how many tasks does Beta outperform Alpha?") is None   # direction unsaid
+    assert ask("In Table 6, how many points higher is Beta than Alpha on T1?", fmt).gap  # a gap, not a count
+    # the count reader leaves out the rows the question does
+    count = ask("In Table 6, on Wiki, how many of the 3 methods (not counting the mean row) have a T1 accuracy "
+                "above 59.5?", fmt)
+    assert get_reader("count").read(ReadRequest(question=count, context=context)).value == "2"
 
 
 def test_the_cell_reader_leaves_text_gaps_and_extremes_to_the_next_reader():

@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evidex.tools.paperstore.table_text import column_names, markdown_rows
+from evidex.tools.paperstore.table_text import column_parts, markdown_rows
 
 Box = list[float]
 
@@ -122,7 +122,7 @@ class Table(_Row):
         return table_label(self.caption)
 
     @cached_property
-    def _split(self) -> tuple[list[list[str]], list[list[str]], list[str], str]:
+    def _split(self) -> tuple[list[list[str]], list[list[str]], list[list[str]], str]:
         rows = markdown_rows(self.markdown)
         if len(rows) < 2:
             return rows, [], [], ""
@@ -134,7 +134,7 @@ class Table(_Row):
         labels = [j for j in range(len(rows[0])) if sum(has_number([r[j]]) for r in body) * 2 < len(body)]
         corner = " ".join(r[j] for r in rows[:start] for j in labels if r[j])
         first_value = next((j for j in range(1, len(rows[0])) if j not in labels), 1)
-        return rows[:start], body, column_names(rows[:start], len(rows[0]), first_value), corner
+        return rows[:start], body, column_parts(rows[:start], len(rows[0]), first_value), corner
 
     @property
     def header_rows(self) -> list[list[str]]:
@@ -148,6 +148,11 @@ class Table(_Row):
     @property
     def columns(self) -> list[str]:
         """Each column's full name (a two-level header joined: "Dataset-X CoT")."""
+        return [" ".join(parts) or f"column {j}" for j, parts in enumerate(self._split[2])]
+
+    @property
+    def column_parts(self) -> list[list[str]]:
+        """Each column's name by header row, top first (["Dataset-X", "CoT"]; [] for a column with none)."""
         return self._split[2]
 
     @property

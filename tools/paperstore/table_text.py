@@ -24,7 +24,12 @@ def _cells(line: str) -> list[str] | None:
 
 
 def column_names(header: list[list[str]], width: int, first_value: int = 1) -> list[str]:
-    """Each value column's name: its cells down the header rows, a spanning cell ("Yelp" over "R", "M") carried
+    """Each column's full name: its :func:`column_parts` joined ("column j" for a column with none)."""
+    return [" ".join(parts) or f"column {j}" for j, parts in enumerate(column_parts(header, width, first_value))]
+
+
+def column_parts(header: list[list[str]], width: int, first_value: int = 1) -> list[list[str]]:
+    """Each value column's name parts, one per header row that names it, top first: its cells down the header rows, a spanning cell ("Yelp" over "R", "M") carried
     right until the next one in its row. When the last header row repeats one group of names ("ACC AOPC PRED"
     under each dataset), a spanning cell names the group it stands over instead: a PDF's centred label ("SST2"
     over the middle of its three columns) carried right would miss the first column and take the next group's.
@@ -45,7 +50,7 @@ def column_names(header: list[list[str]], width: int, first_value: int = 1) -> l
                 carried = row[j] or ("" if last and j >= grouped_end else carried)
             if carried and (not names[j] or names[j][-1] != carried):
                 names[j].append(carried)
-    return [" ".join(parts) or f"column {j}" for j, parts in enumerate(names)]
+    return names
 
 
 def _repeated_groups(row: list[str], width: int, first_value: int = 1) -> tuple[int, int, int] | None:
@@ -94,4 +99,4 @@ def markdown_rows(markdown: str) -> list[list[str]]:
     return [r + [""] * (width - len(r)) for r in rows]
 
 
-__all__ = ["column_names", "markdown_rows"]
+__all__ = ["column_names", "column_parts", "markdown_rows"]

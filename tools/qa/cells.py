@@ -41,24 +41,33 @@ def _stem(word: str) -> str:
     return word
 
 
-def column_candidates(tables: list[Table], question: Question) -> list[tuple[str, float]]:
+def column_candidates(tables: list[Table], question: Question, before: int | None = None) -> list[tuple[str, float]]:
     """Every row of the table the question names, as (name, value) under the one column whose name the question
     words most ("which method achieves the highest recall on the hard split": the "hard recall" column, not "easy
     recall"), for code to pick the extreme from. A small model listing the rows itself left out the winner or
     copied another column's numbers. A row's name is its innermost label
-    cell (the method under a group label). Empty when the question names no table the context holds, or no one
-    column is worded best, or fewer than two rows hold a number there."""
+    cell (the method under a group label). With ``before`` (an offset in the question), columns worded alike go to
+    the one the question words last before it: a counted column stands next to its bound ("how many settings
+    (model and α) reach a BLEU above 28": BLEU, not α). Empty when the question names no table the context holds,
+    or no one column is worded best, or fewer than two rows hold a number there."""
     t = named_table(tables, question)
     if t is None:
         return []
     asked = set(_tokens(question.text))
     scores = [len(set(_tokens(f"{t.corner} {name}")) & asked) if j else 0 for j, name in enumerate(t.columns)]
     best = max(scores, default=0)
+    if best and scores.count(best) > 1 and before is not None:
+        said_at = {m.group(0): m.start() for m in re.finditer(r"\w+", question.text[:before].lower())}
+        last = [max((said_at.get(w, -1) for w in _tokens(name)), default=-1) if s == best else -1
+                for s, name in zip(scores, t.columns)]
+        if max(last) >= 0 and last.count(max(last)) == 1:
+            scores[last.index(max(last))] += 1
+            best += 1
     if best == 0 or scores.count(best) > 1:
         return []
     j = scores.index(best)
     found: list[tuple[str, float]] = []
-    for r in _rows_in_named_section(t.rows, question.text):
+    for r in _rows_in_named_section(t, question.text):
         labels = _row_labels(r, j)
         value = scaled_value(r[j]) if j < len(r) else None
         if labels and value is not None:
@@ -80,35 +89,87 @@ def named_cell(tables: list[Table], question: Question) -> NamedCell | None:
     """The cell of the named table whose row and column the question both names in full ("what F1 does method
     B reach on domain X": row "B", column "X"), read by code. A small model given the whole table took the value
     beside it, or one a passage repeats for another column. A row is named when every word of its label is said
-    (of several, the one with the most words: "Search + rerank" over "Search"); a label printed under two section rows
-    needs its section said too; a column when every word of its full name is said (its group's too, for a
-    two-level header). None unless exactly one row and one value column are named and the cell holds a number."""
+    (of several, the one with the most words: "Search + rerank" over "Search"); a label printed in several rows
+    (a metric under each task, a setting under each model) needs more of the row said: its section, or the
+    other label cells of the row (the task left of the metric; a cell left empty under a label printed once for
+    the rows below it takes that label). A column is named when every word of its full name is said (its
+    group's too, for a two-level header); when none is, the one whose lower header rows are said, with the most
+    words (a label printed over several groups, "Model" over every model's columns, is seldom said). A word printed
+    with a full stop is an abbreviation, said by any word it begins ("Context." by "contextualized"). None unless
+    exactly one row and one value column are named and the cell holds a number."""
     t = named_table(tables, question)
     if t is None or not t.rows:
         return None
     said = set(_stems(question.text))
-    width = len(t.columns)
-    values = [j for j in range(1, width) if sum(has_number([r[j]]) for r in t.rows if j < len(r)) * 2 >= len(t.rows)]
+    values = value_columns(t)
     column = _longest_said([(j, t.columns[j]) for j in values], said)
-    labelled = [(section, labels[-1].strip(), r) for section, r in _sectioned(t.rows)
-                if (labels := _row_labels(r, values[0] if values else 1))]
-    rows = _longest_said([(i, label) for i, (_, label, _) in enumerate(labelled)], said, unique=False)
-    if len(rows) > 1:  # one label under several sections: the section the question says
-        rows = [i for i in rows if _said_in_full(labelled[i][0], said)]
+    if column is None and not _longest_said([(j, t.columns[j]) for j in values], said, unique=False):
+        column = _named_by_lower_rows(t.column_parts, values, said)
+    first = values[0] if values else 1
+    labelled = [(section, labels, r) for section, r in _filled_down(_sectioned(t), first)
+                if (labels := _row_labels(r, first))]
+    rows = _longest_said([(i, labels[-1]) for i, (_, labels, _) in enumerate(labelled)], said, unique=False)
+    if len(rows) > 1:  # one label in several rows: the row whose section or other label cells the question says
+        in_section = [i for i in rows if _said_in_full(labelled[i][0], said)]
+        rows = in_section if len(in_section) == 1 else _most_said(
+            rows, [[labelled[i][0], *labelled[i][1][:-1]] for i in rows], said)
     if column is None or len(rows) != 1:
         return None
-    section, label, row = labelled[rows[0]]
+    section, labels, row = labelled[rows[0]]
     printed = _PRINTED_NUMBER.search((row[column] if column < len(row) else "").replace("−", "-"))
     if printed is None:
         return None
-    name = " / ".join(x for x in (section, label) if x)
+    name = " / ".join(x for x in (section, *labels) if x)
     return NamedCell(table=t, row=name, column=t.columns[column], value=printed.group(0).replace(",", ""))
+
+
+def value_columns(table: Table) -> list[int]:
+    """The columns (after the first) that hold a number in at least half the body rows."""
+    return [j for j in range(1, len(table.columns))
+            if sum(has_number([r[j]]) for r in table.rows if j < len(r)) * 2 >= len(table.rows)]
+
+
+def named_rows(table: Table, question: Question) -> list[tuple[str, list[str]]]:
+    """The body rows whose innermost label the question says in full, in the section it names (if it names one),
+    as (label, row) in the order the question says them ("does A score higher than B": A first); a label said
+    inside a longer said label ("A" in "A-large") is not said on its own. Empty when a label is printed in two
+    rows of the section, or the question's words are said in no order (a label not written as printed)."""
+    said = set(_stems(question.text))
+    values = value_columns(table)
+    first = values[0] if values else 1
+    text = " ".join(question.text.lower().split())
+    found: dict[str, list[str]] = {}
+    for r in _rows_in_named_section(table, question.text):
+        labels = _row_labels(r, first)
+        if labels and _said_in_full(labels[-1], said):
+            if labels[-1] in found:
+                return []
+            found[labels[-1]] = r
+    at = {label: _said_at(label, text) for label in found}
+    kept = [label for label in found if at[label] >= 0 and not any(
+        other != label and label.lower() in other.lower() and at[other] >= 0 for other in found)]
+    return [(label, found[label]) for label in sorted(kept, key=at.get)]
+
+
+def _said_at(label: str, text: str) -> int:
+    """Where ``label`` is written in ``text`` as a whole item (lower case, spaces collapsed); -1 when it is not."""
+    m = re.search(rf"(?<![\w-]){re.escape(' '.join(label.lower().split()))}(?![\w-])", text)
+    return m.start() if m else -1
+
+
+def row_named(table: Table, question: Question, leaving_out: str = "") -> bool:
+    """Whether the question says some body row's label in full (its innermost label cell), outside the part
+    ``leaving_out`` (what it excludes: "not counting the mean row" names no row it asks about)."""
+    said = set(_stems(question.text.replace(leaving_out, " ") if leaving_out else question.text))
+    values = value_columns(table)
+    return any(_said_in_full(labels[-1], said) for _, r in _sectioned(table)
+               if (labels := _row_labels(r, values[0] if values else 1)))
 
 
 def _longest_said(named: list[tuple[int, str]], said: set[str], unique: bool = True):
     """Of (index, name) pairs, the indexes of the names every word of which is said, keeping those with the most
     words; with ``unique`` the one index, or None when none or several tie."""
-    full = [(i, len(words)) for i, name in named if (words := set(_stems(name))) and words <= said]
+    full = [(i, len(set(_stems(name)))) for i, name in named if _said_in_full(name, said)]
     most = max((n for _, n in full), default=0)
     best = [i for i, n in full if n == most]
     if not unique:
@@ -116,21 +177,67 @@ def _longest_said(named: list[tuple[int, str]], said: set[str], unique: bool = T
     return best[0] if len(best) == 1 else None
 
 
-def _rows_in_named_section(rows: list[list[str]], question: str) -> list[list[str]]:
+def _named_by_lower_rows(parts: list[list[str]], values: list[int], said: set[str]) -> int | None:
+    """The value column whose name, its top header rows left off, is said in full with the most words; None when
+    none is, or several tie."""
+    best: dict[int, int] = {}
+    for j in values:
+        names = parts[j] if j < len(parts) else []
+        for k in range(1, len(names)):
+            if _said_in_full(" ".join(names[k:]), said):
+                best[j] = len(set(_stems(" ".join(names[k:]))))
+                break
+    most = max(best.values(), default=0)
+    winners = [j for j, n in best.items() if n == most]
+    return winners[0] if len(winners) == 1 else None
+
+
+def _most_said(rows: list[int], qualifiers: list[list[str]], said: set[str]) -> list[int]:
+    """Of ``rows``, the one with the most of its ``qualifiers`` (section, outer label cells) said in full, as a
+    list of one; every row when none is said or several tie."""
+    counts = [sum(_said_in_full(q, said) for q in qs if q) for qs in qualifiers]
+    most = max(counts, default=0)
+    winners = [i for i, n in zip(rows, counts) if n == most]
+    return winners if most and len(winners) == 1 else rows
+
+
+def _filled_down(rows: list[tuple[str, list[str]]], upto: int) -> list[tuple[str, list[str]]]:
+    """The rows with an empty label cell (before column ``upto``) given the label above it in the same section,
+    when a cell right of it in the row holds a label: a label printed once for the rows it groups."""
+    out: list[tuple[str, list[str]]] = []
+    for section, r in rows:
+        if out and out[-1][0] == section:
+            above = out[-1][1]
+            r = list(r)
+            for j in range(min(upto, len(r)) - 1):
+                if not r[j] and j < len(above) and above[j] and any(_LETTER.search(c) for c in r[j + 1:upto]):
+                    r[j] = above[j]
+        out.append((section, r))
+    return out
+
+
+def _rows_in_named_section(table: Table, question: str) -> list[list[str]]:
     """The rows under the section row whose every word the question says ("which Conversational Search dataset"),
     or all rows when it names none."""
     said = set(_stems(question))
-    out = _sectioned(rows)
+    out = _sectioned(table)
     labels = list(dict.fromkeys(c for c, _ in out if c))
     named = [c for c in labels if _said_in_full(c, said)]
     # one section named; none or several (each word said somewhere): every row
     return [r for c, r in out if len(named) != 1 or c == named[0]]
 
 
-def _sectioned(rows: list[list[str]]) -> list[tuple[str, list[str]]]:
-    """Each body row with the label of the section row over it ("" before the first); section rows left out."""
-    current, out = "", []
-    for r in rows:
+def _sectioned(table: Table) -> list[tuple[str, list[str]]]:
+    """Each body row with the label of the section row over it ("" before the first); section rows left out. A
+    table that stacks blocks under their own header ("TACRED | T1 | T2 ..." again inside the body) has a section
+    per block, named by the repeated header's first cell, the first block by the header's own."""
+    names = table.header_rows[-1][1:] if table.header_rows else []
+    repeats = [i for i, r in enumerate(table.rows) if any(names) and r[1:] == names and r[0]]
+    current, out = (table.header_rows[-1][0] if repeats else ""), []
+    for i, r in enumerate(table.rows):
+        if i in repeats:
+            current = r[0]
+            continue
         if label := section_label(r):
             current = label
             continue
@@ -144,8 +251,12 @@ def _row_labels(row: list[str], upto: int) -> list[str]:
 
 
 def _said_in_full(name: str, said: set[str]) -> bool:
-    """Every word of ``name`` is among the question's words ``said`` (a name of no words is not said)."""
-    return bool(words := _stems(name)) and all(w in said for w in words)
+    """Every word of ``name`` is among the question's words ``said`` (a name of no words is not said); a word printed
+    with a full stop ("Prec.", "Context.") is said by any word it begins."""
+    words = [(m.group(0), name[m.end():m.end() + 1] == ".") for m in _WORD.finditer((name or "").lower().replace("_", "-"))]
+    words = [(_stem(w), short) for w, short in words if w not in _LINKS]
+    return bool(words) and all(w in said or (short and len(w) >= 3 and not w.isdigit()
+                                             and any(s.startswith(w) for s in said)) for w, short in words)
 
 
 _SCALED = re.compile(r"^\s*([-−]?\d[\d,]*(?:\.\d+)?)\s?([KkMB])(?![A-Za-z])")
@@ -185,4 +296,5 @@ def _label_key(label: str) -> str:
     return m.group(1).upper() if m else ""
 
 
-__all__ = ["NamedCell", "cell_value", "column_candidates", "named_cell", "named_table", "scaled_value"]
+__all__ = ["NamedCell", "cell_value", "column_candidates", "named_cell", "named_rows", "named_table", "row_named",
+           "scaled_value", "value_columns"]

@@ -33,6 +33,34 @@ _GAP = re.compile(r"\bhow (?:many|much) (?:more|fewer|less|higher|lower|points?|
                   r"|\bby how (?:much|many)\b|\bdifference\b|\bminus\b", re.IGNORECASE)
 _EXCLUDING = re.compile(r"\b(?:excluding|except(?: for)?|other than|apart from|not counting)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\?|\b(?:which|what|who)\b", re.IGNORECASE)
+# "how many rows have an F1 above 80": a count of what passes a threshold
+_HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
+_THRESHOLD = re.compile(r"\b(above|over|more than|greater than|higher than|exceeding|at least|no less than|below|"
+                        r"under|less than|lower than|fewer than|at most|no more than)\s+([-−]?\d[\d,]*(?:\.\d+)?)(?![\d.])"
+                        r"(?!\s*(?:%\s*)?(?:points?|pp|percentage points?|times)\b)",
+                        re.IGNORECASE)
+_THRESHOLD_OPS = {"above": ">", "over": ">", "more than": ">", "greater than": ">", "higher than": ">",
+                  "exceeding": ">", "at least": ">=", "no less than": ">=", "below": "<", "under": "<",
+                  "less than": "<", "lower than": "<", "fewer than": "<", "at most": "<=", "no more than": "<="}
+
+# "on how many of the eight tasks does A score higher than B": a count of the columns where one row beats another
+_BEATS = re.compile(r"\b(higher|greater|larger|lower|smaller)\b(?:\s+[\w-]+){0,3}?\s+than\s+(?![-−]?\d)",
+                    re.IGNORECASE)
+_OF_HOW_MANY = re.compile(r"\bhow many of the (\w+)\b", re.IGNORECASE)
+_NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
+                                            "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
+                                            "twenty".split())}
+
+
+class Threshold(BaseModel):
+    """A bound a counted value must pass: ``op`` one of ">", ">=", "<", "<=", and the number."""
+
+    op: str
+    value: float
+    at: int = Field(0, description="where the bound starts in the question")
+
+    def passes(self, x: float) -> bool:
+        return {">": x > self.value, ">=": x >= self.value, "<": x < self.value, "<=": x <= self.value}[self.op]
 
 
 class Question(BaseModel):
@@ -51,6 +79,12 @@ class Question(BaseModel):
     says_superlative: bool = Field(False, description="it says a superlative word at all")
     gap: bool = Field(False, description="it asks for the gap between two values (how much higher, difference)")
     excluded: str = Field("", description="the part that names what it leaves out ('excluding A and B')")
+    beats: str = Field("", description="it asks on how many columns one row is 'higher' or 'lower' than another "
+                                        "('on how many of the tasks does A score higher than B'); else ''")
+    of_count: int | None = Field(None, description="how many things it says it counts over ('how many of the "
+                                                     "eight tasks': 8); else None")
+    threshold: Threshold | None = Field(None, description="it asks how many pass a bound ('how many ... above "
+                                                          "28'): the bound; else None")
 
     @property
     def question(self) -> PaperQuestion:
@@ -69,7 +103,43 @@ def parse_question(q: PaperQuestion) -> Question:
                     conferences=list(q.conferences), kind=answer_kind(q.answer_format), **refs,
                     table_label=table_label(text, anywhere=True),
                     says_superlative=bool(_SUPERLATIVE.search(text)), gap=bool(_GAP.search(text)),
-                    excluded=excluded_text(text))
+                    excluded=excluded_text(text), threshold=(bound := _threshold(text)),
+                    beats=_beats(text) if bound is None else "", of_count=_of_count(text))
+
+
+def _beats(text: str) -> str:
+    """"higher" or "lower" when the question asks on how many things one named item is higher (lower) than
+    another ("on how many of the tasks does A score higher than B"); "" otherwise, and for "better" or
+    "outperforms", whose direction depends on the measure."""
+    if not _HOW_MANY.search(text):
+        return ""
+    found = _BEATS.findall(text)
+    if len(found) != 1:
+        return ""
+    return "higher" if found[0].lower() in ("higher", "greater", "larger") else "lower"
+
+
+def _of_count(text: str) -> int | None:
+    """The number a question says it counts over ("how many of the eight datasets": 8, "of the 20 tasks": 20)."""
+    found = _OF_HOW_MANY.search(text)
+    if not found:
+        return None
+    word = found.group(1).lower()
+    return int(word) if word.isdigit() else _NUMBER_WORDS.get(word)
+
+
+def _threshold(text: str) -> Threshold | None:
+    """The one bound a "how many" question counts against ("how many rows reach a score above 28"); None when it
+    asks no count, or says no bound or two (a bound on a gap or a ratio, "more than 2 points", "over 3 times", is
+    not one)."""
+    if not _HOW_MANY.search(text):
+        return None
+    found = list(_THRESHOLD.finditer(text))
+    if len(found) != 1:
+        return None
+    word, number = found[0].groups()
+    return Threshold(op=_THRESHOLD_OPS[" ".join(word.lower().split())],
+                     value=float(number.replace(",", "").replace("−", "-")), at=found[0].start())
 
 
 def excluded_text(question: str) -> str:
@@ -102,4 +172,4 @@ def named_in(name: str, text: str) -> bool:
     return re.search(rf"(?:^|[\s(,;]){item}(?=$|[\s),;.])", " ".join(text.lower().split())) is not None
 
 
-__all__ = ["Question", "excluded_text", "named_in", "parse_question"]
+__all__ = ["Question", "Threshold", "excluded_text", "named_in", "parse_question"]
