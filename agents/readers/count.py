@@ -35,11 +35,12 @@ class ThresholdCountReader:
         if not values or (question.of_count is not None and question.of_count != len(values)):
             return None
         bound = question.threshold
-        passing = [name for name, value in values if bound.passes(value)]
+        passing = [(name, value) for name, value in values if bound.passes(value)]
+        # the expression holds the cells counted (all compared when none passes), so its numbers are the table's
         return Answer(value=str(len(passing)), reader=self.name, by_code=True, sources=[table.source],
                       quote=f"{table.label}: {len(passing)} of {len(values)} rows {bound.op} {bound.value:g} "
-                            f"({', '.join(passing)})",
-                      expression=f"count({bound.op} {bound.value:g})")
+                            f"({', '.join(name for name, _ in passing)})",
+                      expression=f"count({', '.join(f'{v:g}' for _, v in passing or values)})")
 
 
 register_reader(ThresholdCountReader())

@@ -39,11 +39,13 @@ class ColumnWinsReader:
         if not pairs or any(x is None or y is None for _, x, y in pairs):
             return None
         higher = question.beats == "higher"
-        won = [name for name, x, y in pairs if (x > y if higher else x < y)]
+        won = [(name, x, y) for name, x, y in pairs if (x > y if higher else x < y)]
+        sign = ">" if higher else "<"
+        # the expression holds the cells compared (every pair when none is won), so its numbers are the table's
         return Answer(value=str(len(won)), reader=self.name, by_code=True, sources=[table.source],
                       quote=f"{table.label}: {first} {question.beats} than {second} on {len(won)} of {len(pairs)} "
-                            f"columns ({', '.join(won)})",
-                      expression=f"count({first} {'>' if higher else '<'} {second})")
+                            f"columns ({', '.join(name for name, _, _ in won)})",
+                      expression=f"count({', '.join(f'{x:g} {sign} {y:g}' for _, x, y in won or pairs)})")
 
 
 register_reader(ColumnWinsReader())

@@ -166,6 +166,8 @@ def test_a_count_of_rows_past_a_bound_is_read_by_code():
     answer = reader.read(ReadRequest(question=q, context=context))
     # the column next to the bound (BLEU), not α said earlier; "22.5 ±0.7" counts as 22.5
     assert (answer.value, answer.sources, answer.by_code) == ("3", [SWEEP.source], True)
+    # the cells counted are the expression, so the answer is grounded in the table and taken without turns
+    assert answer.expression == "count(28.3, 28.2, 30.5)" and rejects(answer, q, context) is None
     at_most = ask("In Table 5, how many settings have a perplexity of at most 6.9?", fmt)
     assert reader.read(ReadRequest(question=at_most, context=context)).value == "3"
     # a count across one named row's columns, no bound, a bound on a gap: not this reader's
@@ -194,8 +196,11 @@ def test_the_columns_one_row_beats_another_on_are_counted_by_code():
         return reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
     # the block the question names (a header printed again inside the body starts one); the first row said is
     # compared; a number said must be the columns' number, the average column left out when it says so
-    assert read("In Table 6, on Wiki, on how many of the three tasks (not counting the Avg. column) does Beta "
-                "score higher than Alpha?").value == "1"
+    wiki = read("In Table 6, on Wiki, on how many of the three tasks (not counting the Avg. column) does Beta "
+                "score higher than Alpha?")
+    # the cells compared are the expression, so the answer is grounded in the table and taken without turns
+    assert (wiki.value, wiki.expression) == ("1", "count(51 > 50)")
+    assert rejects(wiki, ask("In Table 6, on how many tasks?", fmt), context) is None
     assert read("In Table 6, on News, on how many of the 3 tasks (not counting the Avg. column) does Beta score "
                 "higher than Alpha?").value == "2"
     assert read("In Table 6, on News, on how many columns is Alpha lower than Beta?").value == "3"  # Avg. too
