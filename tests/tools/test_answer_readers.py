@@ -151,6 +151,23 @@ def test_the_cell_reader_tells_rows_apart_by_all_their_labels(question, expected
         assert answer.quote == f"Table 4, {row}, {column}: {value}" and answer.value == value
 
 
+# a statistic per dataset, abbreviated labels beside a written-out one
+STATS = Table(key="t7", paper_id="p1", page=9, caption="Table 7: Annotated data.",
+              markdown=("|Dataset| |G1|G2|\n|---|---|---|---|\n|News|Annot.|51|56|\n|News|RLR|33.7|32.5|\n"
+                        "|Wiki|Annot.|28|27|\n|Wiki|RLR|32.1|25.1|\n|Master|Wiki|1.0|2.0|"))
+
+
+def test_a_label_said_as_printed_ranks_over_an_abbreviation_and_a_quoted_title_names_no_row():
+    fmt = "Your answer should be a Python float rounded to 1 decimal place."
+    reader, context = get_reader("cell"), Context(items=[STATS])
+    # "annotators" says "Annot." only by its first letters; "RLR" is said as printed
+    q = ask("In Table 7, what is the RLR of the G2 annotators on the Wiki dataset?", fmt)
+    assert reader.read(ReadRequest(question=q, context=context)).quote == "Table 7, Wiki / RLR, G2: 25.1"
+    # the quoted title's words ("Master") name the paper, not a row
+    titled = ask('In Table 7 of the paper "Master of Annotations for Wiki Data", what is the RLR of G1 on News?', fmt)
+    assert reader.read(ReadRequest(question=titled, context=context)).value == "33.7"
+
+
 SWEEP = Table(key="t5", paper_id="p1", page=7, caption="Table 5: Scores of each setting.",
               markdown=("|Model|α|BLEU|Perplexity|\n|---|---|---|---|\n|Base|0.0|22.5 ±0.7|5.5|\n"
                         "|Ours|0.25|28.3 ±0.2|6.9|\n|Ours|0.5|28.2|8.5|\n|Ours|0.75|27.8|7.9|\n"

@@ -100,7 +100,7 @@ def named_cell(tables: list[Table], question: Question) -> NamedCell | None:
     t = named_table(tables, question)
     if t is None or not t.rows:
         return None
-    said = set(_stems(question.text))
+    said = _said(question.text)
     values = value_columns(t)
     column = _longest_said([(j, t.columns[j]) for j in values], said)
     if column is None and not _longest_said([(j, t.columns[j]) for j in values], said, unique=False):
@@ -134,7 +134,7 @@ def named_rows(table: Table, question: Question) -> list[tuple[str, list[str]]]:
     as (label, row) in the order the question says them ("does A score higher than B": A first); a label said
     inside a longer said label ("A" in "A-large") is not said on its own. Empty when a label is printed in two
     rows of the section, or the question's words are said in no order (a label not written as printed)."""
-    said = set(_stems(question.text))
+    said = _said(question.text)
     values = value_columns(table)
     first = values[0] if values else 1
     text = " ".join(question.text.lower().split())
@@ -160,7 +160,7 @@ def _said_at(label: str, text: str) -> int:
 def row_named(table: Table, question: Question, leaving_out: str = "") -> bool:
     """Whether the question says some body row's label in full (its innermost label cell), outside the part
     ``leaving_out`` (what it excludes: "not counting the mean row" names no row it asks about)."""
-    said = set(_stems(question.text.replace(leaving_out, " ") if leaving_out else question.text))
+    said = _said(question.text.replace(leaving_out, " ") if leaving_out else question.text)
     values = value_columns(table)
     return any(_said_in_full(labels[-1], said) for _, r in _sectioned(table)
                if (labels := _row_labels(r, values[0] if values else 1)))
@@ -168,8 +168,8 @@ def row_named(table: Table, question: Question, leaving_out: str = "") -> bool:
 
 def _longest_said(named: list[tuple[int, str]], said: set[str], unique: bool = True):
     """Of (index, name) pairs, the indexes of the names every word of which is said, keeping those with the most
-    words; with ``unique`` the one index, or None when none or several tie."""
-    full = [(i, len(set(_stems(name)))) for i, name in named if _said_in_full(name, said)]
+    words (then the most said as printed); with ``unique`` the one index, or None when none or several tie."""
+    full = [(i, score) for i, name in named if (score := _said_words(name, said)) is not None]
     most = max((n for _, n in full), default=0)
     best = [i for i, n in full if n == most]
     if not unique:
@@ -219,7 +219,7 @@ def _filled_down(rows: list[tuple[str, list[str]]], upto: int) -> list[tuple[str
 def _rows_in_named_section(table: Table, question: str) -> list[list[str]]:
     """The rows under the section row whose every word the question says ("which Conversational Search dataset"),
     or all rows when it names none."""
-    said = set(_stems(question))
+    said = _said(question)
     out = _sectioned(table)
     labels = list(dict.fromkeys(c for c, _ in out if c))
     named = [c for c in labels if _said_in_full(c, said)]
@@ -253,10 +253,30 @@ def _row_labels(row: list[str], upto: int) -> list[str]:
 def _said_in_full(name: str, said: set[str]) -> bool:
     """Every word of ``name`` is among the question's words ``said`` (a name of no words is not said); a word printed
     with a full stop ("Prec.", "Context.") is said by any word it begins."""
-    words = [(m.group(0), name[m.end():m.end() + 1] == ".") for m in _WORD.finditer((name or "").lower().replace("_", "-"))]
-    words = [(_stem(w), short) for w, short in words if w not in _LINKS]
-    return bool(words) and all(w in said or (short and len(w) >= 3 and not w.isdigit()
-                                             and any(s.startswith(w) for s in said)) for w, short in words)
+    return _said_words(name, said) is not None
+
+
+def _said_words(name: str, said: set[str]) -> tuple[int, int] | None:
+    """(words of ``name``, of them said as printed) when every word is said (:func:`_said_in_full`), else None: a
+    name said word for word ranks over one said only through an abbreviation ("RLR" over "Annot." when the
+    question says "RLR" and "annotators")."""
+    text = (name or "").lower().replace("_", "-")
+    words = {_stem(m.group(0)): text[m.end():m.end() + 1] == "." for m in _WORD.finditer(text)
+             if m.group(0) not in _LINKS}
+    exact = [w in said for w in words]
+    if not words or not all(x or (words[w] and len(w) >= 3 and not w.isdigit() and any(s.startswith(w) for s in said))
+                            for w, x in zip(words, exact)):
+        return None
+    return len(words), sum(exact)
+
+
+_QUOTED = re.compile(r"[\"“”]([^\"“”]+)[\"“”]")
+
+
+def _said(question: str) -> set[str]:
+    """The words of a question that may name a row or a column: its words, less a quoted paper title (a quoted
+    span of four words or more: "In Table 2 of the paper "Model M: ..."" names the paper, not a row M)."""
+    return set(_stems(_QUOTED.sub(lambda m: " " if len(m.group(1).split()) >= 4 else m.group(0), question or "")))
 
 
 _SCALED = re.compile(r"^\s*([-−]?\d[\d,]*(?:\.\d+)?)\s?([KkMB])(?![A-Za-z])")
