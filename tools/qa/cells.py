@@ -105,7 +105,7 @@ def named_cell(tables: list[Table], question: Question) -> NamedCell | None:
     column = _longest_said([(j, t.columns[j]) for j in values], said)
     if column is None and not _longest_said([(j, t.columns[j]) for j in values], said, unique=False):
         column = _named_by_lower_rows(t.column_parts, values, said)
-    first = values[0] if values else 1
+    first = _first_value(values)
     labelled = [(section, labels, r) for section, r in _filled_down(_sectioned(t), first)
                 if (labels := _row_labels(r, first))]
     rows = _longest_said([(i, labels[-1]) for i, (_, labels, _) in enumerate(labelled)], said, unique=False)
@@ -129,14 +129,18 @@ def value_columns(table: Table) -> list[int]:
             if sum(has_number([r[j]]) for r in table.rows if j < len(r)) * 2 >= len(table.rows)]
 
 
+def _first_value(values: list[int]) -> int:
+    """The first value column of ``values`` (:func:`value_columns`); the label columns stand before it."""
+    return values[0] if values else 1
+
+
 def named_rows(table: Table, question: Question) -> list[tuple[str, list[str]]]:
     """The body rows whose innermost label the question says in full, in the section it names (if it names one),
     as (label, row) in the order the question says them ("does A score higher than B": A first); a label said
     inside a longer said label ("A" in "A-large") is not said on its own. Empty when a label is printed in two
     rows of the section, or the question's words are said in no order (a label not written as printed)."""
     said = _said(question.text)
-    values = value_columns(table)
-    first = values[0] if values else 1
+    first = _first_value(value_columns(table))
     text = " ".join(question.text.lower().split())
     found: dict[str, list[str]] = {}
     for r in _rows_in_named_section(table, question.text):
@@ -161,9 +165,8 @@ def row_named(table: Table, question: Question, leaving_out: str = "") -> bool:
     """Whether the question says some body row's label in full (its innermost label cell), outside the part
     ``leaving_out`` (what it excludes: "not counting the mean row" names no row it asks about)."""
     said = _said(question.text.replace(leaving_out, " ") if leaving_out else question.text)
-    values = value_columns(table)
-    return any(_said_in_full(labels[-1], said) for _, r in _sectioned(table)
-               if (labels := _row_labels(r, values[0] if values else 1)))
+    first = _first_value(value_columns(table))
+    return any(_said_in_full(labels[-1], said) for _, r in _sectioned(table) if (labels := _row_labels(r, first)))
 
 
 def _longest_said(named: list[tuple[int, str]], said: set[str], unique: bool = True):
@@ -180,14 +183,14 @@ def _longest_said(named: list[tuple[int, str]], said: set[str], unique: bool = T
 def _named_by_lower_rows(parts: list[list[str]], values: list[int], said: set[str]) -> int | None:
     """The value column whose name, its top header rows left off, is said in full with the most words; None when
     none is, or several tie."""
-    best: dict[int, int] = {}
+    best: dict[int, tuple[int, int]] = {}
     for j in values:
         names = parts[j] if j < len(parts) else []
         for k in range(1, len(names)):
-            if _said_in_full(" ".join(names[k:]), said):
-                best[j] = len(set(_stems(" ".join(names[k:]))))
+            if (score := _said_words(" ".join(names[k:]), said)) is not None:
+                best[j] = score
                 break
-    most = max(best.values(), default=0)
+    most = max(best.values(), default=None)
     winners = [j for j, n in best.items() if n == most]
     return winners[0] if len(winners) == 1 else None
 
