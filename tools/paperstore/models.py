@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evidex.tools.paperstore.table_text import column_parts, markdown_rows
+from evidex.tools.paperstore.table_text import column_parts, joined_names, markdown_rows
 
 Box = list[float]
 
@@ -145,10 +145,10 @@ class Table(_Row):
         """Body rows, cells as printed (empty for a "table" of fewer than two rows)."""
         return self._split[1]
 
-    @property
+    @cached_property
     def columns(self) -> list[str]:
         """Each column's full name (a two-level header joined: "Dataset-X CoT")."""
-        return [" ".join(parts) or f"column {j}" for j, parts in enumerate(self._split[2])]
+        return joined_names(self._split[2])
 
     @property
     def column_parts(self) -> list[list[str]]:

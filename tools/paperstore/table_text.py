@@ -24,13 +24,18 @@ def _cells(line: str) -> list[str] | None:
 
 
 def column_names(header: list[list[str]], width: int, first_value: int = 1) -> list[str]:
-    """Each column's full name: its :func:`column_parts` joined ("column j" for a column with none)."""
-    return [" ".join(parts) or f"column {j}" for j, parts in enumerate(column_parts(header, width, first_value))]
+    """Each column's full name: its :func:`column_parts` joined (:func:`joined_names`)."""
+    return joined_names(column_parts(header, width, first_value))
+
+
+def joined_names(parts: list[list[str]]) -> list[str]:
+    """Each column's name parts joined into its full name ("column j" for a column with none)."""
+    return [" ".join(p) or f"column {j}" for j, p in enumerate(parts)]
 
 
 def column_parts(header: list[list[str]], width: int, first_value: int = 1) -> list[list[str]]:
-    """Each value column's name parts, one per header row that names it, top first: its cells down the header rows, a spanning cell ("Yelp" over "R", "M") carried
-    right until the next one in its row. When the last header row repeats one group of names ("ACC AOPC PRED"
+    """Each value column's name parts, one per header row that names it, top first: its cells down the header
+    rows, a spanning cell ("Yelp" over "R", "M") carried right until the next one in its row. When the last header row repeats one group of names ("ACC AOPC PRED"
     under each dataset), a spanning cell names the group it stands over instead: a PDF's centred label ("SST2"
     over the middle of its three columns) carried right would miss the first column and take the next group's.
     Groups are looked for from ``first_value``, the first column of values (label columns, "Model" and "Test"
@@ -99,4 +104,4 @@ def markdown_rows(markdown: str) -> list[list[str]]:
     return [r + [""] * (width - len(r)) for r in rows]
 
 
-__all__ = ["column_names", "column_parts", "markdown_rows"]
+__all__ = ["column_names", "column_parts", "joined_names", "markdown_rows"]

@@ -102,9 +102,8 @@ def named_cell(tables: list[Table], question: Question) -> NamedCell | None:
         return None
     said = _said(question.text)
     values = value_columns(t)
-    column = _longest_said([(j, t.columns[j]) for j in values], said)
-    if column is None and not _longest_said([(j, t.columns[j]) for j in values], said, unique=False):
-        column = _named_by_lower_rows(t.column_parts, values, said)
+    named = _longest_said([(j, t.columns[j]) for j in values], said, unique=False)
+    column = (named[0] if len(named) == 1 else None) if named else _named_by_lower_rows(t.column_parts, values, said)
     first = _first_value(values)
     labelled = [(section, labels, r) for section, r in _filled_down(_sectioned(t), first)
                 if (labels := _row_labels(r, first))]
@@ -181,18 +180,15 @@ def _longest_said(named: list[tuple[int, str]], said: set[str], unique: bool = T
 
 
 def _named_by_lower_rows(parts: list[list[str]], values: list[int], said: set[str]) -> int | None:
-    """The value column whose name, its top header rows left off, is said in full with the most words; None when
-    none is, or several tie."""
-    best: dict[int, tuple[int, int]] = {}
+    """The value column whose name, its top header rows left off, is said in full, ranked as
+    :func:`_longest_said` ranks names (each column by its longest such lower part); None when none is, or
+    several tie."""
+    lower: list[tuple[int, str]] = []
     for j in values:
-        names = parts[j] if j < len(parts) else []
-        for k in range(1, len(names)):
-            if (score := _said_words(" ".join(names[k:]), said)) is not None:
-                best[j] = score
-                break
-    most = max(best.values(), default=None)
-    winners = [j for j, n in best.items() if n == most]
-    return winners[0] if len(winners) == 1 else None
+        said_parts = [name for k in range(1, len(parts[j])) if _said_in_full(name := " ".join(parts[j][k:]), said)]
+        if said_parts:
+            lower.append((j, said_parts[0]))
+    return _longest_said(lower, said)
 
 
 def _most_said(rows: list[int], qualifiers: list[list[str]], said: set[str]) -> list[int]:

@@ -13,6 +13,7 @@ matching the question again.
 """
 from __future__ import annotations
 
+import operator
 import re
 
 from pydantic import BaseModel, Field
@@ -39,6 +40,7 @@ _THRESHOLD = re.compile(r"\b(above|over|more than|greater than|higher than|excee
                         r"under|less than|lower than|fewer than|at most|no more than)\s+([-−]?\d[\d,]*(?:\.\d+)?)(?![\d.])"
                         r"(?!\s*(?:%\s*)?(?:points?|pp|percentage points?|times)\b)",
                         re.IGNORECASE)
+_COMPARE = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 _THRESHOLD_OPS = {"above": ">", "over": ">", "more than": ">", "greater than": ">", "higher than": ">",
                   "exceeding": ">", "at least": ">=", "no less than": ">=", "below": "<", "under": "<",
                   "less than": "<", "lower than": "<", "fewer than": "<", "at most": "<=", "no more than": "<="}
@@ -60,7 +62,7 @@ class Threshold(BaseModel):
     at: int = Field(0, description="where the bound starts in the question")
 
     def passes(self, x: float) -> bool:
-        return {">": x > self.value, ">=": x >= self.value, "<": x < self.value, "<=": x <= self.value}[self.op]
+        return _COMPARE[self.op](x, self.value)
 
 
 class Question(BaseModel):
