@@ -1,13 +1,15 @@
 """The grounded writer: reasons that are reasons, and an explanation built from them that cannot contradict the
 decisions.
 
-    reasons      one grammar-bound call per claim: for every kept item (up to 12) a one-sentence reason that
+    reasons      one grammar-bound call per claim: for every kept item (up to 16) a one-sentence reason that
                  links its finding to the claim (key fact with its numbers, then how it bears on the claim); the
                  model sees each item's design (``tools.evidence_design``) and finding (``tools.findings``), never
-                 whole texts. When the model's link leaves out the claim's entity, code writes the link instead
-                 from the item's label and the claim's own words ("<fact>, which supports the claim that
-                 <claim>"). A given item set aside is named by code: the variant, gene, drug or disease of its own
-                 text that the claim never uses, and the known claim it fits
+                 whole texts. When the model's link leaves out the claim's entity, or it wrote none and the fact
+                 alone is most of the reason, code writes the link instead from the item's label and the claim's
+                 own words ("<fact>, which supports the claim that <claim>"); when only its lead states a design or
+                 a count the item does not, code restates the lead as the item's stated design. A given item set
+                 aside is named by code: the variant, gene, drug or disease of its own text that the claim never
+                 uses, and the known claim it fits
     check        each reason is checked by code (``tools.reasons``): a finished sentence, every number and name it
                  states is in the evidence (or the claim), it names the claim's entity, it is not a copy of an
                  evidence sentence, and its side (keyword cues) is the item's label; what fails falls back to an
@@ -15,8 +17,10 @@ decisions.
     verdict      what the kept items add up to (supported / refuted / mixed / not enough evidence), first, with
                  how consistent they are ("All 4 kept items ... support"), how many report clinical and how many
                  preclinical studies, and the ids behind it; a template over the labels and designs, no model
-    explanation  the verdict; what the strongest kept evidence shows (the checked reasons of the strongest items,
-                 strongest design first, with their numbers); every sentence cites ids, and a sentence whose side
+    explanation  the verdict; what the claim's subject is, from the claim's own context when it summarises it
+                 (two sentences at most, naming that source instead of an id); what the strongest kept evidence
+                 shows (the checked reasons of the strongest items, strongest design first, with their numbers);
+                 every evidence sentence cites ids, and a sentence whose side
                  is not the label of every id it cites is never written. (A closing strength sentence naming the
                  designs was tried and dropped: its framing words fail the overlap support judge, sentence support
                  0.944 -> 0.883 on a 16-item dev run, for no gain in similarity or completeness.)
@@ -34,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from evidex.agents.claim_prompt import REASONS, REASONS_EXAMPLE, messages, with_example
 from evidex.agents.prompts import render
 from evidex.agents.structured import StructuredOutputError, call_structured
-from evidex.tools.cited_text import is_complete_sentence, sentence_stance, strip_citations
+from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split_sentences, strip_citations
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
 from evidex.tools.evidence_design import design_of, strength
 from evidex.tools.reasons import MAX_REASON_WORDS, copies_sentence, kept_reason_problem, other_names
@@ -48,7 +52,8 @@ REASON_WORDS = 25  # the longest reason the model is asked for (its schema caps 
 FINDING_WORDS = 30  # the finding the model is shown per item
 SENTENCE_WORDS = 45  # a finding used as an explanation sentence when an item has no checked reason
 EXPLANATION_SENTENCES = 5  # at most, the verdict first (the issue's 3-5; the gold explanations are syntheses)
-FINDINGS_SHOWN = 12  # kept items the model writes reasons for (strongest first); the rest get the fallback reason
+BACKGROUND_SENTENCES = 2  # at most, from the claim's own summary of its subject (what the variant is), when it has one
+FINDINGS_SHOWN = 16  # kept items the model writes reasons for (strongest first); the rest get the fallback reason
 
 
 def verdict_of(labels: Sequence[str]) -> Verdict:
@@ -239,26 +244,61 @@ def fact_of(reason: str) -> str:
 def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, claim: Claim) -> Reason:
     """The model's reason for a kept item when it passes the check; else an honest short reason.
 
-    The model writes "<key fact>, so <what it shows for the claim>". When its link leaves out the claim's entity
-    ("..., so it is a possible cause"), code writes the link instead from the item's label and the claim's own
-    words (:func:`linked`), and the fact must then pass on its own: no fact the evidence does not state, not one
-    evidence sentence retold word for word, not the other side (keyword cues)."""
+    The model writes "<design, patients>: <key fact>, so <what it shows for the claim>". Two mends by code, each
+    checked again in full: when its link leaves out the claim's entity ("..., so it is a possible cause") or it
+    has none, code writes the link from the item's label and the claim's own words (:func:`linked`), and the fact
+    must then pass on its own (no fact the evidence does not state, not one evidence sentence retold word for word,
+    not the other side); when only its lead states what the evidence does not ("Phase 3, 469 patients:" for a
+    trial of another size), the lead is restated as the design the item's text states, or dropped."""
     problem = "no reason written"
     if written:
         text = _finish(written.removeprefix(CUT))
         if written.startswith(CUT):
             problem = "cut at the length cap"
         else:
-            problem = _problem(text, text, decision.label, evidence, claim)
-            fact = _MODEL_LINK.split(text, maxsplit=1)[0] if problem == "does not name the claim's entity" else text
-            if fact != text:
-                relinked = linked(fact, decision.label, claim.text)
-                if _problem(relinked, fact, decision.label, evidence, claim) is None:
-                    return Reason(relinked, "model", fact=_finish(fact))
-        if problem is None:
-            return Reason(text, "model")
+            reason, problem = _standing(text, decision.label, evidence, claim)
+            if reason is None and problem.startswith(UNBACKED) and (lead := _restated_lead(text, evidence)):
+                reason = _standing(lead, decision.label, evidence, claim)[0]
+            if reason is not None:
+                return reason
     return Reason(fallback_reason(decision, evidence), "fallback", problem,
                   written.removeprefix(CUT) if written else None)
+
+
+UNBACKED = "states what the evidence does not"  # the facts check's problem (tools.reasons.kept_reason_problem)
+# Problems a link written by code may mend: the model's link misses the claim's entity, or it has no link and its
+# fact, a short phrase of a longer evidence sentence, is most of the reason (the fact alone must then not retell
+# the sentence: ``tools.reasons.copies_sentence``)
+RELINKED = ("does not name the claim's entity", "copies an evidence sentence")
+
+
+def _standing(text: str, label: str, evidence: str, claim: Claim) -> tuple[Reason | None, str]:
+    """``text`` as a reason that stands, with the link to the claim written by code when its own link (or its
+    lack of one) is all that fails; else None and why not."""
+    problem = _problem(text, text, label, evidence, claim)
+    if problem is None:
+        return Reason(text, "model"), ""
+    if problem in RELINKED:
+        fact = _MODEL_LINK.split(text, maxsplit=1)[0]
+        relinked = linked(fact, label, claim.text)
+        if _problem(relinked, fact, label, evidence, claim) is None:
+            return Reason(relinked, "model", fact=_finish(fact)), ""
+    return None, problem
+
+
+_LEAD = re.compile(r"^([^:]{1,60}):\s+(?=\S)")  # "Phase 3, 469 patients: ..." (the prompt's "<design, patients>:")
+LEAD_WORDS = 6
+
+
+def _restated_lead(text: str, evidence: str) -> str | None:
+    """``text`` with its lead ("<design, patients>:") replaced by the design the item's text states, or dropped
+    when it states none; None when ``text`` has no such lead."""
+    match = _LEAD.match(text)
+    if not match or len(match.group(1).split()) > LEAD_WORDS:
+        return None
+    rest = text[match.end():]
+    design = design_of(evidence)
+    return f"{design.name[:1].upper()}{design.name[1:]}: {rest}" if design else rest[:1].upper() + rest[1:]
 
 
 def fallback_reason(decision: EvidenceDecision, evidence: str) -> str:
@@ -290,6 +330,19 @@ def _join(words: Sequence[str]) -> str:
 
 
 # -- the explanation ------------------------------------------------------------------------------------------
+def background_of(context: Mapping[str, str], limit: int = BACKGROUND_SENTENCES) -> list[str]:
+    """What the claim's subject is, in the words of the claim's own context: the first ``limit`` sentences of its
+    first prose field (a summary of the variant, say; a field of names, a disease or a drug list, is not prose),
+    each with the field it came from, "(molecular profile summary)". Sentences over ``MAX_SENTENCE_WORDS`` words
+    are skipped; they read as a paragraph, not a fact."""
+    for key, value in context.items():
+        sentences = [s for s in split_sentences(value) if is_complete_sentence(s, max_words=MAX_SENTENCE_WORDS)]
+        if len(sentences) >= 1 and len(value.split()) >= 12 and value.rstrip().endswith((".", "!", "?")):
+            source = " ".join(key.split()).lower()
+            return [f"{s.rstrip(' .')} ({source})." for s in sentences[:limit]]
+    return []
+
+
 def sentence_problem(text: str, ids: Sequence[str], labels: Mapping[str, str], claim: str,
                      judge: Judge | None, texts: Mapping[str, str]) -> str | None:
     """Why a sentence cannot stand in the explanation (None: it can)."""
@@ -333,12 +386,15 @@ def strongest_first(order: Sequence[str], texts: Mapping[str, str]) -> list[str]
 
 def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons: Mapping[str, Reason],
             findings: Mapping[str, str], *, sentences: int, texts: Mapping[str, str],
-            judge: Judge | None = None) -> GroundedExplanation:
+            judge: Judge | None = None, background: Sequence[str] = ()) -> GroundedExplanation:
     """The verdict, what the strongest kept items show, then how consistent and strong the evidence is.
 
     ``order``: kept ids (given before retrieved, each by the gate's score); ``reasons``: their checked reasons;
     ``findings``: their long findings (used when an item has no checked reason); ``texts``: full evidence texts.
-    At most ``sentences`` sentences (the verdict may take three when the evidence is mixed)."""
+    ``background``: what the claim's subject is (:func:`background_of`), said after the verdict and before the
+    evidence, in the words of the claim's own context and naming it, so it cites no evidence id.
+    At most ``sentences`` sentences (the verdict may take three when the evidence is mixed); the background only
+    takes the room the evidence leaves."""
     supporting = [i for i in order if labels.get(i) == "supports"]
     contradicting = [i for i in order if labels.get(i) == "contradicts"]
     opening = verdict_sentences(claim, supporting, contradicting, kinds_of([texts[i] for i in order if i in texts]))
@@ -363,10 +419,12 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
                        "problem": problem})
         if problem is None:
             body.append(sentence)
-    return GroundedExplanation(text=" ".join(opening + body), sentences=record,
+    about = list(background[:max(0, sentences - len(opening) - len(body))]) if body else []
+    record[len(opening):len(opening)] = [{"text": s, "source": "background", "kept": True} for s in about]
+    return GroundedExplanation(text=" ".join(opening + about + body), sentences=record,
                                verdict=verdict_of([labels[i] for i in order if i in labels]))
 
 
-__all__ = ["CUT", "GroundedExplanation", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
+__all__ = ["CUT", "GroundedExplanation", "background_of", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
            "fact_of", "fallback_reason", "kept_reason", "linked", "reasons_schema", "safe_reasons", "sentence_problem",
            "shown_item", "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences", "write_reasons"]

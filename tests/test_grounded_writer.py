@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, compose, dropped_reason, fact_of,
+from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, background_of, compose, dropped_reason, fact_of,
                                            kept_reason, linked, reasons_schema, sentence_problem, shown_item,
                                            verdict_of, verdict_sentences)
 from evidex.agents.scripted import ScriptedChatModel
@@ -111,7 +111,6 @@ def test_a_checked_model_reason_stands_and_a_failing_one_falls_back_honestly():
     for written, problem in [
             ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy in ALK", "copies"),
             ("Phase 3 trial in ALK NSCLC: response 75% with crizotinib", "states what the evidence does not: 75"),
-            ("Phase 3 trial: response 65% with the drug vs 20% with chemotherapy", "does not name"),
             ("ALK fusions: 347 patients showed resistance to crizotinib", "reads as 'contradicts'"),
             # the link is written by code, but the fact alone retells an evidence sentence
             ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy, so it works", "does not name"),
@@ -134,6 +133,67 @@ def test_a_link_that_misses_the_claims_entity_is_written_by_code_from_the_label_
     assert linked("Phase 3, 347 patients", against.label, ALK.text) == \
         "Phase 3, 347 patients, which goes against the claim that lung adenocarcinoma positive for ALK-FUSIONS is " \
         "sensitive to crizotinib."
+
+
+def test_a_reason_with_no_link_gets_one_by_code_unless_its_fact_retells_an_evidence_sentence():
+    # no link and no claim entity: the link is written by code
+    fact = "Phase 3 trial: response 65% with the drug vs 20% with chemotherapy"
+    assert kept_reason(KEPT, fact, PROFILE, ALK) == Reason(
+        fact + ", which supports the claim that lung adenocarcinoma positive for ALK-FUSIONS is sensitive to "
+        "crizotinib.", "model", fact=fact + ".")
+    # a phrase lifted from a longer sentence is most of a link-less reason (a copy by the metric): linked by code
+    phrase = "Case report: patient found to harbor the ALK fusion by reverse transcription PCR"
+    text = ("A 28 year-old patient with lung cancer that failed conventional therapy was found to harbor the ALK "
+            "fusion by reverse transcription PCR and responded to crizotinib.")
+    assert kept_reason_problem(phrase + ".", text, ALK.text) == "copies an evidence sentence"
+    linked_reason = kept_reason(KEPT, phrase, text, ALK)
+    assert linked_reason.source == "model" and linked_reason.text.startswith(phrase + ", which supports the claim")
+    assert kept_reason_problem(linked_reason.text, text, ALK.text) is None
+    # a fact that retells a whole evidence sentence stays a copy, linked or not
+    whole = "Response rates were 65% for crizotinib treatment and 20% for chemotherapy"
+    for written in (whole, whole + ", so it works"):
+        assert kept_reason(KEPT, written, PROFILE, ALK).source == "fallback"
+
+
+def test_a_lead_that_states_a_design_or_count_the_item_does_not_is_restated_from_the_items_text():
+    body = "response 65% with crizotinib vs 20% with chemotherapy, so ALK-positive NSCLC is sensitive to crizotinib"
+    # "Phase 2, 10 patients" is neither the stated phase nor a stated count: the stated design replaces the lead
+    assert kept_reason(KEPT, "Phase 2, 10 patients: " + body, PROFILE, ALK) == \
+        Reason("Phase 3 trial: " + body + ".", "model")
+    # an item that states no design: the lead is dropped
+    plain = "Response was 65% with crizotinib and 20% with chemotherapy in ALK-positive NSCLC."
+    assert kept_reason(KEPT, "Phase 3, 347 patients: " + body, plain, ALK) == Reason(body[:1].upper() + body[1:] + ".",
+                                                                                     "model")
+    # a wrong fact past the lead is not mended
+    wrong = kept_reason(KEPT, "Phase 2, 10 patients: response 75% with crizotinib, so ALK-positive NSCLC is "
+                              "sensitive to crizotinib", PROFILE, ALK)
+    assert wrong.source == "fallback" and wrong.problem.startswith("states what the evidence does not")
+
+
+def test_the_claims_own_summary_says_what_its_subject_is_after_the_verdict():
+    context = {"Molecular Profile": "BRAF V600E", "Disease": "Melanoma", "Therapies": "Vemurafenib",
+               "Molecular Profile Summary": "BRAF V600E is the most common BRAF mutation in melanoma. It activates "
+                                            "MAPK signalling. It was the first target of a BRAF inhibitor."}
+    about = background_of(context)
+    assert about == ["BRAF V600E is the most common BRAF mutation in melanoma (molecular profile summary).",
+                     "It activates MAPK signalling (molecular profile summary)."]
+    assert background_of({"Disease": "Melanoma", "Therapies": "Vemurafenib, Cobimetinib"}) == []
+    labels = {"2": "supports", "1": "supports"}
+    reasons = {"1": Reason("Phase 3 trial of BRAF V600E melanoma: 48% responded to vemurafenib, so V600E predicts "
+                           "response.", "model")}
+    found = {"2": "BRAF V600E cell lines were sensitive to vemurafenib"}
+    out = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=5, texts=TEXTS, background=about)
+    sents = split_sentences(out.text)
+    assert sents[1:3] == about and len(sents) == 5  # verdict, background, then the evidence
+    assert [s["source"] for s in out.sentences] == ["verdict", "background", "background", "reason", "finding"]
+    # the background only takes the room the evidence leaves, and the evidence sentences all cite
+    short = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=4, texts=TEXTS, background=about)
+    assert [s["source"] for s in short.sentences] == ["verdict", "background", "reason", "finding"]
+    full = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=3, texts=TEXTS, background=about)
+    assert [s["source"] for s in full.sentences] == ["verdict", "reason", "finding"]
+    assert all(parse_citations(s) for s in split_sentences(out.text) if "summary)" not in s)
+    # no kept item: no background either
+    assert "summary" not in compose(CLAIM, {}, [], {}, {}, sentences=5, texts=TEXTS, background=about).text
 
 
 def test_the_link_drops_the_claims_asides_before_it_runs_past_the_word_cap():

@@ -7,14 +7,15 @@
     write     per claim, one grammar-bound call for the reasons of all its kept items, each checked by code (a
               failure falls back to an honest short reason); each discarded given item named by code (what it
               is about instead, and the known claim it fits); then the explanation: the verdict, what the
-              strongest items show, how strong and consistent the evidence is
+              strongest items show, how strong and consistent the evidence is, and what the claim's subject is when
+              the claim's context summarises it
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from evidex.agents.grounded_writer import (EXPLANATION_SENTENCES, FINDING_WORDS, FINDINGS_SHOWN, REASON_WORDS,
-                                           SENTENCE_WORDS, Reason, compose, dropped_reason, kept_reason, safe_reasons,
+                                           SENTENCE_WORDS, Reason, background_of, compose, dropped_reason, kept_reason, safe_reasons,
                                            shown_item, unsupported_explanation, write_reasons)
 from evidex.graphs.claims.deps import GraphDeps
 from evidex.graphs.claims.nodes import Node, _scope, _texts, kept_decisions, verdict
@@ -98,7 +99,7 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
                 composed = unsupported_explanation(claim.text, sum(d.kept for d in given), len(given))
             else:
                 composed = compose(claim.text, labels, order, reasons, state.long_findings, sentences=EXPLANATION_SENTENCES,
-                                   texts=texts, judge=deps.support_judge)
+                                   texts=texts, judge=deps.support_judge, background=background_of(claim.context))
             explanations[key] = composed.text
             records[key] = {**composed.record(), **({"reasons_failed": failure} if failure else {})}
         records["reasons"] = {i: r.record() for i, r in reasons.items()}
