@@ -41,7 +41,7 @@ from evidex.agents.structured import StructuredOutputError, call_structured
 from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split_sentences, strip_citations
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
 from evidex.tools.evidence_design import design_of, strength
-from evidex.tools.reasons import MAX_REASON_WORDS, copies_sentence, kept_reason_problem, other_names
+from evidex.tools.reasons import LEAD_WORDS, MAX_REASON_WORDS, copies_sentence, kept_reason_problem, other_names
 
 Verdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
 Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited texts) -> supported?
@@ -287,14 +287,13 @@ def _standing(text: str, label: str, evidence: str, claim: Claim) -> tuple[Reaso
 
 
 _LEAD = re.compile(r"^([^:]{1,60}):\s+(?=\S)")  # "Phase 3, 469 patients: ..." (the prompt's "<design, patients>:")
-LEAD_WORDS = 6
 
 
 def _restated_lead(text: str, evidence: str) -> str | None:
     """``text`` with its lead ("<design, patients>:") replaced by the design the item's text states, or dropped
     when it states none; None when ``text`` has no such lead."""
     match = _LEAD.match(text)
-    if not match or len(match.group(1).split()) > LEAD_WORDS:
+    if not match or len(match.group(1).split()) > LEAD_WORDS:  # the lead the copy rule also sets apart
         return None
     rest = text[match.end():]
     design = design_of(evidence)
@@ -333,11 +332,11 @@ def _join(words: Sequence[str]) -> str:
 def background_of(context: Mapping[str, str], limit: int = BACKGROUND_SENTENCES) -> list[str]:
     """What the claim's subject is, in the words of the claim's own context: the first ``limit`` sentences of its
     first prose field (a summary of the variant, say; a field of names, a disease or a drug list, is not prose),
-    each with the field it came from, "(molecular profile summary)". Sentences over ``MAX_SENTENCE_WORDS`` words
+    each naming the field it came from ("... (variant summary)."). Sentences over ``MAX_SENTENCE_WORDS`` words
     are skipped; they read as a paragraph, not a fact."""
     for key, value in context.items():
         sentences = [s for s in split_sentences(value) if is_complete_sentence(s, max_words=MAX_SENTENCE_WORDS)]
-        if len(sentences) >= 1 and len(value.split()) >= 12 and value.rstrip().endswith((".", "!", "?")):
+        if sentences and len(value.split()) >= 12 and value.rstrip().endswith((".", "!", "?")):
             source = " ".join(key.split()).lower()
             return [f"{s.rstrip(' .')} ({source})." for s in sentences[:limit]]
     return []
