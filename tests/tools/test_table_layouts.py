@@ -10,7 +10,7 @@ import pytest
 from evidex.tools.ingest.config import ParserConfig
 from evidex.tools.ingest.parser import PyMuPDFParser
 from evidex.tools.paperstore.models import Table
-from evidex.tools.paperstore.table_text import column_names
+from evidex.tools.paperstore.table_text import centred_labels, column_names
 
 pytestmark = pytest.mark.shared_data
 
@@ -106,3 +106,27 @@ def test_running_text_over_a_table_is_no_label_row():
     assert _labels_on_top(line("Accuracy", "81.2"), region, caption) == []
     far = [(x0, y0 - 12, x1, y1 - 12, w) for x0, y0, x1, y1, w in line("WordNet", "Oxford")]
     assert _labels_on_top(far, region, caption) == []  # a line standing off the rule
+
+
+def test_labels_centred_between_their_rows_name_every_row_of_their_group(corpus):
+    """The model ("HRAN") is printed centred beside its four rows and the dataset ("DSTC7") beside its two, each
+    on a line of its own between them: every row takes both labels, and the label-only lines go."""
+    t = _table(corpus, "PVGRU-Generating-Diverse", 6, "Table 1")
+    assert _cell(t, ["HRAN", "DSTC7", "PVGRU"], "Rouge-L") == "32.34"
+    assert _cell(t, ["seq2seq", "Daily", "GRU"], "PPL") == "132.55"
+    assert len(t.rows) == 16 and all(r[0] and r[1] for r in t.rows)
+    # another paper's table: a four-row group beside a one-row group printed on its own value row
+    m = _table(corpus, "Layer-wise-Fusion-with-Modality", 8, "Table 4")
+    assert [r[:2] for r in m.rows] == [["PMR", x] for x in "tavm"] + [["LFMIM-ML", "m"]] + [["LFMIM", x] for x in "tavm"]
+
+
+def test_labels_that_do_not_read_as_centred_are_left_as_printed():
+    centred = [["", "1.0"], ["A", ""], ["", "2.0"], ["", "3.0"], ["B", ""], ["", "4.0"]]
+    assert centred_labels(centred, [0]) == [["A", "1.0"], ["A", "2.0"], ["B", "3.0"], ["B", "4.0"]]
+    # a section over the rows it heads (nothing above the first), a label with more rows below than above, a
+    # label nearest to two rows alike, and a row no label is near: as printed
+    for body in ([["A", ""], ["", "1.0"], ["", "2.0"], ["B", ""], ["", "3.0"]],
+                 [["", "1.0"], ["A", ""], ["", "2.0"], ["", "3.0"]],
+                 [["", "1.0"], ["A", ""], ["", "2.0"], ["B", ""], ["", "3.0"]],
+                 [["", "1.0"], ["X", "5.0"], ["", "2.0"], ["A", ""], ["", "3.0"]]):
+        assert centred_labels(body, [0]) == body

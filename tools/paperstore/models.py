@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evidex.tools.paperstore.table_text import column_parts, joined_names, markdown_rows
+from evidex.tools.paperstore.table_text import centred_labels, column_parts, joined_names, markdown_rows
 
 Box = list[float]
 
@@ -134,7 +134,7 @@ class Table(_Row):
         labels = [j for j in range(len(rows[0])) if sum(has_number([r[j]]) for r in body) * 2 < len(body)]
         corner = " ".join(r[j] for r in rows[:start] for j in labels if r[j])
         first_value = next((j for j in range(1, len(rows[0])) if j not in labels), 1)
-        return rows[:start], body, column_parts(rows[:start], len(rows[0]), first_value), corner
+        return rows[:start], centred_labels(body, labels), column_parts(rows[:start], len(rows[0]), first_value), corner
 
     @property
     def header_rows(self) -> list[list[str]]:
@@ -142,7 +142,8 @@ class Table(_Row):
 
     @property
     def rows(self) -> list[list[str]]:
-        """Body rows, cells as printed (empty for a "table" of fewer than two rows)."""
+        """Body rows, cells as printed, a label printed centred beside the rows it groups in each of those rows
+        (``table_text.centred_labels``; empty for a "table" of fewer than two rows)."""
         return self._split[1]
 
     @cached_property

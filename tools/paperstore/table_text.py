@@ -23,6 +23,71 @@ def _cells(line: str) -> list[str] | None:
     return [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(line[1:-1])]
 
 
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def centred_labels(body: list[list[str]], label_columns: list[int]) -> list[list[str]]:
+    """``body`` with labels printed centred beside the rows they group folded into those rows.
+
+    A PDF table often prints a group's label (a model beside its four rows, a dataset beside its two) once, centred
+    on the group, and the parse gives it a row of its own between the group's rows: "|seq2seq|||...|" between the
+    second and third of its value rows. In a label column, each value row that leaves the column empty takes the
+    nearest such label-only row among the rows that leave it empty around it (a value row with its own label in
+    the column bounds them). The column is folded only when that reads as centring everywhere: every such value
+    row gets a label, none is as near to two, and each label has as many of its rows above it as below (a group
+    of an odd number of rows prints its label on its middle row, which is no label-only row). Otherwise (a label
+    over the rows it heads, a label broken over two lines, two label columns merged into one) the column is left
+    as printed."""
+    def values(r: list[str]) -> bool:
+        return any(_DIGIT.search(c) for j, c in enumerate(r) if j not in label_columns)
+
+    def lone(r: list[str]) -> int | None:
+        filled = [j for j, c in enumerate(r) if c]
+        return filled[0] if len(filled) == 1 and filled[0] in label_columns and _LETTER.search(r[filled[0]]) else None
+
+    out, gone = [list(r) for r in body], set()
+    for j in sorted({j for r in body if (j := lone(r)) is not None}):
+        fold = _centred_column(body, j, values, lone)
+        if fold is None:
+            continue
+        for k, i in fold.items():
+            out[k][j] = body[i][j]
+        gone |= set(fold.values())
+    return [r for i, r in enumerate(out) if i not in gone] if gone else body
+
+
+def _centred_column(body: list[list[str]], j: int, values, lone) -> dict[int, int] | None:
+    """For :func:`centred_labels`: value row -> the label-only row whose label it takes in column ``j``, or None
+    when the column does not read as centred labels."""
+    fold: dict[int, int] = {}
+    segment: list[int] = []  # body rows of a run of value rows leaving column j empty, and the label rows among them
+    for i, r in enumerate([*body, None]):
+        if r is not None and ((values(r) and not r[j]) or lone(r) == j):
+            segment.append(i)
+            continue
+        if r is not None and lone(r) is not None:  # another column's centred label: no bound in this one
+            continue
+        labels = [i for i in segment if lone(body[i]) == j]
+        rows = [i for i in segment if i not in labels]
+        if bool(rows) != bool(labels):
+            return None
+        # where each stands among the segment's value rows: a label-only row half a row before the one after it
+        at = {i: sum(k < i for k in rows) - 0.5 for i in labels} | {k: n for n, k in enumerate(rows)}
+        above = {i: 0 for i in labels}
+        below = dict(above)
+        for k in rows:
+            near = sorted((abs(at[k] - at[i]), i) for i in labels)
+            if len(near) > 1 and near[0][0] == near[1][0]:
+                return None
+            fold[k] = near[0][1]
+            (below if k > near[0][1] else above)[near[0][1]] += 1
+        if any(above[i] != below[i] for i in labels):
+            return None
+        segment = []
+    return fold or None
+
+
 def column_names(header: list[list[str]], width: int, first_value: int = 1) -> list[str]:
     """Each column's full name: its :func:`column_parts` joined (:func:`joined_names`)."""
     return joined_names(column_parts(header, width, first_value))
