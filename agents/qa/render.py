@@ -50,7 +50,7 @@ def render_item(item, *, keys: bool = True, titles: dict[str, str] | None = None
     if isinstance(item, Note):
         return f"[metadata {', '.join(item.paper_ids) or item.paper_id}] {item.text}"
     if isinstance(item, Table):
-        return f"{_tag(item, keys)} {item.caption}\n{item.markdown}"
+        return f"{_tag(item, keys)} {item.caption}\n{item.text}"
     if isinstance(item, Figure):
         inside = f"\nText inside the figure: {item.text}" if item.text else ""
         return f"{_tag(item, keys)} {item.caption}{inside}"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from evidex.agents.qa.render import render_item
 from evidex.tools.ingest.config import ParserConfig
 from evidex.tools.ingest.parser import PyMuPDFParser
 from evidex.tools.paperstore.models import Table
@@ -115,6 +116,11 @@ def test_labels_centred_between_their_rows_name_every_row_of_their_group(corpus)
     assert _cell(t, ["HRAN", "DSTC7", "PVGRU"], "Rouge-L") == "32.34"
     assert _cell(t, ["seq2seq", "Daily", "GRU"], "PPL") == "132.55"
     assert len(t.rows) == 16 and all(r[0] and r[1] for r in t.rows)
+    # the model reads the rows as folded; a table without such labels is shown exactly as printed
+    assert "|HRAN|DSTC7|PVGRU|110.75|" in t.text and "|HRAN||||" in t.markdown
+    assert "HRAN|DSTC7|PVGRU" in render_item(t)
+    other = _table(corpus, "Peek-Across-Improving-Multi-Document", 6, "Table 2")
+    assert other.text == other.markdown
     # another paper's table: a four-row group beside a one-row group printed on its own value row
     m = _table(corpus, "Layer-wise-Fusion-with-Modality", 8, "Table 4")
     assert [r[:2] for r in m.rows] == [["PMR", x] for x in "tavm"] + [["LFMIM-ML", "m"]] + [["LFMIM", x] for x in "tavm"]

@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evidex.tools.paperstore.table_text import centred_labels, column_parts, joined_names, markdown_rows
+from evidex.tools.paperstore.table_text import centred_labels, column_parts, joined_names, markdown_rows, rows_markdown
 
 Box = list[float]
 
@@ -145,6 +145,14 @@ class Table(_Row):
         """Body rows, cells as printed, a label printed centred beside the rows it groups in each of those rows
         (``table_text.centred_labels``; empty for a "table" of fewer than two rows)."""
         return self._split[1]
+
+    @property
+    def text(self) -> str:
+        """The table as a model reads it: its printed markdown, written again from its rows where a label printed
+        centred beside its group was folded into the group's rows (:attr:`rows`)."""
+        printed = markdown_rows(self.markdown)
+        header, body = self._split[0], self._split[1]
+        return self.markdown if body == printed[len(header):] else rows_markdown(header + body)
 
     @cached_property
     def columns(self) -> list[str]:

@@ -169,4 +169,13 @@ def markdown_rows(markdown: str) -> list[list[str]]:
     return [r + [""] * (width - len(r)) for r in rows]
 
 
-__all__ = ["column_names", "column_parts", "joined_names", "markdown_rows"]
+def rows_markdown(rows: list[list[str]]) -> str:
+    """Rows of cells as a markdown table, the first row its header (the inverse of :func:`markdown_rows`)."""
+    def line(cells: list[str]) -> str:
+        return "|" + "|".join(c.replace("|", "\\|") for c in cells) + "|"
+    if not rows:
+        return ""
+    return "\n".join([line(rows[0]), "|" + "|".join(["---"] * len(rows[0])) + "|", *map(line, rows[1:])])
+
+
+__all__ = ["centred_labels", "column_names", "column_parts", "joined_names", "markdown_rows", "rows_markdown"]
