@@ -41,7 +41,8 @@ from evidex.agents.structured import StructuredOutputError, call_structured
 from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split_sentences, strip_citations
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
 from evidex.tools.evidence_design import design_of, strength
-from evidex.tools.reasons import LEAD_WORDS, MAX_REASON_WORDS, copies_sentence, kept_reason_problem, other_names
+from evidex.tools.reasons import (COPY, LEAD_WORDS, MAX_REASON_WORDS, NO_ENTITY, UNBACKED, copies_sentence,
+                                  kept_reason_problem, other_names)
 
 Verdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
 Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited texts) -> supported?
@@ -227,7 +228,7 @@ def _problem(text: str, fact: str, label: str, evidence: str, claim: Claim) -> s
     if problem := kept_reason_problem(text, evidence, claim.text, claim.context):
         return problem
     if copies_sentence(fact, evidence):
-        return "copies an evidence sentence"
+        return COPY
     stance = sentence_stance(fact, claim.text)
     return f"reads as '{stance}' but the item is labelled '{label}'" if stance not in ("neutral", label) else None
 
@@ -265,11 +266,10 @@ def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, 
                   written.removeprefix(CUT) if written else None)
 
 
-UNBACKED = "states what the evidence does not"  # the facts check's problem (tools.reasons.kept_reason_problem)
 # Problems a link written by code may mend: the model's link misses the claim's entity, or it has no link and its
 # fact, a short phrase of a longer evidence sentence, is most of the reason (the fact alone must then not retell
 # the sentence: ``tools.reasons.copies_sentence``)
-RELINKED = ("does not name the claim's entity", "copies an evidence sentence")
+RELINKED = (NO_ENTITY, COPY)
 
 
 def _standing(text: str, label: str, evidence: str, claim: Claim) -> tuple[Reason | None, str]:

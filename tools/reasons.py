@@ -204,17 +204,23 @@ def copies_sentence(fact: str, evidence: str) -> bool:
                for mine, theirs in _sentence_runs(fact, evidence, COPY_RUN, asides=False))
 
 
+# What :func:`kept_reason_problem` says (the writer mends some of these by their name)
+UNBACKED = "states what the evidence does not"  # followed by ": <the facts>"
+NO_ENTITY = "does not name the claim's entity"
+COPY = "copies an evidence sentence"
+
+
 def kept_reason_problem(reason: str, evidence: str, claim: str,
                         context: Mapping[str, str] | None = None) -> str | None:
     """Why ``reason`` cannot stand as the reason of a kept item (None: it can)."""
     if not is_complete_sentence(reason, max_words=MAX_REASON_WORDS):
         return "not a finished sentence"
     if missing := unbacked_facts(reason, evidence, claim, context):
-        return f"states what the evidence does not: {', '.join(missing[:4])}"
+        return f"{UNBACKED}: {', '.join(missing[:4])}"
     if not names_claim(reason, claim):
-        return "does not name the claim's entity"
+        return NO_ENTITY
     if is_copy(reason, evidence):
-        return "copies an evidence sentence"
+        return COPY
     return None
 
 

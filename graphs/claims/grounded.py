@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evidex.agents.grounded_writer import (EXPLANATION_SENTENCES, FINDING_WORDS, FINDINGS_SHOWN, REASON_WORDS,
-                                           SENTENCE_WORDS, Reason, background_of, compose, dropped_reason, kept_reason, safe_reasons,
-                                           shown_item, unsupported_explanation, write_reasons)
+                                           SENTENCE_WORDS, Reason, background_of, compose, dropped_reason, kept_reason,
+                                           safe_reasons, shown_item, unsupported_explanation, write_reasons)
 from evidex.graphs.claims.deps import GraphDeps
 from evidex.graphs.claims.nodes import Node, _scope, _texts, kept_decisions, verdict
 from evidex.graphs.claims.state import ClaimGraphState

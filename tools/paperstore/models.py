@@ -13,7 +13,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evidex.tools.paperstore.table_text import centred_labels, column_parts, joined_names, markdown_rows, rows_markdown
+from evidex.tools.paperstore.table_text import (_LETTER, centred_labels, column_parts, joined_names, markdown_rows,
+                                               rows_markdown)
 
 Box = list[float]
 
@@ -80,7 +81,6 @@ class Passage(_Row):
 
 _TABLE_NUMBER = re.compile(r"\b(?:Table|TABLE|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\b")
 _NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 def table_label(text: str, anywhere: bool = False) -> str:
@@ -122,10 +122,11 @@ class Table(_Row):
         return table_label(self.caption)
 
     @cached_property
-    def _split(self) -> tuple[list[list[str]], list[list[str]], list[list[str]], str]:
+    def _split(self) -> tuple[list[list[str]], list[list[str]], list[list[str]], str, bool]:
+        """(header rows, body rows, column parts, corner, whether centred labels were folded into the body)."""
         rows = markdown_rows(self.markdown)
         if len(rows) < 2:
-            return rows, [], [], ""
+            return rows, [], [], "", False
         # the body starts at the first row holding a number, or at a section row ("Conversational Search" alone
         # over the rows it groups), which belongs to the body, not to the header
         start = next((i for i, r in enumerate(rows) if i and (has_number(r[1:]) or (
@@ -134,7 +135,8 @@ class Table(_Row):
         labels = [j for j in range(len(rows[0])) if sum(has_number([r[j]]) for r in body) * 2 < len(body)]
         corner = " ".join(r[j] for r in rows[:start] for j in labels if r[j])
         first_value = next((j for j in range(1, len(rows[0])) if j not in labels), 1)
-        return rows[:start], centred_labels(body, labels), column_parts(rows[:start], len(rows[0]), first_value), corner
+        folded = centred_labels(body, labels)  # ``body`` itself when there is nothing to fold
+        return rows[:start], folded, column_parts(rows[:start], len(rows[0]), first_value), corner, folded is not body
 
     @property
     def header_rows(self) -> list[list[str]]:
@@ -150,9 +152,8 @@ class Table(_Row):
     def text(self) -> str:
         """The table as a model reads it: its printed markdown, written again from its rows where a label printed
         centred beside its group was folded into the group's rows (:attr:`rows`)."""
-        printed = markdown_rows(self.markdown)
-        header, body = self._split[0], self._split[1]
-        return self.markdown if body == printed[len(header):] else rows_markdown(header + body)
+        header, body, _, _, folded = self._split
+        return rows_markdown(header + body) if folded else self.markdown
 
     @cached_property
     def columns(self) -> list[str]:

@@ -38,7 +38,7 @@ def centred_labels(body: list[list[str]], label_columns: list[int]) -> list[list
     row gets a label, none is as near to two, and each label has as many of its rows above it as below (a group
     of an odd number of rows prints its label on its middle row, which is no label-only row). Otherwise (a label
     over the rows it heads, a label broken over two lines, two label columns merged into one) the column is left
-    as printed."""
+    as printed. When no column folds, ``body`` itself is returned."""
     def values(r: list[str]) -> bool:
         return any(_DIGIT.search(c) for j, c in enumerate(r) if j not in label_columns)
 
