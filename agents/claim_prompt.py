@@ -16,7 +16,7 @@ from evidex.agents.prompts import load_prompt
 from evidex.tools.claims import Claim, Evidence
 
 SYSTEM = "system_grounded"  # the system prompt of every claim role
-REASONS = "write_grounded"  # the grounded writer's reasons call (placeholders: ids, dropped, words, about_words)
+REASONS = "write_grounded"  # the grounded writer's reasons call (placeholder: words)
 REASONS_EXAMPLE = "reasons_example"  # its worked example (``_user`` / ``_reply``), shown before the real request
 STANCES = "stance_labels"  # the batched stance call of judge.llm_stance, labels only (placeholder: ids)
 

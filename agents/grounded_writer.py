@@ -1,18 +1,19 @@
 """The grounded writer: reasons that are reasons, and an explanation built from them that cannot contradict the
 decisions.
 
-    reasons      one grammar-bound call per claim: for every kept item (up to 16) a one-sentence reason that
-                 links its finding to the claim (key fact with its numbers, then how it bears on the claim); the
-                 model sees each item's design (``tools.evidence_design``) and finding (``tools.findings``), never
-                 whole texts. When the model's link leaves out the claim's entity, or it wrote none and the fact
-                 alone is most of the reason, code writes the link instead from the item's label and the claim's
-                 own words ("<fact>, which supports the claim that <claim>"); when only its lead states a design or
-                 a count the item does not, code restates the lead as the item's stated design. A given item set
+    reasons      one grammar-bound call per claim: for every kept item (up to 16) its key fact in the model's own
+                 words ("<design, patients>: <result with the item's numbers>"); the model sees the claim and each
+                 item's design (``tools.evidence_design``) and finding (``tools.findings``), never whole texts.
+                 Code links the fact to the claim from the item's label and the claim's own words ("<fact>, which
+                 supports the claim that <claim>"), so no reason draws a conclusion the decision did not; when only
+                 the fact's lead states a design or a count the item does not, code restates the lead as the
+                 item's stated design. (The model wrote its own link until run 20261202-141307-mixed: as often a
+                 boilerplate or a wrong inference as a reason, and a third of its output tokens.) A given item set
                  aside is named by code: the variant, gene, drug or disease of its own text that the claim never
                  uses, and the known claim it fits
     check        each reason is checked by code (``tools.reasons``): a finished sentence, every number and name it
-                 states is in the evidence (or the claim), it names the claim's entity, it is not a copy of an
-                 evidence sentence, and its side (keyword cues) is the item's label; what fails falls back to an
+                 states is in the evidence (or the claim), it names the claim's entity, its fact is not an evidence
+                 sentence retold, and its fact's side (keyword cues) is the item's label; what fails falls back to an
                  honest short reason that says so
     verdict      what the kept items add up to (supported / refuted / mixed / not enough evidence), first, with
                  how consistent they are ("All 4 kept items ... support"), how many report clinical and how many
@@ -41,7 +42,7 @@ from evidex.agents.structured import StructuredOutputError, call_structured
 from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split_sentences, strip_citations
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
 from evidex.tools.evidence_design import design_of, strength
-from evidex.tools.reasons import (COPY, LEAD_WORDS, MAX_REASON_WORDS, NO_ENTITY, UNBACKED, copies_sentence,
+from evidex.tools.reasons import (COPY, LEAD_WORDS, MAX_REASON_WORDS, UNBACKED, copies_sentence,
                                   kept_reason_problem, other_names)
 
 Verdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
@@ -49,7 +50,7 @@ Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited t
 MAX_VERDICT_IDS = 6  # a longer list of ids reads as noise; the reasons cite the rest
 MAX_SENTENCE_WORDS = 40
 # Budgets of the grounded path (fixed: they were settings that no run changed; issue 51 cut the settings)
-REASON_WORDS = 25  # the longest reason the model is asked for (its schema caps it at MAX_REASON_WORDS * 7 characters)
+REASON_WORDS = 20  # the longest key fact the model is asked for (its schema caps it at 9 characters a word)
 FINDING_WORDS = 30  # the finding the model is shown per item
 SENTENCE_WORDS = 45  # a finding used as an explanation sentence when an item has no checked reason
 EXPLANATION_SENTENCES = 5  # at most, the verdict first (the issue's 3-5; the gold explanations are syntheses)
@@ -137,14 +138,18 @@ CUT = "\x00cut\x00"  # marks a model text that reached its length cap (never in 
 
 
 def write_reasons(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evidence], *, words: int,
-                  context_chars: int, name: str = "write_reasons") -> dict[str, str]:
-    """Reasons by kept id from one call; a text the grammar closed at its cap comes back marked with ``CUT``.
-    Raises :class:`StructuredOutputError` when the reply never fits the schema."""
+                  name: str = "write_reasons") -> dict[str, str]:
+    """Key facts by kept id from one call; a text the grammar closed at its cap comes back marked with ``CUT``.
+    The model sees the claim without its context fields: on the 8 mixed items with the most fallbacks, a
+    variant summary under the claim made it retell item sentences (25 of 58 reasons failed the check, 17 of them
+    copies, against 13 and 9 without it) and cost 12% more prompt tokens.
+    Items are shown and keyed by their ids: numbered 1..N instead (fewer key tokens; run 20261202-145737-mixed,
+    0.82x the main command's time), the model moved facts between neighbouring items (24 facts the item does not
+    state, against 5). Raises :class:`StructuredOutputError` when the reply never fits the schema."""
     kept_ids = [e.id for e in kept]
-    task = render(REASONS, ids=", ".join(f"[{i}]" for i in kept_ids), words=words).strip()
-    msgs = with_example(messages(claims, kept, task, evidence_chars=4000, context_chars=context_chars),
-                        REASONS_EXAMPLE)
-    reason_chars = MAX_REASON_WORDS * 7  # bounds a runaway reply; the check holds a reason to MAX_REASON_WORDS
+    task = render(REASONS, words=words).strip()
+    msgs = with_example(messages(claims, kept, task, evidence_chars=4000, context_chars=0), REASONS_EXAMPLE)
+    reason_chars = words * 9  # bounds a runaway reply; the check holds a reason to MAX_REASON_WORDS
     schema = reasons_schema(kept_ids, reason_chars)
     # the grammar caps every string; at least one token per 3 characters of each, plus its key and quotes
     max_tokens = 24 + len(kept_ids) * (reason_chars // 3 + 10)
@@ -243,14 +248,15 @@ def fact_of(reason: str) -> str:
 
 
 def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, claim: Claim) -> Reason:
-    """The model's reason for a kept item when it passes the check; else an honest short reason.
+    """The reason for a kept item: the model's key fact, linked to the claim by code, when it passes the check;
+    else an honest short reason.
 
-    The model writes "<design, patients>: <key fact>, so <what it shows for the claim>". Two mends by code, each
-    checked again in full: when its link leaves out the claim's entity ("..., so it is a possible cause") or it
-    has none, code writes the link from the item's label and the claim's own words (:func:`linked`), and the fact
-    must then pass on its own (no fact the evidence does not state, not one evidence sentence retold word for word,
-    not the other side); when only its lead states what the evidence does not ("Phase 3, 469 patients:" for a
-    trial of another size), the lead is restated as the design the item's text states, or dropped."""
+    The model writes the item's key fact, "<design, patients>: <result with the item's numbers>"; code writes how
+    it bears on the claim from the item's label and the claim's own words (:func:`linked`), so a reason never
+    draws a conclusion the decision did not. The whole reason is then checked (no fact the evidence does not
+    state, the claim's entity named, not one evidence sentence retold word for word, not the other side); when
+    only its lead states what the evidence does not ("Phase 3, 469 patients:" for a trial of another size), the
+    lead is restated as the design the item's text states, or dropped."""
     problem = "no reason written"
     if written:
         text = _finish(written.removeprefix(CUT))
@@ -266,24 +272,13 @@ def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, 
                   written.removeprefix(CUT) if written else None)
 
 
-# Problems a link written by code may mend: the model's link misses the claim's entity, or it has no link and its
-# fact, a short phrase of a longer evidence sentence, is most of the reason (the fact alone must then not retell
-# the sentence: ``tools.reasons.copies_sentence``)
-RELINKED = (NO_ENTITY, COPY)
-
-
 def _standing(text: str, label: str, evidence: str, claim: Claim) -> tuple[Reason | None, str]:
-    """``text`` as a reason that stands, with the link to the claim written by code when its own link (or its
-    lack of one) is all that fails; else None and why not."""
-    problem = _problem(text, text, label, evidence, claim)
-    if problem is None:
-        return Reason(text, "model"), ""
-    if problem in RELINKED:
-        fact = _MODEL_LINK.split(text, maxsplit=1)[0]
-        relinked = linked(fact, label, claim.text)
-        if _problem(relinked, fact, label, evidence, claim) is None:
-            return Reason(relinked, "model", fact=_finish(fact)), ""
-    return None, problem
+    """The model's fact ``text`` (any link of its own dropped) linked to the claim, as a reason that stands; else
+    None and why not."""
+    fact = _MODEL_LINK.split(text, maxsplit=1)[0]
+    reason = linked(fact, label, claim.text)
+    problem = _problem(reason, fact, label, evidence, claim)
+    return (Reason(reason, "model", fact=_finish(fact)), "") if problem is None else (None, problem)
 
 
 _LEAD = re.compile(r"^([^:]{1,60}):\s+(?=\S)")  # "Phase 3, 469 patients: ..." (the prompt's "<design, patients>:")

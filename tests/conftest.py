@@ -16,7 +16,7 @@
   ===========  ==========================================================  ========================================
   judge        ``TASK: Judge evidence [ID]``                               ``{"evidence_finding": ..., "label": ...}``
   stances      ``TASK: Label each of [ID], ...``                           one label per id
-  reasons      ``TASK: Reasons for [ID], ...`` (the grounded writer)       a reason per EVIDENCE id
+  reasons      ``TASK: Reasons (...)`` (the grounded writer)               a reason per EVIDENCE id
   selection    ``TASK: The EVIDENCE was collected for exactly one``        ``{"reason": ..., "answer": "A"}``
   assignment   ``TASK: For each evidence item ... decide which claim``     one ``{"reason", "claim"}`` per id
   ===========  ==========================================================  ========================================
@@ -151,7 +151,7 @@ def use_test_cache(evidex_cache, monkeypatch):
 ROLE_MARKERS = (  # order matters only if two markers could co-occur; they cannot in the shipped prompts
     ("judge", re.compile(r"TASK: Judge evidence \[([^\]\n]+)\]")),
     ("stances", re.compile(r"TASK: Label each of")),
-    ("reasons", re.compile(r"TASK: Reasons for ")),
+    ("reasons", re.compile(r"TASK: Reasons \(")),
     ("selection", re.compile(r"TASK: The EVIDENCE was collected for exactly one")),
     ("assignment", re.compile(r"TASK: For each evidence item .*decide which claim")),
 )

@@ -104,16 +104,23 @@ PROFILE = ("This two arm Phase III study named PROFILE 1007 assessed crizotinib 
 KEPT = EvidenceDecision(id="1198", source="given", label="supports", reason="on topic: ranks 2/285", kept=True)
 
 
-def test_a_checked_model_reason_stands_and_a_failing_one_falls_back_honestly():
-    good = ("Phase 3 PROFILE 1007 in 347 ALK-positive NSCLC patients: response 65% with crizotinib vs 20% with "
-            "chemotherapy, so ALK fusions predict crizotinib sensitivity")
-    assert kept_reason(KEPT, good, PROFILE, ALK) == Reason(good + ".", "model")
+SUPPORTS_ALK = ", which supports the claim that lung adenocarcinoma positive for ALK-FUSIONS is sensitive to crizotinib."
+
+
+def test_the_models_checked_fact_is_linked_to_the_claim_by_code_and_a_failing_one_falls_back_honestly():
+    fact = "Phase 3 PROFILE 1007 in 347 patients: response 65% with crizotinib vs 20% with chemotherapy"
+    assert kept_reason(KEPT, fact, PROFILE, ALK) == Reason(fact + SUPPORTS_ALK, "model", fact=fact + ".")
+    # a link of the model's own is dropped: the link says what the decision says, nothing more
+    assert kept_reason(KEPT, fact + ", so the drug works in these patients", PROFILE, ALK) == \
+        Reason(fact + SUPPORTS_ALK, "model", fact=fact + ".")
+    assert kept_reason_problem(fact + SUPPORTS_ALK, PROFILE, ALK.text) is None
+    assert linked("Phase 3, 347 patients", "contradicts", ALK.text) == \
+        "Phase 3, 347 patients, which goes against the claim that lung adenocarcinoma positive for ALK-FUSIONS is " \
+        "sensitive to crizotinib."
     for written, problem in [
-            ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy in ALK", "copies"),
+            ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy", "copies"),
             ("Phase 3 trial in ALK NSCLC: response 75% with crizotinib", "states what the evidence does not: 75"),
             ("ALK fusions: 347 patients showed resistance to crizotinib", "reads as 'contradicts'"),
-            # the link is written by code, but the fact alone retells an evidence sentence
-            ("Response rates were 65% for crizotinib treatment and 20% for chemotherapy, so it works", "does not name"),
             (CUT + "Phase 3 PROFILE 1007 in 347 ALK-positive NSCLC patients: response 65% with", "cut"),
             (None, "no reason written")]:
         reason = kept_reason(KEPT, written, PROFILE, ALK)
@@ -123,50 +130,30 @@ def test_a_checked_model_reason_stands_and_a_failing_one_falls_back_honestly():
         assert is_complete_sentence(reason.text, max_words=40)
 
 
-def test_a_link_that_misses_the_claims_entity_is_written_by_code_from_the_label_and_the_claim():
-    fact = "Phase 3, 347 patients: response 65% with crizotinib vs 20% with chemotherapy"
-    reason = kept_reason(KEPT, fact + ", so the drug works in these patients", PROFILE, ALK)
-    assert reason == Reason(fact + ", which supports the claim that lung adenocarcinoma positive for ALK-FUSIONS is "
-                            "sensitive to crizotinib.", "model", fact=fact + ".")
-    assert kept_reason_problem(reason.text, PROFILE, ALK.text) is None
-    against = KEPT.model_copy(update={"label": "contradicts"})
-    assert linked("Phase 3, 347 patients", against.label, ALK.text) == \
-        "Phase 3, 347 patients, which goes against the claim that lung adenocarcinoma positive for ALK-FUSIONS is " \
-        "sensitive to crizotinib."
-
-
-def test_a_reason_with_no_link_gets_one_by_code_unless_its_fact_retells_an_evidence_sentence():
-    # no link and no claim entity: the link is written by code
-    fact = "Phase 3 trial: response 65% with the drug vs 20% with chemotherapy"
-    assert kept_reason(KEPT, fact, PROFILE, ALK) == Reason(
-        fact + ", which supports the claim that lung adenocarcinoma positive for ALK-FUSIONS is sensitive to "
-        "crizotinib.", "model", fact=fact + ".")
-    # a phrase lifted from a longer sentence is most of a link-less reason (a copy by the metric): linked by code
+def test_a_phrase_lifted_from_a_longer_sentence_is_a_fact_but_a_retold_sentence_is_a_copy():
     phrase = "Case report: patient found to harbor the ALK fusion by reverse transcription PCR"
     text = ("A 28 year-old patient with lung cancer that failed conventional therapy was found to harbor the ALK "
             "fusion by reverse transcription PCR and responded to crizotinib.")
     assert kept_reason_problem(phrase + ".", text, ALK.text) == "copies an evidence sentence"
-    linked_reason = kept_reason(KEPT, phrase, text, ALK)
-    assert linked_reason.source == "model" and linked_reason.text.startswith(phrase + ", which supports the claim")
-    assert kept_reason_problem(linked_reason.text, text, ALK.text) is None
-    # a fact that retells a whole evidence sentence stays a copy, linked or not
+    reason = kept_reason(KEPT, phrase, text, ALK)
+    assert reason.source == "model" and reason.text == phrase + SUPPORTS_ALK
+    assert kept_reason_problem(reason.text, text, ALK.text) is None
     whole = "Response rates were 65% for crizotinib treatment and 20% for chemotherapy"
     for written in (whole, whole + ", so it works"):
         assert kept_reason(KEPT, written, PROFILE, ALK).source == "fallback"
 
 
 def test_a_lead_that_states_a_design_or_count_the_item_does_not_is_restated_from_the_items_text():
-    body = "response 65% with crizotinib vs 20% with chemotherapy, so ALK-positive NSCLC is sensitive to crizotinib"
+    body = "response 65% with crizotinib vs 20% with chemotherapy"
     # "Phase 2, 10 patients" is neither the stated phase nor a stated count: the stated design replaces the lead
     assert kept_reason(KEPT, "Phase 2, 10 patients: " + body, PROFILE, ALK) == \
-        Reason("Phase 3 trial: " + body + ".", "model")
+        Reason("Phase 3 trial: " + body + SUPPORTS_ALK, "model", fact="Phase 3 trial: " + body + ".")
     # an item that states no design: the lead is dropped
     plain = "Response was 65% with crizotinib and 20% with chemotherapy in ALK-positive NSCLC."
-    assert kept_reason(KEPT, "Phase 3, 347 patients: " + body, plain, ALK) == Reason(body[:1].upper() + body[1:] + ".",
-                                                                                     "model")
+    assert kept_reason(KEPT, "Phase 3, 347 patients: " + body, plain, ALK).text == "Response 65% with crizotinib " \
+        "vs 20% with chemotherapy" + SUPPORTS_ALK
     # a wrong fact past the lead is not mended
-    wrong = kept_reason(KEPT, "Phase 2, 10 patients: response 75% with crizotinib, so ALK-positive NSCLC is "
-                              "sensitive to crizotinib", PROFILE, ALK)
+    wrong = kept_reason(KEPT, "Phase 2, 10 patients: response 75% with crizotinib", PROFILE, ALK)
     assert wrong.source == "fallback" and wrong.problem.startswith("states what the evidence does not")
 
 

@@ -76,7 +76,8 @@ class PromptConfig(Strict):
                                 "assignment decided by the model); the writer (and with it the stance calls) "
                                 "reads findings instead.")
     context_chars: int = Field(240, ge=0, le=4000, description="Characters of each claim context field (disease, "
-                               "therapies, ...) shown under the claim in every prompt; 0 = none.")
+                               "therapies, ...) shown under the claim where the model judges, selects or assigns "
+                               "items; 0 = none. The writer's reasons call shows the claim alone.")
     reason_chars: int = Field(36, ge=20, le=400, description="Longest reason the model may give per item when it "
                               "judges items itself (judge.strategy llm, selection, assignment; schema max_length; "
                               "the prompt asks for reason_chars/7 words).")

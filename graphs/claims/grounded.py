@@ -65,7 +65,6 @@ def _merged(claims: list[Claim]) -> Claim:
 
 def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState], list[str]]) -> Node:
     cfg = deps.config
-    p = cfg.prompts
 
     def write(state: ClaimGraphState) -> dict:
         texts = _texts(state)
@@ -83,7 +82,7 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
             if asked:
                 shown = [shown_item(d.id, state.findings.get(d.id), texts[d.id]) for d in asked]
                 written, failure = safe_reasons(lambda: write_reasons(
-                    deps.llm, {key: claim}, shown, words=REASON_WORDS, context_chars=p.context_chars,
+                    deps.llm, {key: claim}, shown, words=REASON_WORDS,
                     name=f"write_reasons[{key}]"))
             for d in kept:
                 reasons[d.id] = kept_reason(d, written.get(d.id), texts.get(d.id, ""), claim)
