@@ -223,9 +223,9 @@ def linked(fact: str, label: str, claim: str) -> str:
     return _within_cap([f"{fact}, {link} {c}." for c in _claim_forms(claim)])
 
 
-# Where the model's own link to the claim starts: "<fact>, so <what it shows>" (also "suggesting", "indicating" ...)
-_MODEL_LINK = re.compile(r",\s*(?:so|thus|suggesting|indicating|showing|which|meaning)\b", re.I)
-_SO_LINK = re.compile(r",\s*(?:so|thus)\b", re.I)  # the link the prompt asks for, "<fact>, so <what it shows>"
+# A link of the model's own, when it writes one against the prompt ("<fact>, so <what it shows>"): it is dropped,
+# code writes the link (a "which" or "indicating" clause stays: it carries facts)
+_SO_LINK = re.compile(r",\s*(?:so|thus)\b", re.I)
 
 
 def _problem(text: str, fact: str, label: str, evidence: str, claim: Claim) -> str | None:
@@ -275,7 +275,7 @@ def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, 
 def _standing(text: str, label: str, evidence: str, claim: Claim) -> tuple[Reason | None, str]:
     """The model's fact ``text`` (any link of its own dropped) linked to the claim, as a reason that stands; else
     None and why not."""
-    fact = _MODEL_LINK.split(text, maxsplit=1)[0]
+    fact = fact_of(text)
     reason = linked(fact, label, claim.text)
     problem = _problem(reason, fact, label, evidence, claim)
     return (Reason(reason, "model", fact=_finish(fact)), "") if problem is None else (None, problem)

@@ -114,6 +114,9 @@ def test_the_models_checked_fact_is_linked_to_the_claim_by_code_and_a_failing_on
     assert kept_reason(KEPT, fact + ", so the drug works in these patients", PROFILE, ALK) == \
         Reason(fact + SUPPORTS_ALK, "model", fact=fact + ".")
     assert kept_reason_problem(fact + SUPPORTS_ALK, PROFILE, ALK.text) is None
+    # a "which" clause is part of the fact, not a link
+    which = "Phase 3 PROFILE 1007, which randomized 347 patients: response 65% with crizotinib"
+    assert kept_reason(KEPT, which, PROFILE, ALK).text == which + SUPPORTS_ALK
     assert linked("Phase 3, 347 patients", "contradicts", ALK.text) == \
         "Phase 3, 347 patients, which goes against the claim that lung adenocarcinoma positive for ALK-FUSIONS is " \
         "sensitive to crizotinib."

@@ -115,6 +115,17 @@ def test_stance_cue_limit_double_negation():
         == "contradicts"
 
 
+def test_a_sentence_that_negates_a_word_of_the_claim_goes_against_it():
+    claim = "TFEB fusions are diagnostic for renal cell carcinoma with MiT translocations"
+    assert sentence_stance("TFEB fusions are not diagnostic for renal cell carcinoma", claim) == "contradicts"
+    assert sentence_stance("Fusions were never a diagnostic finding in carcinoma", claim) == "contradicts"
+    # a negation of something the claim does not say is no side ("no mutations detected in 4 probands")
+    assert sentence_stance("No mutations were detected in 4 probands with renal tumours", claim) == "neutral"
+    # the claim's own negation is its subject, not a side
+    negative = "MET amplification is not predictive of crizotinib response"
+    assert sentence_stance("MET amplification was not predictive in 33 patients", negative) != "contradicts"
+
+
 # -- self-contradiction and stance consistency ----------------------------------------------------------------
 SELF_CONTRADICTING = ("Crizotinib improved response in ALK-positive patients [10804, 1187]. "
                       "However, patients did not respond to crizotinib [10804]. "

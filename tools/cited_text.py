@@ -120,6 +120,22 @@ SUPPORT_CUES = (
 _CLAIM_RESTATEMENT = re.compile(r"^the claim (?:states|says|reads) that\b")
 _CONTRAST = re.compile(r"\b(?:but|however|whereas|while|although)\b")
 _SUPPORTS = re.compile("|".join(SUPPORT_CUES))
+# A negation and the word it negates ("not diagnostic", "no significant response", "never a driver"): a sentence
+# that negates a word of the claim itself goes against it ("TFEB fusions are not diagnostic" for "TFEB fusions are
+# diagnostic for ..."). Words compare by their first 6 letters ("sensitive" / "sensitivity").
+_NEGATED = re.compile(r"\b(?:not|no|never|nor|neither|without)\s+(?:(?:a|an|the|be|been|as|very|significantly)\s+)?"
+                      r"([a-z][a-z0-9-]{3,})")
+_CONTENT = re.compile(r"[a-z][a-z0-9-]{3,}")
+_FUNCTION_WORDS = frozenset({"with", "that", "this", "from", "have", "been", "were", "into", "than", "also", "which",
+                             "their", "these", "those", "more", "less", "only", "other", "such", "both", "each"})
+
+
+def negates_claim(text: str, claim: str) -> bool:
+    """Whether lower-cased ``text`` negates a content word of lower-cased ``claim`` that the claim itself does not
+    negate."""
+    own = {m.group(1)[:6] for m in _NEGATED.finditer(claim)}
+    words = {w[:6] for w in _CONTENT.findall(claim) if w not in _FUNCTION_WORDS} - own
+    return any(m.group(1)[:6] in words for m in _NEGATED.finditer(text))
 
 
 def sentence_stance(sentence: str, claim: str | None = None) -> Stance:
@@ -128,12 +144,15 @@ def sentence_stance(sentence: str, claim: str | None = None) -> Stance:
     "resistance despite an initial response").
 
     With ``claim``, a contrary cue the claim itself contains is the claim's subject, not a side: for "T790M
-    confers resistance to erlotinib", a sentence about resistance repeats the claim rather than opposing it."""
+    confers resistance to erlotinib", a sentence about resistance repeats the claim rather than opposing it; and
+    a sentence that negates a word of the claim (:func:`negates_claim`) goes against it."""
     text = strip_citations(sentence).lower()
     if _CLAIM_RESTATEMENT.search(text) and not _CONTRAST.search(text):
         return "neutral"
     claim_text = (claim or "").lower()
     if any(re.search(cue, text) and not (claim_text and re.search(cue, claim_text)) for cue in CONTRADICT_CUES):
+        return "contradicts"
+    if claim_text and negates_claim(text, claim_text):
         return "contradicts"
     if _SUPPORTS.search(text):
         return "supports"
