@@ -7,7 +7,7 @@ decisions.
                  Code links the fact to the claim from the item's label and the claim's own words ("<fact>, which
                  supports the claim that <claim>"), so no reason draws a conclusion the decision did not; when only
                  the fact's lead states a design or a count the item does not, code restates the lead as the
-                 item's stated design. (The model wrote its own link until run 20261202-141307-mixed: as often a
+                 item's stated design. (The model wrote its own link until run 20261202-101808-mixed: as often a
                  boilerplate or a wrong inference as a reason, and a third of its output tokens.) A given item set
                  aside is named by code: the variant, gene, drug or disease of its own text that the claim never
                  uses, and the known claim it fits
