@@ -27,6 +27,17 @@ from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
 
 MAX_CANDIDATES = 40
+MAX_ANSWER_CHARS = 2000  # an answer's cap when the call has no token budget
+CHARS_PER_TOKEN = 3  # at least this many characters a token (English averages about 4), so a capped string fits
+REPLY_OVERHEAD_TOKENS = 16  # the reply's key, quotes and braces around the answer
+
+
+def answer_chars(max_tokens: int | None) -> int:
+    """The longest answer string that still fits a reply of ``max_tokens``: the grammar closes the string at this
+    cap, so a long answer ends cut short instead of the reply being cut off mid-JSON (which fails the call)."""
+    if not max_tokens:
+        return MAX_ANSWER_CHARS
+    return max(16, min(MAX_ANSWER_CHARS, CHARS_PER_TOKEN * (max_tokens - REPLY_OVERHEAD_TOKENS)))
 
 
 class Candidate(BaseModel):
@@ -71,9 +82,10 @@ def ranks(question: Question) -> bool:
 
 
 @lru_cache(maxsize=64)
-def answer_schema(answer_format: str, ranked: bool = False) -> type[BaseModel]:
+def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX_ANSWER_CHARS) -> type[BaseModel]:
     """``{"direction"?, "candidates"?, "answer": <type the format asks for>}``: with ``ranked`` the direction and
-    the candidates come before the name they decide, so the grammar has the model write them first."""
+    the candidates come before the name they decide, so the grammar has the model write them first. A text answer
+    is capped at ``max_chars`` (:func:`answer_chars` of the call's token budget)."""
     fields: dict[str, Any] = {}
     if ranked:
         fields["direction"] = (Literal["highest", "lowest"], Field(description="Which extreme the question asks."))
@@ -81,7 +93,7 @@ def answer_schema(answer_format: str, ranked: bool = False) -> type[BaseModel]:
         fields["candidates"] = (list[Candidate], Field(min_length=2, max_length=MAX_CANDIDATES,
                                                        description="Every item the question compares."))
     kind = answer_type(answer_format)
-    spec = Field(max_length=2000, description="Exactly in the requested answer format.") if kind is str else Field(
+    spec = Field(max_length=max_chars, description="Exactly in the requested answer format.") if kind is str else Field(
         description="Exactly in the requested answer format.")
     fields["answer"] = (kind, spec)
     return create_model("Answer", **fields)
@@ -101,8 +113,8 @@ class ModelReader:
         if ranking:
             body += "\n" + load_prompt("qa_answer_ranked")
         messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-        out = call_structured(request.llm, answer_schema(q.answer_format, ranking), messages, name=request.name,
-                              max_tokens=request.max_tokens)
+        schema = answer_schema(q.answer_format, ranking, answer_chars(request.max_tokens))
+        out = call_structured(request.llm, schema, messages, name=request.name, max_tokens=request.max_tokens)
         if ranking:
             picked = ranked_pick(out.direction, table_candidates(q, request.context) or out.candidates, q)
             if picked is not None:

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from evidex.agents.readers.model import Candidate, answer_schema, ranked_pick, ranks, table_candidates
+from evidex.agents.readers.model import Candidate, answer_chars, answer_schema, ranked_pick, ranks, table_candidates
 from evidex.tools.paperstore import Table
 from evidex.tools.qa import PaperQuestion
 from evidex.tools.qa.context import Context
@@ -150,6 +150,17 @@ def test_only_a_superlative_question_with_a_name_format_is_ranked():
     assert list(schema.model_fields) == ["direction", "candidates", "answer"]  # written before the name they decide
     assert schema.model_json_schema()["properties"]["candidates"]["minItems"] == 2  # a comparison, under the grammar
     assert list(answer_schema(NAME).model_fields) == ["answer"]  # not ranked: the answer alone
+
+
+def test_a_text_answer_is_capped_so_its_reply_closes_within_the_token_budget():
+    """A reply cut off at the token limit is not JSON and fails the call (QASPER dev: an item listing a system's
+    functions failed twice and scored 0): the grammar closes the answer string at a cap the budget can hold."""
+    assert answer_chars(200) == 3 * (200 - 16) and answer_chars(None) == answer_chars(0) == 2000
+    assert answer_chars(10_000) == 2000 and answer_chars(5) == 16
+    capped = answer_schema(NAME, False, answer_chars(200)).model_json_schema()["properties"]["answer"]
+    assert capped["maxLength"] == 552  # 184 tokens even at 3 characters a token, and 16 for the JSON around it
+    assert "maxLength" not in answer_schema("Your answer should be a Python int.", False, 552).model_json_schema()[
+        "properties"]["answer"]  # a number needs no cap
 
 
 def test_a_superlative_is_any_of_its_words():
