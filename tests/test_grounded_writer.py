@@ -146,6 +146,21 @@ def test_a_phrase_lifted_from_a_longer_sentence_is_a_fact_but_a_retold_sentence_
         assert kept_reason(KEPT, written, PROFILE, ALK).source == "fallback"
 
 
+def test_the_worked_example_shows_the_real_calls_layout_and_every_fact_it_teaches_passes_the_check():
+    """The reasons call's worked example is what the model imitates: it has the real call's layout (the claim
+    without context fields, items shown by id) and each of its facts stands as a linked reason, not a fallback."""
+    from evidex.agents.prompts import load_prompt
+    user, reply = load_prompt("reasons_example_user"), json.loads(load_prompt("reasons_example_reply"))
+    claim = Claim(text=re.search(r"^CLAIM: (.+)$", user, re.M).group(1))
+    items = dict(re.findall(r"^\[(\w+)\] (.+)$", user, re.M))
+    assert re.search(r"^CLAIM: .+\n\nEVIDENCE:\n", user, re.M), "the real call shows no context lines"
+    assert list(reply) == list(items) and len(items) >= 3
+    for item_id, fact in reply.items():
+        decision = EvidenceDecision(id=item_id, source="given", label="supports", reason="", kept=True)
+        reason = kept_reason(decision, fact, items[item_id], claim)
+        assert reason.source == "model", (item_id, reason.problem)
+
+
 def test_a_lead_that_states_a_design_or_count_the_item_does_not_is_restated_from_the_items_text():
     body = "response 65% with crizotinib vs 20% with chemotherapy"
     # "Phase 2, 10 patients" is neither the stated phase nor a stated count: the stated design replaces the lead
