@@ -149,7 +149,8 @@ class PageText:
         return pages[page - 1] if 1 <= page <= len(pages) else None
 
 
-def check_row(row: dict, manifest: dict[str, dict], page_text: PageText) -> list[str]:
+def check_row(row: dict, manifest: dict[str, dict], page_text: PageText, splits: tuple[str, ...] = SPLITS,
+              by_paper: bool = True) -> list[str]:
     from evidex.evaluators.airqa import EVAL_FUNCS, evaluate, requires_judge
 
     problems = [f"missing field {name}" for name in FIELDS if name not in row]
@@ -161,8 +162,8 @@ def check_row(row: dict, manifest: dict[str, dict], page_text: PageText) -> list
     task = [t for t in tags if t in TASKS]
     if len(task) != 1 or "objective" not in tags or not any(t in CAPABILITIES for t in tags):
         problems.append(f"tags {tags} need one task tag, a capability tag and 'objective'")
-    if row["split"] not in SPLITS:
-        problems.append(f"split {row['split']!r} is not one of {SPLITS}")
+    if row["split"] not in splits:
+        problems.append(f"split {row['split']!r} is not one of {splits}")
     if not row["answer_format"] or not row["reasoning_steps"] or not row["gold_pages"]:
         problems.append("empty answer_format, reasoning_steps or gold_pages")
     papers = papers_of(row)
@@ -180,7 +181,7 @@ def check_row(row: dict, manifest: dict[str, dict], page_text: PageText) -> list
     files = ["pool/" + manifest[p]["file"] for p in main]
     if row["source_file"] != (files[0] if len(files) == 1 else files):
         problems.append(f"source_file {row['source_file']} is not {files}")
-    for paper in papers:
+    for paper in papers if by_paper else []:
         if paper_split(paper) != row["split"]:
             problems.append(f"paper {paper} belongs to {paper_split(paper)}, the question is in {row['split']}")
     # the gold is printed on its pages
@@ -214,8 +215,10 @@ def check_row(row: dict, manifest: dict[str, dict], page_text: PageText) -> list
     return problems
 
 
-def check(rows: list[dict], pool: Path) -> list[str]:
-    """Every problem of the question file, as 'uuid8: message' lines (empty when all holds)."""
+def check(rows: list[dict], pool: Path, splits: tuple[str, ...] = SPLITS, by_paper: bool = True) -> list[str]:
+    """Every problem of the question file, as 'uuid8: message' lines (empty when all holds). ``by_paper``: each
+    paper's questions are in the split its hash gives (pool_dev / pool_test); a set of its own (``splits``, e.g.
+    the pool table questions) is checked without it."""
     manifest = read_manifest(pool)
     page_text = PageText(pool, manifest)
     problems = []
@@ -225,7 +228,7 @@ def check(rows: list[dict], pool: Path) -> list[str]:
                 problems.append(f"duplicate {name}: {str(value)[:80]!r} ({n} times)")
     splits_of = defaultdict(set)
     for row in rows:
-        problems += [f"{str(row.get('uuid'))[:8]}: {p}" for p in check_row(row, manifest, page_text)]
+        problems += [f"{str(row.get('uuid'))[:8]}: {p}" for p in check_row(row, manifest, page_text, splits, by_paper)]
         for paper in papers_of(row) if "gold_pages" in row else []:
             splits_of[paper].add(row.get("split"))
     problems += [f"paper {p} has questions in {sorted(s)}" for p, s in splits_of.items() if len(s) > 1]

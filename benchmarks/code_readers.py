@@ -6,8 +6,9 @@ A reader that answers by code earns its place on questions over papers other tha
 (docs/question-answering.md). This reads every question of a set through the probe's lookups (metadata and the
 tables, figures and equations it names; no passage search, so no embedder and no model), asks every registered
 reader but ``model`` whether it applies and what it answers, and scores the answer with the question's own
-evaluator. Sets: ``corpus`` (the AirQA dev, test and holdout questions over the 58 corpus papers) and
-``pool_dev`` (the pool tuning split). pool_test is left out on purpose: it is the reported split, read only by
+evaluator. Sets: ``corpus`` (the AirQA dev, test and holdout questions over the 58 corpus papers),
+``pool_dev`` (the pool tuning split) and ``pool_tables`` (14 table questions written blind over pool papers to
+check rules found on pool_test). pool_test is left out on purpose: it is the reported split, read only by
 full runs.
 """
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from benchmarks import write_results
 from benchmarks.airqa import question_file
 
-SPLITS = {"corpus": ("all", "holdout"), "pool_dev": ("pool_dev",)}  # a question set: the splits it joins
+SPLITS = {"corpus": ("all", "holdout"), "pool_dev": ("pool_dev",), "pool_tables": ("pool_tables",)}  # set: its splits
 
 
 def questions_of(name: str, corpus: Path, scratch: Path) -> list:
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     from evidex.tools.paperstore import PaperStore
 
     result = {}
-    for name, db in (("corpus", args.corpus_db), ("pool_dev", args.pool_db)):
+    for name, db in (("corpus", args.corpus_db), ("pool_dev", args.pool_db), ("pool_tables", args.pool_db)):
         questions = questions_of(name, args.corpus, args.scratch)
         result[name] = {"store": db, "readers": check_readers(PaperStore.open(db=db), questions)}
     print(f"{'set':10s} {'reader':10s} {'questions':>9s} {'applies':>8s} {'answers':>8s} {'correct':>8s}")

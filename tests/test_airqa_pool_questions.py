@@ -86,3 +86,21 @@ def test_the_checker_names_what_is_wrong():
     assert any("snippet not on page" in p for p in problems)
     assert any(p.startswith(lookup["uuid"][:8]) and "do not write the gold" in p for p in problems)
     assert any("belongs to pool_dev" in p for p in problems)
+
+
+TABLE_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_table_questions.jsonl").read_text()
+              .splitlines() if line.strip()]
+
+
+def test_the_pool_table_questions_are_a_set_of_their_own_and_each_gold_is_printed_on_its_page():
+    """14 table questions written blind over 13 pool papers (2026-12-03, to check table rules found on pool_test),
+    none over the 7 papers of pool_test's table questions, none a question of another file."""
+    assert len(TABLE_ROWS) == 14 and {r["split"] for r in TABLE_ROWS} == {"pool_tables"}
+    assert all("table" in r["tags"] and r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"]))
+               for r in TABLE_ROWS)
+    test_tables = {p for r in ROWS if r["split"] == "pool_test" and "table" in r["tags"] for p in papers_of(r)}
+    assert len(test_tables) == 7 and not test_tables & {p for r in TABLE_ROWS for p in papers_of(r)}
+    assert not {r["question"] for r in TABLE_ROWS} & {r["question"] for r in ROWS}
+    for row in TABLE_ROWS:
+        assert evaluate(gold_prediction(row["evaluator"]), row["evaluator"]).score == 1.0
+    assert check(TABLE_ROWS, pool_or_skip(), splits=("pool_tables",), by_paper=False) == []

@@ -1,26 +1,32 @@
-"""``wins``: on how many columns one named row of a table is higher (or lower) than another, counted by code.
+"""``wins``: on how many (or on which) columns one named row of a table is higher (or lower) than another, by code.
 
-Question shape: "In Table 2, on how many of the eight datasets does method A score higher than method B?"
+Question shape: "In Table 2, on how many of the eight datasets does method A score higher than method B?" or
+"on which of the six datasets does A reach a higher accuracy than B?" (a name: the one column won, as printed)
 (:attr:`tools.qa.question.Question.beats`), over a table the question names, whose two rows it says in full
 (:func:`tools.qa.cells.named_rows`; the first said is the one compared). A small model comparing two rows of a
 wide table pair by pair loses its place. The columns compared are the value columns, less those the question leaves
 out ("not counting the average column"); when it says how many it counts over ("of the eight datasets"), that must
 be the number of columns, else the reader passes. "Better" and "outperforms" are left to the model: their direction
-depends on the measure.
+depends on the measure. An aggregate column ("Average", "Overall") is no column of its own when the question's
+count leaves it out.
 """
 from __future__ import annotations
+
+import re
 
 from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.tools.qa.cells import cell_value, named_rows, named_table, value_columns
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
 
+_AGGREGATE = re.compile(r"\b(?:avg|average|mean|overall|total)\b", re.IGNORECASE)
+
 
 class ColumnWinsReader:
     name = "wins"
 
     def applies(self, question: Question, context: Context) -> bool:
-        return question.kind == "int" and bool(question.beats) and not question.gap and bool(context.tables)
+        return question.kind in ("int", "str") and bool(question.beats) and not question.gap and bool(context.tables)
 
     def read(self, request: ReadRequest) -> Answer | None:
         question, tables = request.question, request.context.tables
@@ -33,6 +39,9 @@ class ColumnWinsReader:
         (first, a), (second, b) = rows
         columns = [j for j in value_columns(table)
                    if not (question.excluded and named_in(table.columns[j], question.excluded))]
+        columns, kept_part = _under_said_name(table, columns, question)
+        if question.of_count == len(columns) - 1 and _AGGREGATE.search(table.columns[columns[-1]]):
+            columns = columns[:-1]  # "of the six datasets" and an average column after them
         if question.of_count is not None and question.of_count != len(columns):
             return None
         pairs = [(table.columns[j], cell_value(a[j]), cell_value(b[j])) for j in columns if j < min(len(a), len(b))]
@@ -41,11 +50,32 @@ class ColumnWinsReader:
         higher = question.beats == "higher"
         won = [(name, x, y) for name, x, y in pairs if (x > y if higher else x < y)]
         sign = ">" if higher else "<"
+        if question.kind == "str":  # which column: one, named as its lowest header cell prints it
+            if len(won) != 1:
+                return None
+            j = next(j for j in columns if table.columns[j] == won[0][0])
+            parts = [p for p in table.column_parts[j] if p != kept_part] or [won[0][0]]
+            name = parts[-1]
+            return Answer(value=name, reader=self.name, by_code=True, sources=[table.source],
+                          quote=f"{table.label}: {first} {question.beats} than {second} only on {name}",
+                          expression=f"{won[0][1]:g} {sign} {won[0][2]:g}")
         # the expression holds the cells compared (every pair when none is won), so its numbers are the table's
         return Answer(value=str(len(won)), reader=self.name, by_code=True, sources=[table.source],
                       quote=f"{table.label}: {first} {question.beats} than {second} on {len(won)} of {len(pairs)} "
                             f"columns ({', '.join(name for name, _, _ in won)})",
                       expression=f"count({', '.join(f'{x:g} {sign} {y:g}' for _, x, y in won or pairs)})")
+
+
+def _under_said_name(table, columns: list[int], question: Question) -> tuple[list[int], str]:
+    """The columns under the one lowest header name the question says that several columns but not all share
+    ("with U-3b as the predictor": the U-3b column of each dataset), and that name; all of them and "" when it
+    says none."""
+    lowest = {j: table.column_parts[j][-1] for j in columns if table.column_parts[j]}
+    shared = {name for name in lowest.values() if 1 < list(lowest.values()).count(name) < len(columns)}
+    said = [name for name in shared if named_in(name, question.text)]
+    if len(said) != 1:
+        return columns, ""
+    return [j for j in columns if lowest.get(j) == said[0]], said[0]
 
 
 register_reader(ColumnWinsReader())

@@ -83,7 +83,7 @@ def registry(monkeypatch):
 
 
 def test_the_built_in_readers_are_registered_and_the_model_comes_last():
-    assert DEFAULT_READERS == ("cell", "count", "wins", "model") and set(DEFAULT_READERS) <= set(reader_names())
+    assert DEFAULT_READERS == ("cell", "count", "wins", "gap", "model") and set(DEFAULT_READERS) <= set(reader_names())
     assert [get_reader(n).name for n in DEFAULT_READERS] == list(DEFAULT_READERS)
     with pytest.raises(KeyError, match=r"no answer reader named 'nope' \(known: .*model"):
         get_reader("nope")
@@ -221,7 +221,16 @@ def test_the_columns_one_row_beats_another_on_are_counted_by_code():
     assert read("In Table 6, on News, on how many of the 3 tasks (not counting the Avg. column) does Beta score "
                 "higher than Alpha?").value == "2"
     assert read("In Table 6, on News, on how many columns is Alpha lower than Beta?").value == "3"  # Avg. too
-    assert read("In Table 6, on News, on how many of the three tasks does Beta score higher than Alpha?") is None
+    # "of the three tasks" over three tasks and an average column: the average is no task
+    assert read("In Table 6, on News, on how many of the three tasks does Beta score higher than Alpha?").value == "2"
+    assert read("In Table 6, on News, on how many of the two tasks does Beta score higher than Alpha?") is None
+    # which column: the one column won, by name; none when it won several
+    name_fmt = "Your answer should be a single string, the task name as printed."
+    which = reader.read(ReadRequest(question=ask("In Table 6, on Wiki, on which of the three tasks does Beta score "
+                                                 "higher than Alpha?", name_fmt), context=context))
+    assert (which.value, which.expression) == ("T2", "51 > 50")
+    assert reader.read(ReadRequest(question=ask("In Table 6, on News, on which of the three tasks does Beta score "
+                                                "higher than Alpha?", name_fmt), context=context)) is None
     assert read("In Table 6, on how many of the three tasks (not counting the Avg. column) does Beta score higher "
                 "than Alpha?") is None                            # no block named: Alpha is printed twice
     assert read("In Table 6, on Wiki, on how many tasks does Beta outperform Alpha?") is None   # direction unsaid
@@ -486,3 +495,89 @@ def test_the_code_readers_benchmark_scores_each_reader_s_answers_on_a_real_store
     assert {k: cell[k] for k in ("questions", "applies", "answers", "correct")} == {
         "questions": 4, "applies": 3, "answers": 2, "correct": 1}
     assert [(a["id"], a["answer"], a["score"]) for a in cell["answered"]] == [("a", "61.2", 1.0), ("b", "74.9", 0.0)]
+
+
+# an ablation table: each method, then the method with a module added, under each dataset; a transfer header
+ABLATION = Table(key="t3", paper_id="p1", page=4, caption="Table 3: Accuracy with and without the module.",
+                 markdown=("|Dataset|Method|A→B|B→A|\n|---|---|---|---|\n|News|M1|0.70|0.60|\n|News|w/ X|0.75|0.66|\n"
+                           "|News|M2|0.80|0.50|\n|News|w/ X|0.82|0.55|\n|Wiki|M1|0.40|0.30|\n|Wiki|w/ X|0.45|0.35|"))
+SPLITS = Table(key="t4", paper_id="p1", page=4, caption="Table 4: Accuracy by split.",
+               markdown=("||Set A||Set B||\n|---|---|---|---|---|\n||i.i.d.|4-C|i.i.d.|4-C|\n"
+                         "|M1|80.0|50.0|70.0|40.0|\n|M2|85.0|55.0|75.0|45.0|"))
+COUNTS = Table(key="t1", paper_id="p1", page=3, caption="Table 1: Statistics of the corpus.",
+               markdown="|Item|Quantity|\n|---|---|\n|Number of utterances|1,500|\n|Male|600|\n|Female|900|")
+
+
+def test_a_row_that_varies_the_row_above_is_told_apart_by_it_and_a_transfer_by_its_order():
+    fmt = "Your answer should be a Python float rounded to 2 decimal places."
+    reader, context = get_reader("cell"), Context(items=[ABLATION])
+
+    def read(question):
+        q = ask(question, fmt)
+        found = reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+        return found and found.value
+    # "w/ X" under M2 is M2 with X: said through its base row and its dataset
+    assert read("In Table 3, what A→B accuracy does M2 with X (w/ X) reach on News?") == "0.82"
+    assert read("In Table 3, what B→A accuracy does M1 with X (w/ X) reach on Wiki?") == "0.35"
+    assert read("In Table 3, what A→B accuracy does w/ X reach?") is None  # which method's: not said
+    # A→B and B→A say the same words; the one written in the question's order is meant
+    assert read("In Table 3, what accuracy does M1 reach on News in the B→A setting?") == "0.60"
+
+
+def test_a_header_of_names_that_start_with_a_number_stays_a_header():
+    # "4-C" names a split: the second header row is no body row, so each column is named by both rows
+    assert SPLITS.columns[1:] == ["Set A i.i.d.", "Set A 4-C", "Set B i.i.d.", "Set B 4-C"]
+    assert [r[0] for r in SPLITS.rows] == ["M1", "M2"]
+    q = ask("In Table 4, what accuracy does M2 reach on the 4-C split of Set B?",
+            "Your answer should be a Python float rounded to 1 decimal place.")
+    context = Context(items=[SPLITS])
+    assert get_reader("cell").read(ReadRequest(question=q, context=context)).value == "45.0"
+
+
+def test_the_gap_between_two_named_rows_is_worked_out_by_code():
+    fmt = "Your answer should be a single integer (no units, no thousands separators)."
+    reader, context = get_reader("gap"), Context(items=[COUNTS])
+
+    def read(question, answer_format=fmt):
+        q = ask(question, answer_format)
+        return reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+    # "Male" is no row said on its own inside "Female"; the only value column is the one meant; a third row said
+    # would leave it to the model
+    found = read("According to Table 1, how many more utterances come from female speakers than from male speakers?")
+    assert (found.value, found.expression) == ("300", "abs(900 - 600)")
+    assert read("According to Table 1, by how many utterances do male speakers fall short of female speakers?"
+                ).value == "300"
+    assert read("According to Table 1, by what percent do female utterances exceed male ones?") is None  # relative
+    assert read("According to Table 1, how many more utterances are there than female ones?") is None    # one row
+    assert not get_reader("cell").applies(ask("According to Table 1, how many more utterances come from female "
+                                              "speakers than from male speakers?", fmt), context)  # a gap: not one cell
+
+
+# the same methods under each setting (a label column), and each dataset split by the predictor used
+BLOCKS = Table(key="t5", paper_id="p1", page=6, caption="Table 5: Accuracy in two settings.",
+               markdown=("|Setting|Method|D1|D2|D3|Average|\n|---|---|---|---|---|---|\n"
+                         "|Few-shot|A|50.0|60.0|70.0|60.0|\n|Few-shot|B|55.0|58.0|69.0|60.7|\n"
+                         "|100 ×10|A|40.0|45.0|50.0|45.0|\n|100 ×10|B|39.0|46.0|49.0|44.7|"))
+PREDICTORS = Table(key="t7", paper_id="p1", page=7, caption="Table 7: Accuracy by predictor.",
+                   markdown=("|Dataset|D1||D2||\n|---|---|---|---|---|\n|Predictor|P-s|P-l|P-s|P-l|\n"
+                             "|A|70.0|80.0|50.0|60.0|\n|B|71.0|79.0|49.0|61.0|"))
+
+
+def test_rows_printed_under_each_setting_are_told_apart_by_the_setting_the_question_writes():
+    name_fmt = "Your answer should be a single string, the dataset name exactly as printed in the table."
+    reader = get_reader("wins")
+
+    def which(question, table):
+        q = ask(question, name_fmt)
+        context = Context(items=[table])
+        found = reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+        return found and found.value
+    assert which("In Table 5, in the few-shot setting, on which of the three datasets does B score higher than "
+                 "A?", BLOCKS) == "D1"                                   # the average column is no dataset
+    assert which("In Table 5, in the 100×10 setting, on which of the three datasets does B score higher than A?",
+                 BLOCKS) == "D2"                                         # the setting written without its space
+    assert which("In Table 5, on which of the three datasets does B score higher than A?", BLOCKS) is None
+    # "with P-l as the predictor": the P-l column of each dataset, named by the dataset
+    assert which("In Table 7, with P-l as the predictor, on which of the two datasets does B score higher than "
+                 "A?", PREDICTORS) == "D2"
+    assert which("In Table 7, on which of the two datasets does B score higher than A?", PREDICTORS) is None

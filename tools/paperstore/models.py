@@ -90,9 +90,14 @@ def table_label(text: str, anywhere: bool = False) -> str:
     return f"Table {found.group(1)}" if found else ""
 
 
+# a number joined by a hyphen to a word ("16-C", "5-shot", "8-bit") names a split or a setting: a header's word
+_NAMED_NUMBER = re.compile(r"\d+-[^\W\d_]")
+
+
 def has_number(cells: list[str]) -> bool:
-    """Whether any cell starts with a number (a sign, "~", "<", ">", "±" or "(" before it allowed)."""
-    return any(_NUMBER.match(c.strip().lstrip("(~<>±+")) for c in cells if c)
+    """Whether any cell starts with a number (a sign, "~", "<", ">", "±" or "(" before it allowed), not counting a
+    name that starts with one ("16-C", "5-shot": a header row of such names is still a header row)."""
+    return any(_NUMBER.match(t := c.strip().lstrip("(~<>±+")) and not _NAMED_NUMBER.match(t) for c in cells if c)
 
 
 def section_label(row: list[str]) -> str:

@@ -102,16 +102,16 @@ def named_cell(tables: list[Table], question: Question) -> NamedCell | None:
         return None
     said = _said(question.text)
     values = value_columns(t)
-    named = _longest_said([(j, t.columns[j]) for j in values], said, unique=False)
-    column = (named[0] if len(named) == 1 else None) if named else _named_by_lower_rows(t.column_parts, values, said)
+    column = named_column(t, question)
     first = _first_value(values)
     labelled = [(section, labels, r) for section, r in _filled_down(_sectioned(t), first)
                 if (labels := _row_labels(r, first))]
     rows = _longest_said([(i, labels[-1]) for i, (_, labels, _) in enumerate(labelled)], said, unique=False)
     if len(rows) > 1:  # one label in several rows: the row whose section or other label cells the question says
         in_section = [i for i in rows if _said_in_full(labelled[i][0], said)]
+        bases = _variant_bases([labels for _, labels, _ in labelled])
         rows = in_section if len(in_section) == 1 else _most_said(
-            rows, [[labelled[i][0], *labelled[i][1][:-1]] for i in rows], said)
+            rows, [[labelled[i][0], *labelled[i][1][:-1], bases[i]] for i in rows], said)
     if column is None or len(rows) != 1:
         return None
     section, labels, row = labelled[rows[0]]
@@ -120,6 +120,41 @@ def named_cell(tables: list[Table], question: Question) -> NamedCell | None:
         return None
     name = " / ".join(x for x in (section, *labels) if x)
     return NamedCell(table=t, row=name, column=t.columns[column], value=printed.group(0).replace(",", ""))
+
+
+# a row that varies the row above it: "w/ X", "w/o X", "+ X", "- X", "with X", "without X" (an ablation table)
+_VARIANT = re.compile(r"^(?:w/o?|with(?:out)?\b|[+\-−–])\s*\S", re.IGNORECASE)
+
+
+def _variant_bases(labels: list[list[str]]) -> list[str]:
+    """For each row (its label cells), the innermost label of the row it varies when its own says "w/ X" or "+ X"
+    (the nearest row above that is no variant), else "": "MCAN" for the "w/ CCD" row under it."""
+    out, base = [], ""
+    for row in labels:
+        variant = bool(_VARIANT.match(row[-1]))
+        out.append(base if variant else "")
+        if not variant:
+            base = row[-1]
+    return out
+
+
+def _most_written(columns: list[int], parts: list[list[str]], question: str) -> list[int]:
+    """Of ``columns``, those with the most header cells written in the question as printed, in their order of
+    words (a transfer "IMDB→SST-2" is not "SST-2→IMDB", though both say the same words)."""
+    text = " ".join(question.lower().split())
+    counts = [sum(_said_at(p, text) >= 0 for p in parts[j]) for j in columns]
+    return [j for j, n in zip(columns, counts) if n == max(counts)]
+
+
+def named_column(table: Table, question: Question) -> int | None:
+    """The one value column of ``table`` the question names (:func:`named_cell` says how), or None."""
+    said, values = _said(question.text), value_columns(table)
+    named = _longest_said([(j, table.columns[j]) for j in values], said, unique=False)
+    if len(named) > 1:  # names of the same words ("A→B" and "B→A"): the one whose header cells are written as said
+        named = _most_written(named, table.column_parts, question.text)
+    if named:
+        return named[0] if len(named) == 1 else None
+    return _named_by_lower_rows(table.column_parts, values, said)
 
 
 def value_columns(table: Table) -> list[int]:
@@ -136,22 +171,36 @@ def _first_value(values: list[int]) -> int:
 def named_rows(table: Table, question: Question) -> list[tuple[str, list[str]]]:
     """The body rows whose innermost label the question says in full, in the section it names (if it names one),
     as (label, row) in the order the question says them ("does A score higher than B": A first); a label said
-    inside a longer said label ("A" in "A-large") is not said on its own. Empty when a label is printed in two
-    rows of the section, or the question's words are said in no order (a label not written as printed)."""
+    inside a longer said label ("A" in "A-large") is not said on its own. A label printed in several rows (the
+    same methods under each setting) is the row whose other label cells the question writes most ("in the
+    few-shot setting", "100×10"). Empty when that leaves a label in two rows, or the question's words are said in
+    no order (a label not written as printed)."""
     said = _said(question.text)
     first = _first_value(value_columns(table))
     text = " ".join(question.text.lower().split())
-    found: dict[str, list[str]] = {}
+    found: dict[str, list[list[str]]] = {}
     for r in _rows_in_named_section(table, question.text):
         labels = _row_labels(r, first)
         if labels and _said_in_full(labels[-1], said):
-            if labels[-1] in found:
+            found.setdefault(labels[-1], []).append(r)
+    for label, rows in found.items():
+        if len(rows) > 1:
+            written = [sum(_written(c, said, text) for c in r[:first] if c and c != label) for r in rows]
+            best = [r for r, n in zip(rows, written) if n == max(written)]
+            if max(written) == 0 or len(best) > 1:
                 return []
-            found[labels[-1]] = r
+            found[label] = best
     at = {label: _said_at(label, text) for label in found}
     kept = [label for label in found if at[label] >= 0 and not any(
-        other != label and label.lower() in other.lower() and at[other] >= 0 for other in found)]
-    return [(label, found[label]) for label in sorted(kept, key=at.get)]
+        other != label and _said_at(label, other.lower()) >= 0 and at[other] >= 0 for other in found)]
+    return [(label, found[label][0]) for label in sorted(kept, key=at.get)]
+
+
+def _written(cell: str, said: set[str], text: str) -> bool:
+    """Whether the question says a label cell: every word of it, or the cell as printed with spaces aside
+    ("100 ×10" in "the 100×10 setting")."""
+    squeezed = "".join(cell.lower().split())
+    return _said_in_full(cell, said) or (len(squeezed) >= 3 and squeezed in "".join(text.split()))
 
 
 def _said_at(label: str, text: str) -> int:
@@ -315,5 +364,5 @@ def _label_key(label: str) -> str:
     return m.group(1).upper() if m else ""
 
 
-__all__ = ["NamedCell", "cell_value", "column_candidates", "named_cell", "named_rows", "named_table", "row_named",
-           "scaled_value", "value_columns"]
+__all__ = ["NamedCell", "cell_value", "column_candidates", "named_cell", "named_column", "named_rows", "named_table",
+           "row_named", "scaled_value", "value_columns"]

@@ -48,7 +48,9 @@ _THRESHOLD_OPS = {"above": ">", "over": ">", "more than": ">", "greater than": "
 # "on how many of the eight tasks does A score higher than B": a count of the columns where one row beats another
 _BEATS = re.compile(r"\b(higher|greater|larger|lower|smaller)\b(?:\s+[\w-]+){0,3}?\s+than\s+(?![-−]?\d)",
                     re.IGNORECASE)
-_OF_HOW_MANY = re.compile(r"\bhow many of the (\w+)\b", re.IGNORECASE)
+_OF_HOW_MANY = re.compile(r"\b(?:how many|which) of the (\w+)\b", re.IGNORECASE)
+# "on which of the datasets does A score higher than B": the columns where one row beats another, by name
+_ON_WHICH = re.compile(r"\b(?:on|in|for) which\b|\bwhich of the\b", re.IGNORECASE)
 _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
                                             "twenty".split())}
@@ -81,10 +83,12 @@ class Question(BaseModel):
     says_superlative: bool = Field(False, description="it says a superlative word at all")
     gap: bool = Field(False, description="it asks for the gap between two values (how much higher, difference)")
     excluded: str = Field("", description="the part that names what it leaves out ('excluding A and B')")
-    beats: str = Field("", description="it asks on how many columns one row is 'higher' or 'lower' than another "
+    beats: str = Field("", description="it asks on how many (or on which) columns one row is 'higher' or 'lower' "
+                                        "than another "
                                         "('on how many of the tasks does A score higher than B'); else ''")
-    of_count: int | None = Field(None, description="how many things it says it counts over ('how many of the "
-                                                     "eight tasks': 8); else None")
+    of_count: int | None = Field(None, description="how many things it says it counts or picks over ('how many "
+                                                     "of the eight tasks', 'which of the eight tasks': 8); else "
+                                                     "None")
     threshold: Threshold | None = Field(None, description="it asks how many pass a bound ('how many ... above "
                                                           "28'): the bound; else None")
 
@@ -110,10 +114,11 @@ def parse_question(q: PaperQuestion) -> Question:
 
 
 def _beats(text: str) -> str:
-    """"higher" or "lower" when the question asks on how many things one named item is higher (lower) than
-    another ("on how many of the tasks does A score higher than B"); "" otherwise, and for "better" or
-    "outperforms", whose direction depends on the measure."""
-    if not _HOW_MANY.search(text):
+    """"higher" or "lower" when the question asks on how many (or on which) things one named item is higher
+    (lower) than another ("on how many of the tasks does A score higher than B", "on which datasets does A reach
+    a higher accuracy than B"); "" otherwise, and for "better" or "outperforms", whose direction depends on the
+    measure."""
+    if not (_HOW_MANY.search(text) or _ON_WHICH.search(text)):
         return ""
     found = _BEATS.findall(text)
     if len(found) != 1:
