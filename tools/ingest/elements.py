@@ -306,7 +306,8 @@ def detect_tables(page: pymupdf.Page, layout: PageLayout, captions: list[Caption
     words = None
     open_caps = [c for c in table_caps if not c.used]
     rules = horizontal_rules(page) if open_caps else []
-    ruled = _one_side_per_page([_rule_regions(layout, cap, rules) for cap in open_caps])
+    ruled = _one_side_per_page([_rule_regions(layout, cap, rules) for cap in open_caps],
+                               [c.bbox for c in captions if c.kind == "figure"])
     for cap, region in zip(open_caps, ruled):
         region = region or _fallback_region(layout, cap)
         if region is None:
@@ -356,15 +357,18 @@ def horizontal_rules(page: pymupdf.Page, min_width: float = 20.0, max_tilt: floa
     return out
 
 
-def _one_side_per_page(options: list[dict[str, tuple[float, tuple]]]) -> list[tuple | None]:
+def _one_side_per_page(options: list[dict[str, tuple[float, tuple]]], figure_captions: list[tuple] = ()
+                       ) -> list[tuple | None]:
     """One ruled region per caption, read with one caption convention for the whole page.
 
     A caption between two stacked tables is near both; the nearest one is often the next table's, so two
     captions would claim one table and the other table would be lost (one paper's Table 1 carried Table 2's
     numbers). Papers put all table captions on one side (ACL: below; many ML venues: above), so each page
-    is read under both conventions and the one that gives more captions a table of their own wins (ties: the
-    shorter caption-to-rule distances). A caption with no table on the chosen side may still take the other
-    side's, if no caption has it.
+    is read under both conventions and the one that gives more captions a table of their own wins; ties go to
+    the side that gives fewer captions a figure's region (one that ends right above a figure caption of
+    ``figure_captions``, the boxes of the page's "Figure N:" captions: the ruled box or gridlines of a plot),
+    then to the shorter caption-to-rule distances. A caption with no table on the chosen side may still take the
+    other side's, if no caption has it.
     """
 
     def assign(side: str):
@@ -375,7 +379,9 @@ def _one_side_per_page(options: list[dict[str, tuple[float, tuple]]]) -> list[tu
                 out[i] = opts[other][1]
         distinct = len({r for r in out if r is not None})
         dist = sum(opts[s][0] for opts, r in zip(options, out) for s in opts if r is not None and opts[s][1] == r)
-        return (-distinct, dist), out
+        figures = sum(any(0 <= f[1] - r[3] <= 30 and _hoverlap(r, f) > 0.5 for f in figure_captions)
+                      for r in out if r)
+        return (-distinct, figures, dist), out
 
     if not options:
         return []
