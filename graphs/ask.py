@@ -7,7 +7,8 @@ Make a store from your PDFs first (``evidex ingest papers/ --db mypapers``), the
   evidex ask --db mypapers "..." --config airqa/classic_rag --llm openai:gpt-4o-mini
 
 Prints the answer, its citations as (paper title, page), the turns taken, and the trace file to open with
-``evidex trace``. Without --paper every paper of the store is in scope.
+``evidex trace``. Without --paper, a paper whose whole title the question quotes ('In Table 2 of the paper
+"<title>"') is the scope, else every paper of the store.
 """
 from __future__ import annotations
 
@@ -41,6 +42,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _named_papers(cfg, question: str) -> list[str]:
+    """The store's papers whose title the question quotes in full (none: the whole store is in scope)."""
+    from evidex.tools.paperstore import PaperStore
+
+    try:
+        named = PaperStore(cfg.store.db, cfg.store.store_dir).papers_named_in(question)
+    except Exception:  # noqa: BLE001 - a store that cannot be read says so when the graph runs; keep the whole scope
+        return []
+    if named:
+        print(f"scope: {len(named)} paper(s) the question names by title", file=sys.stderr)
+    return named
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if not (args.db or args.store_dir):
@@ -68,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     qid = time.strftime("ask-%Y%m%d-%H%M%S")
-    question = PaperQuestion(id=qid, question=args.question, answer_format=args.format, pdf_ids=args.paper)
+    papers = args.paper or _named_papers(cfg, args.question)
+    question = PaperQuestion(id=qid, question=args.question, answer_format=args.format, pdf_ids=papers)
     traces = args.traces or Path(get_settings().runs_dir) / "ask"
     tracer = RunTreeTracer(traces, qid)
     start = time.perf_counter()

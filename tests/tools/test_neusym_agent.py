@@ -353,6 +353,11 @@ def test_store_titles_are_read_again_after_the_store_changes(tmp_path, fake_embe
     make_paper_pdf(tmp_path / "in" / "second.pdf", "A Second Study of Wombats", seed=4)
     ingest([tmp_path / "in" / "second.pdf"], store_dir=store, embeddings=fake_embeddings, progress=False)
     assert sorted(papers.titles().values()) == ["A First Study of Quokkas", "A Second Study of Wombats"]
+    # a question that quotes a paper's whole title is about that paper (evidex ask scopes it so without --paper)
+    wombats = next(pid for pid, title in papers.titles().items() if "Wombats" in title)
+    assert papers.papers_named_in('In Table 2 of the paper "A second study of wombats", what is the F1?') == [wombats]
+    assert papers.papers_named_in("In Table 2 of the paper A Second Study of Wombats, what is the F1?") == []
+    assert papers.papers_named_in('Which paper is about "A Study of Wombats"?') == []  # not the whole title
 
 
 # ------------------------------------------------------------------------------------------------ settings per run

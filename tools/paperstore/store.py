@@ -10,6 +10,8 @@ side writes SQL. The agent's own SQL action runs the model's read-only query thr
 """
 from __future__ import annotations
 
+import re
+
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -122,6 +124,12 @@ class PaperStore:
                                   "WHERE title IS NOT NULL")
                 self._titles = (version, {r["pdf_id"]: r["title"] for r in rows})
             return self._titles[1]
+
+    def papers_named_in(self, text: str) -> list[str]:
+        """The ids of the store's papers whose whole title the text quotes ('In Table 2 of the paper "<title>"';
+        letters and digits compared, case and punctuation aside), in the order the store lists them."""
+        quoted = [_letters(m) for m in re.findall(r"[\"“”]([^\"“”]{12,})[\"“”]", text or "")]
+        return [pid for pid, title in self.titles().items() if _letters(title) and _letters(title) in quoted]
 
     def missing(self, ids: list[str]) -> list[str]:
         """The ids of ``ids`` that are not papers of the store."""
@@ -305,3 +313,7 @@ class PaperStore:
 
 
 __all__ = ["MissingPapersError", "PaperStore", "marks", "scope_filter"]
+
+
+def _letters(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", (text or "").lower()))
