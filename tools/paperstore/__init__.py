@@ -3,7 +3,7 @@ passages, tables, figures, equations, references). See :mod:`tools.paperstore.st
 :mod:`tools.paperstore.models`; the DuckDB schema itself is in :mod:`tools.store`."""
 from evidex.tools.paperstore.models import (Equation, Figure, Note, Page, Paper, Passage, Reference, SearchHits,
                                             StoreItem, Table, table_label)
-from evidex.tools.paperstore.store import MissingPapersError, PaperStore, marks, scope_filter
+from evidex.tools.paperstore.store import MissingPapersError, PaperStore, marks, scope_filter, title_letters
 
 __all__ = ["Equation", "Figure", "MissingPapersError", "Note", "Page", "Paper", "PaperStore", "Passage", "Reference",
-           "SearchHits", "StoreItem", "Table", "marks", "scope_filter", "table_label"]
+           "SearchHits", "StoreItem", "Table", "marks", "scope_filter", "table_label", "title_letters"]

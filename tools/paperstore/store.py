@@ -11,7 +11,6 @@ side writes SQL. The agent's own SQL action runs the model's read-only query thr
 from __future__ import annotations
 
 import re
-
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -128,8 +127,8 @@ class PaperStore:
     def papers_named_in(self, text: str) -> list[str]:
         """The ids of the store's papers whose whole title the text quotes ('In Table 2 of the paper "<title>"';
         letters and digits compared, case and punctuation aside), in the order the store lists them."""
-        quoted = [_letters(m) for m in re.findall(r"[\"“”]([^\"“”]{12,})[\"“”]", text or "")]
-        return [pid for pid, title in self.titles().items() if _letters(title) and _letters(title) in quoted]
+        quoted = {title_letters(m) for m in re.findall(r"[\"“”]([^\"“”]{12,})[\"“”]", text or "")}
+        return [pid for pid, title in self.titles().items() if (key := title_letters(title)) and key in quoted]
 
     def missing(self, ids: list[str]) -> list[str]:
         """The ids of ``ids`` that are not papers of the store."""
@@ -312,8 +311,10 @@ class PaperStore:
         return schema_prompt(self.db, self.store_dir, comments=False)
 
 
-__all__ = ["MissingPapersError", "PaperStore", "marks", "scope_filter"]
-
-
-def _letters(text: str) -> str:
+def title_letters(text: str) -> str:
+    """A title (or any text) as its lower-case letters and digits, one space apart: titles compared so, case and
+    punctuation aside."""
     return " ".join(re.findall(r"[a-z0-9]+", (text or "").lower()))
+
+
+__all__ = ["MissingPapersError", "PaperStore", "marks", "scope_filter", "title_letters"]

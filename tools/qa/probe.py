@@ -18,7 +18,7 @@ import re
 from itertools import zip_longest
 
 from evidex.tools.filters import MAX_FILTER_CHARS
-from evidex.tools.paperstore import Note, Passage, PaperStore, SearchHits, scope_filter
+from evidex.tools.paperstore import Note, Passage, PaperStore, SearchHits, scope_filter, title_letters
 from evidex.tools.qa.context import Context
 from evidex.tools.qa.question import Question
 
@@ -62,20 +62,16 @@ def names_papers(q: Question) -> bool:
     return len(q.papers) != 1
 
 
-def _letters(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
-
-
 def without_titles(question: str, titles: list[str]) -> str:
     """The question without the quoted titles of ``titles`` (and the "in the paper" that leads into them).
 
     Once a title is resolved to a paper the search keeps to that paper, and its words in the query only pull up
     the passages that repeat them (the title page, figure labels) ahead of the one that answers. Other quoted text
     (a phrase from the paper) stays: it is what to look for."""
-    known = [_letters(t) for t in titles if t]
+    known = [title_letters(t) for t in titles if t]
 
     def cut(match: re.Match) -> str:
-        quoted = _letters(match.group(1))
+        quoted = title_letters(match.group(1))
         is_title = quoted and any(quoted == t or (len(quoted) > 20 and (quoted in t or t in quoted)) for t in known)
         return " " if is_title else match.group(0)
 
