@@ -216,11 +216,12 @@ LINKS = {"supports": "which supports the claim that", "contradicts": "which goes
 
 def linked(fact: str, label: str, claim: str) -> str:
     """The reason: the item's key fact, then how it bears on the claim, written by code from the item's label and
-    the claim's own words (the claim in full, else without its asides, whichever keeps the reason within
-    ``MAX_REASON_WORDS``)."""
+    the claim's own words (the claim in full, else without its asides, else "the claim" alone: whichever keeps
+    the reason within ``MAX_REASON_WORDS``; a fact that then names none of the claim's names fails the check)."""
     fact = _finish(fact)[:-1].rstrip(" ,;:")
     link = LINKS.get(label, "which bears on the claim that")
-    return _within_cap([f"{fact}, {link} {c}." for c in _claim_forms(claim)])
+    forms = [f"{fact}, {link} {c}." for c in _claim_forms(claim)]
+    return _within_cap([*forms, f"{fact}, {link.removesuffix(' that')}."])
 
 
 # A link of the model's own, when it writes one against the prompt ("<fact>, so <what it shows>"): it is dropped,
@@ -378,6 +379,17 @@ def strongest_first(order: Sequence[str], texts: Mapping[str, str]) -> list[str]
     return sorted(order, key=lambda i: -strength(texts.get(i, "")))
 
 
+_STOP = re.compile(r"[.!?]+$")
+_QUOTED_STOP = re.compile(r"[.!?]+(?=[\"'\u201d\u2019)]+$)")
+
+
+def cited(text: str, ids: Sequence[str]) -> str:
+    """``text`` with its citation before its final stop: 'It is "a new category." [3].' would read as two
+    sentences, the second citing nothing but ids; 'It is "a new category" [3].' is one."""
+    body = _QUOTED_STOP.sub("", _STOP.sub("", text.rstrip()))
+    return f"{body.rstrip()} [{', '.join(ids)}]."
+
+
 def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons: Mapping[str, Reason],
             findings: Mapping[str, str], *, sentences: int, texts: Mapping[str, str],
             judge: Judge | None = None, background: Sequence[str] = ()) -> GroundedExplanation:
@@ -407,7 +419,7 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
             text, source = _finish(findings[item_id]), "finding"
         else:
             continue
-        sentence = f"{text[:-1].rstrip()} [{item_id}]."
+        sentence = cited(text, [item_id])
         problem = sentence_problem(sentence, [item_id], labels, claim, judge, texts)
         record.append({"text": sentence, "ids": [item_id], "source": source, "kept": problem is None,
                        "problem": problem})
@@ -419,6 +431,6 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
                                verdict=verdict_of([labels[i] for i in order if i in labels]))
 
 
-__all__ = ["CUT", "GroundedExplanation", "background_of", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
+__all__ = ["CUT", "GroundedExplanation", "background_of", "cited", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
            "fact_of", "fallback_reason", "kept_reason", "linked", "reasons_schema", "safe_reasons", "sentence_problem",
            "shown_item", "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences", "write_reasons"]

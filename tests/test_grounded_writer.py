@@ -11,9 +11,9 @@ import re
 import numpy as np
 import pytest
 
-from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, background_of, compose, dropped_reason, fact_of,
-                                           kept_reason, linked, reasons_schema, sentence_problem, shown_item,
-                                           verdict_of, verdict_sentences)
+from evidex.agents.grounded_writer import (CUT, FINDINGS_SHOWN, Reason, background_of, cited, compose,
+                                           dropped_reason, fact_of, kept_reason, linked, reasons_schema,
+                                           sentence_problem, shown_item, verdict_of, verdict_sentences)
 from evidex.agents.scripted import ScriptedChatModel
 from evidex.evaluators.trust import reason_scores, self_contradiction, stance_consistency, trust_scores
 from evidex.graphs import build_graph, config_for_task
@@ -190,15 +190,26 @@ def test_the_claims_own_summary_says_what_its_subject_is_after_the_verdict():
     out = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=5, texts=TEXTS, background=about)
     sents = split_sentences(out.text)
     assert sents[1:3] == about and len(sents) == 5  # verdict, background, then the evidence
-    assert [s["source"] for s in out.sentences] == ["verdict", "background", "background", "reason", "finding"]
-    # the background only takes the room the evidence leaves, and the evidence sentences all cite
+    assert [s["source"] for s in out.sentences if s["kept"]] == ["verdict", "background", "background", "reason",
+                                                                  "finding"]
+    # the background only takes the room the evidence leaves (first, it took a cited sentence's place)
     short = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=4, texts=TEXTS, background=about)
-    assert [s["source"] for s in short.sentences] == ["verdict", "background", "reason", "finding"]
+    assert [s["source"] for s in short.sentences if s["kept"]] == ["verdict", "background", "reason", "finding"]
     full = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=3, texts=TEXTS, background=about)
-    assert [s["source"] for s in full.sentences] == ["verdict", "reason", "finding"]
+    assert [s["source"] for s in full.sentences if s["kept"]] == ["verdict", "reason", "finding"]
     assert all(parse_citations(s) for s in split_sentences(out.text) if "summary)" not in s)
     # no kept item: no background either
     assert "summary" not in compose(CLAIM, {}, [], {}, {}, sentences=5, texts=TEXTS, background=about).text
+
+
+def test_a_citation_goes_before_the_final_stop_even_after_a_quote():
+    # 'a category." [3].' would split into a sentence without its citation and one of ids alone
+    assert cited('It belongs to the "MiT family" category.".', ["3"]) == 'It belongs to the "MiT family" category" [3].'
+    assert cited("Median PFS was 9.7 months.", ["885"]) == "Median PFS was 9.7 months [885]."
+    from evidex.tools.text import split_sentences as scored_sentences  # the scorers' splitter
+
+    quoted = cited('A new "category."', ["3"])
+    assert scored_sentences(quoted + " Next one.") == ['A new "category" [3].', "Next one."]
 
 
 def test_the_link_drops_the_claims_asides_before_it_runs_past_the_word_cap():
@@ -209,6 +220,12 @@ def test_the_link_drops_the_claims_asides_before_it_runs_past_the_word_cap():
     assert text.endswith("which supports the claim that FLT3 tyrosine kinase domain mutations at residue D835 in "
                          "relapsed / refractory acute myeloid leukemia are sensitive to Gilteritinib.")
     assert len(text.split()) <= 40
+    # a fact so long that even the short claim would pass the cap is linked to "the claim" alone; it still has
+    # to name the claim's entity itself to pass the check
+    long_fact = ("Phase 1/2 trial of 252 relapsed or refractory patients with FLT3 D835 mutations: composite complete "
+                 "remission 41% with gilteritinib and median survival 9.3 months")
+    short = linked(long_fact, "supports", claim)
+    assert short.endswith("9.3 months, which supports the claim.") and len(short.split()) <= 40
 
 
 def test_a_set_aside_item_is_described_by_what_it_is_about_and_the_claim_it_belongs_to():
