@@ -387,7 +387,7 @@ def cited(text: str, ids: Sequence[str]) -> str:
     """``text`` with its citation before its final stop: 'It is "a new category." [3].' would read as two
     sentences, the second citing nothing but ids; 'It is "a new category" [3].' is one."""
     body = _QUOTED_STOP.sub("", _STOP.sub("", text.rstrip()))
-    return f"{body.rstrip()} [{', '.join(ids)}]."
+    return f"{body.rstrip()} {_cite(ids)}."
 
 
 def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons: Mapping[str, Reason],
@@ -431,6 +431,7 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
                                verdict=verdict_of([labels[i] for i in order if i in labels]))
 
 
-__all__ = ["CUT", "GroundedExplanation", "background_of", "cited", "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason",
-           "fact_of", "fallback_reason", "kept_reason", "linked", "reasons_schema", "safe_reasons", "sentence_problem",
-           "shown_item", "strongest_first", "unsupported_explanation", "verdict_of", "verdict_sentences", "write_reasons"]
+__all__ = ["CUT", "GroundedExplanation", "background_of", "cited", "MAX_REASON_WORDS", "Reason", "compose",
+           "dropped_reason", "fact_of", "fallback_reason", "kept_reason", "linked", "reasons_schema", "safe_reasons",
+           "sentence_problem", "shown_item", "strongest_first", "unsupported_explanation", "verdict_of",
+           "verdict_sentences", "write_reasons"]

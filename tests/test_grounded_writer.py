@@ -190,13 +190,12 @@ def test_the_claims_own_summary_says_what_its_subject_is_after_the_verdict():
     out = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=5, texts=TEXTS, background=about)
     sents = split_sentences(out.text)
     assert sents[1:3] == about and len(sents) == 5  # verdict, background, then the evidence
-    assert [s["source"] for s in out.sentences if s["kept"]] == ["verdict", "background", "background", "reason",
-                                                                  "finding"]
-    # the background only takes the room the evidence leaves (first, it took a cited sentence's place)
+    assert [s["source"] for s in out.sentences] == ["verdict", "background", "background", "reason", "finding"]
+    # the background only takes the room the evidence leaves, and the evidence sentences all cite
     short = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=4, texts=TEXTS, background=about)
-    assert [s["source"] for s in short.sentences if s["kept"]] == ["verdict", "background", "reason", "finding"]
+    assert [s["source"] for s in short.sentences] == ["verdict", "background", "reason", "finding"]
     full = compose(CLAIM, labels, ["2", "1"], reasons, found, sentences=3, texts=TEXTS, background=about)
-    assert [s["source"] for s in full.sentences if s["kept"]] == ["verdict", "reason", "finding"]
+    assert [s["source"] for s in full.sentences] == ["verdict", "reason", "finding"]
     assert all(parse_citations(s) for s in split_sentences(out.text) if "summary)" not in s)
     # no kept item: no background either
     assert "summary" not in compose(CLAIM, {}, [], {}, {}, sentences=5, texts=TEXTS, background=about).text
