@@ -19,13 +19,12 @@ from evidex.tools.qa.question import Question
 @dataclass
 class ReadRequest:
     """What a reader is given: the parsed question, the typed context, and for the model reader the model, how the
-    context is shown (``keys``: store keys in the tags; ``limit``: characters of context), the reply's token cap
+    context is shown (``limit``: characters of context), the reply's token cap
     and the call's name in traces."""
 
     question: Question
     context: Context
     llm: Any = None
-    keys: bool = False
     limit: int | None = None
     max_tokens: int = 700
     name: str = "answer"

@@ -89,7 +89,7 @@ def probe_node(state: NeuSymState, *, deps: Deps) -> dict:
 
 
 def _request(deps: Deps, cfg: QATaskConfig, q: Question, context: Context, limit: int, name: str) -> ReadRequest:
-    return ReadRequest(question=q, context=context, llm=deps.llm, keys=True, limit=limit, max_tokens=cfg.qa.max_tokens,
+    return ReadRequest(question=q, context=context, llm=deps.llm, limit=limit, max_tokens=cfg.qa.max_tokens,
                        name=name)
 
 

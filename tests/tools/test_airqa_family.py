@@ -88,7 +88,8 @@ def test_a_baseline_config_runs_on_the_same_store(paper, tmp_path):
     (row,) = read_results(run_dir / "results.jsonl")
     assert row["metrics"]["score"] == 1.0 and row["prediction"]["actions"] == ["classic_rag"]
     assert row["prediction"]["citations"] and all(c["pdf_id"] == paper_id for c in row["prediction"]["citations"])
-    assert "[Context]:" in llm.prompts[0] and paper_id in llm.prompts[0]
+    assert "[Context]:" in llm.prompts[0] and "\n[page " in llm.prompts[0]
+    assert paper_id not in llm.prompts[0]  # an answer call names pages, not store ids
 
 
 def test_graphs_ask_prints_the_answer_citations_turns_and_trace(paper, tmp_path, capsys):
@@ -226,7 +227,9 @@ def test_the_probe_renders_once_for_the_prompt(paper):
                            f"Carol Tester | pages: {pages} | conference: ")
     table = found.tables[0]
     assert f"[{table.source}, {paper_id} page 2] Table 1: Accuracy" in text and "|Ours|74.9|71.3|" in text
-    assert f"[{paper_id} page 2] Table 1" in render_context(found, keys=False)  # an answer call cites by page
+    answer_call = render_context(found, keys=False)  # one paper: tags name the page only
+    assert answer_call.startswith(f"[metadata] title: {title} |") and "[page 2] Table 1: Accuracy" in answer_call
+    assert paper_id not in answer_call and table.source not in answer_call
     assert render_context(found, limit=50).endswith("more characters; ask a narrower query]")
 
 

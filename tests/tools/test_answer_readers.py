@@ -272,17 +272,19 @@ def test_the_model_reader_answers_in_the_format_s_type_from_the_rendered_context
     q = ask("How many pages does the paper have?", "Your answer should be a Python integer.")
     assert reader.applies(q, Context()) and reader.applies(q, CONTEXT)  # every question, the last reader
     model = ScriptedChatModel(responses=['{"answer": "twelve"}', '{"answer": 12}'])  # a word, then its repair
-    answer = reader.read(ReadRequest(question=q, context=CONTEXT, llm=model, keys=False))
+    answer = reader.read(ReadRequest(question=q, context=CONTEXT, llm=model))
     assert (answer.value, answer.reader, answer.by_code, answer.sources) == ("12", "model", False, [])
     (first, repair) = model.prompts
-    assert "[metadata p1] title: A Paper | authors (1): Ann Bee | pages: 12" in first
-    assert "[p1 page 3] Table 1: Results.\n|System|Accuracy|" in first and "[tables.t1" not in first  # no keys
-    assert "pdf_id in ['p1']" in first and first.rindex("[Question]") > first.index("[Context]:")
+    # one paper: no store key, paper id or search hint in the answer call, which neither searches nor cites
+    assert "[metadata] title: A Paper | authors (1): Ann Bee | pages: 12" in first
+    assert "[page 3] Table 1: Results.\n|System|Accuracy|" in first
+    assert "tables.t1" not in first and "p1" not in first and "[Papers]" not in first
+    assert first.rindex("[Question]") > first.index("[Context]:")
     assert "Your previous reply was not valid" in repair
-    # with keys (an agent's answer) and a cut context
-    keyed = ScriptedChatModel(responses=['{"answer": 12}'])
-    reader.read(ReadRequest(question=q, context=CONTEXT, llm=keyed, keys=True, limit=120))
-    assert "[tables.t1, p1 page 3] Table 1: R\n... [cut: " in keyed.prompts[0]
+    # a cut context
+    cut = ScriptedChatModel(responses=['{"answer": 12}'])
+    reader.read(ReadRequest(question=q, context=CONTEXT, llm=cut, limit=115))
+    assert "[page 3] Table 1: Results.\n|Sys\n... [cut: " in cut.prompts[0]
     # a name picked by an extreme value: the model lists the candidates, code picks the extreme
     ranked = ScriptedChatModel(responses=[json.dumps({"direction": "lowest", "answer": "B", "candidates": [
         {"name": "A", "value": 0.2}, {"name": "B", "value": 0.5}]})])
@@ -581,3 +583,23 @@ def test_rows_printed_under_each_setting_are_told_apart_by_the_setting_the_quest
     assert which("In Table 7, with P-l as the predictor, on which of the two datasets does B score higher than "
                  "A?", PREDICTORS) == "D2"
     assert which("In Table 7, on which of the two datasets does B score higher than A?", PREDICTORS) is None
+
+
+def test_an_answer_call_names_papers_by_alias_and_only_when_there_are_several():
+    """Store keys and paper ids are some 25 tokens each and an answer call does not cite, so its tags give the page,
+    the paper as "paper K" when the context holds several papers, and the title where it is shown; an agent's
+    view keeps keys and ids (its SQL looks rows up by them)."""
+    from evidex.agents.qa.render import paper_aliases, render_context
+    from evidex.tools.paperstore.models import Note
+
+    two = Context(items=[*CONTEXT.items, Passage(key="c9", paper_id="p2", page=5, text="Other."),
+                         Note(paper_ids=["p1", "p2"], text="Both papers: Ann Bee.")], titles={"p2": "B Paper"})
+    assert paper_aliases(two) == {"p1": "paper 1", "p2": "paper 2"} and paper_aliases(CONTEXT) == {}
+    text = render_context(two, keys=False)
+    assert text.startswith("[metadata, paper 1] title: A Paper |")
+    assert "[paper 1, page 3] Table 1: Results." in text and '[paper 2 "B Paper", page 5] Other.' in text
+    assert "[metadata, paper 1, paper 2] Both papers" in text and "p1" not in text and "c9" not in text
+    agent = render_context(two, keys=True)
+    assert '[chunks.c9, p2 page 5, paper "B Paper"] Other.' in agent and "[metadata p1, p2] Both" in agent
+    one_titled = Context(items=[CONTEXT.items[2]], titles={"p1": "A Paper"})
+    assert render_context(one_titled, keys=False) == '[paper "A Paper", page 2] We evaluate on the pangolin benchmark.'

@@ -80,7 +80,8 @@ def test_a_question_streams_its_steps_then_a_cited_answer_with_a_trace(make_app,
         assert answer["status"] == "answered" and answer["answer"] == ANSWER and answer["turns"] == 2
         assert [(c["kind"], c["page_number"], c["title"], c["exists"]) for c in answer["citations"]] == [
             ("chunk", 2, web_store.title, True), ("table", 2, web_store.title, True), ("page", 1, web_store.title, True)]
-        assert web_store.paper_id in agent_prompts(app)[-1]  # the question was restricted to the chosen paper
+        # the question was restricted to the chosen paper (the agent's turns say so; its answer call names no ids)
+        assert any(f"pdf_id in ['{web_store.paper_id}']" in p for p in agent_prompts(app))
         assert answer["trace_url"] == f"/trace/{started['run_id']}"
         (entry, *_) = client.get("/api/history").json()
         assert entry["run_id"] == started["run_id"] and entry["question"] == QUESTION and entry["answer"] == ANSWER
