@@ -18,9 +18,8 @@ from evidex.tools.qa.question import Question
 
 @dataclass
 class ReadRequest:
-    """What a reader is given: the parsed question, the typed context, and for the model reader the model, how the
-    context is shown (``limit``: characters of context), the reply's token cap
-    and the call's name in traces."""
+    """What a reader is given: the parsed question, the typed context, and for the model reader the model, how much
+    of the context is shown (``limit``: characters), the reply's token cap and the call's name in traces."""
 
     question: Question
     context: Context
