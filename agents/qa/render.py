@@ -26,11 +26,6 @@ from evidex.tools.qa.question import Question
 NOTHING = "(nothing found)"
 
 
-def paper_label(title: str | None) -> str:
-    """The title part of a passage's tag, or nothing when the title is unknown."""
-    return f', paper "{title}"' if title else ""
-
-
 def paper_aliases(context: Context) -> dict[str, str]:
     """Short names of the context's papers in order of appearance ("paper 1", "paper 2"); none for one paper."""
     ids = list(dict.fromkeys(pid for i in context.items for pid in _paper_ids(i)))
@@ -48,7 +43,7 @@ def _where(item, aliases: dict[str, str] | None, title: str | None = None) -> st
     """``<paper> page N[, paper "Title"]`` with ``aliases`` None (an agent's view), else ``[paper K ["Title"], ]page
     N``: the alias when the context holds several papers, the title when it is shown."""
     if aliases is None:
-        return f"{item.paper_id} page {item.page}{paper_label(title)}"
+        return f"{item.paper_id} page {item.page}" + (f', paper "{title}"' if title else "")
     alias = aliases.get(item.paper_id, "paper" if title else "")
     named = f'{alias} "{title}"' if title else alias
     return f"{named}, page {item.page}" if named else f"page {item.page}"
@@ -150,5 +145,4 @@ def scope_line(q: Question) -> str:
     return "; ".join(parts) or "any paper in the database"
 
 
-__all__ = ["NOTHING", "paper_aliases", "paper_label", "paper_line", "render_context", "render_item", "scope_line",
-           "truncate"]
+__all__ = ["NOTHING", "paper_aliases", "paper_line", "render_context", "render_item", "scope_line", "truncate"]
