@@ -225,7 +225,11 @@ def test_an_evidence_search_without_the_store_s_embedder_keeps_the_answer(data, 
     from evidex.graphs.runner import run_task
     from evidex.tools.runfolder import read_results
 
+    from evidex.tools import search
+
     monkeypatch.undo()  # queries go to a model named like the hash embedder, which does not exist
+    # ... nor is registered: tests/tools' session fixture registers its fake embedder under the same name
+    monkeypatch.setattr(search, "_REGISTERED_EMBEDDINGS", {})
     model = ScriptedChatModel(responses=lambda prompt: json.dumps({"answer": "PangoSet"}))
     run_dir = run_task(config(data, tmp_path / "store", "dataset.limit=1", "qasper.evidence_order=answer_search",
                               "run.on_degraded=warning"),
