@@ -49,8 +49,8 @@ def _where(item, aliases: dict[str, str] | None, title: str | None = None) -> st
     return f"{named}, page {item.page}" if named else f"page {item.page}"
 
 
-def _tag(item, aliases: dict[str, str] | None, title: str | None = None) -> str:
-    key = f"{item.source}, " if aliases is None else ""
+def _tag(item, aliases: dict[str, str] | None, title: str | None = None, keys: bool = True) -> str:
+    key = f"{item.source}, " if aliases is None and keys else ""
     return f"[{key}{_where(item, aliases, title)}]"
 
 
@@ -76,28 +76,29 @@ def paper_line(p: Paper, aliases: dict[str, str] | None = None) -> str:
             + (f" | first page header: {header}" if header else ""))
 
 
-def render_item(item, *, titles: dict[str, str] | None = None, aliases: dict[str, str] | None = None) -> str:
-    """One item's block: tagged with its store key and paper id, or with ``aliases`` (:func:`paper_aliases`) as an
-    answer call shows it."""
+def render_item(item, *, titles: dict[str, str] | None = None, aliases: dict[str, str] | None = None,
+                keys: bool = True) -> str:
+    """One item's block: tagged with its store key (``keys``) and paper id, or with ``aliases``
+    (:func:`paper_aliases`) as an answer call shows it."""
     titles = titles or {}
     if isinstance(item, Paper):
         return paper_line(item, aliases)
     if isinstance(item, Note):
         return f"{_metadata_tag(_paper_ids(item), aliases)} {item.text}"
     if isinstance(item, Table):
-        return f"{_tag(item, aliases)} {item.caption}\n{item.text}"
+        return f"{_tag(item, aliases, keys=keys)} {item.caption}\n{item.text}"
     if isinstance(item, Figure):
         inside = f"\nText inside the figure: {item.text}" if item.text else ""
-        return f"{_tag(item, aliases)} {item.caption}{inside}"
+        return f"{_tag(item, aliases, keys=keys)} {item.caption}{inside}"
     if isinstance(item, Equation):
-        return f"{_tag(item, aliases)} Equation ({item.number}): {item.text}"
+        return f"{_tag(item, aliases, keys=keys)} Equation ({item.number}): {item.text}"
     if isinstance(item, Page):
         return f"[{_where(item, aliases)}]\n{item.text}"
     if isinstance(item, Passage):
-        return f"{_tag(item, aliases, titles.get(item.paper_id))} {item.text}"
+        return f"{_tag(item, aliases, titles.get(item.paper_id), keys)} {item.text}"
     if isinstance(item, Rows):
         return rows_text(item)
-    return f"{_tag(item, aliases)} {getattr(item, 'text', '')}"
+    return f"{_tag(item, aliases, keys=keys)} {getattr(item, 'text', '')}"
 
 
 def rows_text(rows: Rows) -> str:
@@ -112,11 +113,14 @@ def rows_text(rows: Rows) -> str:
     return "\n".join(lines)
 
 
-def render_context(context: Context, *, keys: bool = True, limit: int | None = None, empty: str = NOTHING) -> str:
+def render_context(context: Context, *, keys: bool = True, ids: bool = False, limit: int | None = None,
+                   empty: str = NOTHING) -> str:
     """The context as prompt text (``keys``: store keys and paper ids in the tags, for an agent; else paper aliases,
-    for an answer call; ``limit``: cut to that many characters, with a note of what was cut)."""
-    aliases = None if keys else paper_aliases(context)
-    text = "\n\n".join(render_item(i, titles=context.titles, aliases=aliases) for i in context.items) or empty
+    for an answer call, or with ``ids`` the paper ids without store keys; ``limit``: cut to that many characters,
+    with a note of what was cut)."""
+    aliases = None if keys or ids else paper_aliases(context)
+    text = "\n\n".join(render_item(i, titles=context.titles, aliases=aliases, keys=keys)
+                        for i in context.items) or empty
     return truncate(text, limit) if limit else text
 
 

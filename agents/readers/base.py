@@ -19,12 +19,14 @@ from evidex.tools.qa.question import Question
 @dataclass
 class ReadRequest:
     """What a reader is given: the parsed question, the typed context, and for the model reader the model, how much
-    of the context is shown (``limit``: characters), the reply's token cap and the call's name in traces."""
+    of the context is shown (``limit``: characters; ``paper_ids``: the papers' ids in the tags and a papers line,
+    as QA settings ``paper_ids`` says), the reply's token cap and the call's name in traces."""
 
     question: Question
     context: Context
     llm: Any = None
     limit: int | None = None
+    paper_ids: bool = False
     max_tokens: int = 700
     name: str = "answer"
 

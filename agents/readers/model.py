@@ -17,7 +17,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
 from evidex.agents.prompts import load_prompt, render
-from evidex.agents.qa.render import render_context
+from evidex.agents.qa.render import render_context, scope_line
 from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.agents.structured import call_structured
 from evidex.tools.answer_format import answer_text, answer_type
@@ -108,8 +108,11 @@ class ModelReader:
     def read(self, request: ReadRequest) -> Answer | None:
         q = request.question
         ranking = ranks(q)
+        ids = request.paper_ids
         body = render("qa_answer", question=q.text, answer_format=q.answer_format,
-                      context=render_context(request.context, keys=False, limit=request.limit, empty="(none)"))
+                      papers=f"[Papers]: {scope_line(q)}\n" if ids else "",
+                      context=render_context(request.context, keys=False, ids=ids, limit=request.limit,
+                                             empty="(none)"))
         if ranking:
             body += "\n" + load_prompt("qa_answer_ranked")
         messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]

@@ -63,7 +63,8 @@ def answer_node(state: BaselineState, *, deps: Deps) -> dict:
     q, context = state.question, state.context
     limit = cfg.qa.context_chars if cfg.qa.method in ("title_abstract", "full_text") else None
     answer = read_answer(cfg.qa.readers, ReadRequest(question=q, context=context, llm=deps.llm,
-                                                     limit=limit, max_tokens=cfg.qa.max_tokens,
+                                                     limit=limit, paper_ids=cfg.qa.paper_ids,
+                                                     max_tokens=cfg.qa.max_tokens,
                                                      name=f"{cfg.qa.method}_answer"))
     pages = list(dict.fromkeys((i.paper_id, i.page) for i in context.items if getattr(i, "paper_id", "")))
     sources = {(i.paper_id, i.page): i.source for i in context.items if getattr(i, "paper_id", "")}

@@ -89,8 +89,8 @@ def probe_node(state: NeuSymState, *, deps: Deps) -> dict:
 
 
 def _request(deps: Deps, cfg: QATaskConfig, q: Question, context: Context, limit: int, name: str) -> ReadRequest:
-    return ReadRequest(question=q, context=context, llm=deps.llm, limit=limit, max_tokens=cfg.qa.max_tokens,
-                       name=name)
+    return ReadRequest(question=q, context=context, llm=deps.llm, limit=limit, paper_ids=cfg.qa.paper_ids,
+                       max_tokens=cfg.qa.max_tokens, name=name)
 
 
 def early_node(state: NeuSymState, *, deps: Deps) -> dict:

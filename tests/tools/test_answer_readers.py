@@ -603,3 +603,28 @@ def test_an_answer_call_names_papers_by_alias_and_only_when_there_are_several():
     assert '[chunks.c9, p2 page 5, paper "B Paper"] Other.' in agent and "[metadata p1, p2] Both" in agent
     one_titled = Context(items=[CONTEXT.items[2]], titles={"p1": "A Paper"})
     assert render_context(one_titled, keys=False) == '[paper "A Paper", page 2] We evaluate on the pangolin benchmark.'
+
+
+def test_the_model_reader_names_papers_by_id_when_the_settings_ask():
+    """QA settings ``paper_ids`` (the qasper configs turn it on): the answer prompt tags each block with its paper's
+    id, without store keys, and names the papers in a line, as before answer calls lost their ids; off (the
+    default), the same call shows neither."""
+    import json
+
+    from evidex.agents.scripted import ScriptedChatModel
+
+    def prompt(**settings) -> str:
+        model = ScriptedChatModel(responses=[json.dumps({"answer": "pangolin"})])
+        answer = get_reader("model").read(ReadRequest(question=ask("Which benchmark?"), context=CONTEXT, llm=model,
+                                                      **settings))
+        assert answer.value == "pangolin"
+        return model.prompts[0]
+
+    with_ids, without = prompt(paper_ids=True), prompt()
+    assert "[p1 page 2] We evaluate on the pangolin benchmark." in with_ids and "[Papers]: " in with_ids
+    assert "[metadata p1] title: A Paper" in with_ids and "chunks.c1" not in with_ids
+    assert "[page 2] We evaluate on the pangolin benchmark." in without
+    assert "p1" not in without and "[Papers]" not in without
+    # the same prompt otherwise: only the papers line and the tags differ
+    assert without == with_ids.replace("[p1 page", "[page").replace("[metadata p1]", "[metadata]").replace(
+        next(line + "\n" for line in with_ids.splitlines() if line.startswith("[Papers]: ")), "")
