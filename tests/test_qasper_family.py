@@ -223,9 +223,8 @@ def test_an_evidence_search_without_the_store_s_embedder_keeps_the_answer(data, 
     item error either."""
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs.runner import run_task
-    from evidex.tools.runfolder import read_results
-
     from evidex.tools import search
+    from evidex.tools.runfolder import read_results
 
     monkeypatch.undo()  # queries go to a model named like the hash embedder, which does not exist
     # ... nor is registered: tests/tools' session fixture registers its fake embedder under the same name

@@ -40,9 +40,9 @@ class QASettings(Strict):
                                            "model last: the first that finds an answer for sure gives it")
     max_tokens: int = Field(700, ge=64, le=8192, description="tokens per model reply")
     paper_ids: bool = Field(False, description="answer calls (not the agent's turns): the prompt tags each block "
-                            "with its paper's id and names the papers (the prompt before 16a34a9); off, "
-                            "blocks say only the page (and 'paper K' among several): 18-22% fewer tokens, the same "
-                            "AirQA answers, but QASPER Answer-F1 1.7 lower, so the qasper configs turn it on")
+                            "with its paper's id and adds a line naming the papers; off, blocks say only the page "
+                            "(and 'paper K' among several papers), about a fifth fewer tokens (docs/results.md: "
+                            "where each prompt was measured and which configs turn this on)")
     actions: tuple[ActionName, ...] = Field(ALL_ACTIONS, description="neusym: the actions the agent may take (answer "
                                             "is always allowed); without sql the probe makes no look-ups, without "
                                             "search it shows no passages")
