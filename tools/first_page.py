@@ -10,6 +10,7 @@ them; code reads the marks.
     corresponding_authors(page_1_text, ["Ann Lee", "Bo Chen", "Cy Diaz"])   # ['Bo Chen'] when "Bo Chen*" is marked
     affiliations(page_1_text, ["Ann Lee", "Bo Chen"])  # {'Ann Lee': ['Univ A'], 'Bo Chen': ['Univ A', 'Lab B']}
     proceedings_line(page_1_text)  # 'Proceedings of ..., pages 101–112 (the paper begins on page 101 and ends ...)'
+    asks_first_page("Which institution is Bo Chen at?", ["Ann Lee", "Bo Chen"])  # True: the question wants them
 """
 from __future__ import annotations
 
@@ -113,4 +114,22 @@ def affiliations(first_page: str | None, authors: list[str]) -> dict[str, list[s
     return {a: [spelled[m] for m in ms if m in spelled] for a, ms in marks.items() if any(m in spelled for m in ms)}
 
 
-__all__ = ["affiliations", "corresponding_authors", "proceedings_line"]
+# the words of a question about these facts: who wrote the paper and where they work, who corresponds, the header
+_ASKS = re.compile(r"\b(?:authors?|institutions?|affiliat\w*|universit(?:y|ies)|compan(?:y|ies)|organi[sz]ations?|"
+                   r"corresponding|e-?mails?|header|proceedings|volume|first page|conference|venue|findings|"
+                   r"(?:long|short) papers?)\b", re.IGNORECASE)
+_NAME_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def asks_first_page(question: str, authors: list[str]) -> bool:
+    """Whether a question asks for what these functions read off the first page: it uses the words of those facts
+    (author, institution, affiliation, corresponding, proceedings, venue, long paper, first page ...) or names one of
+    the ``authors`` (a word of a name, as written). The affiliations and the header are some 7% of a one-paper
+    answer prompt, shown to every question otherwise."""
+    if _ASKS.search(question):
+        return True
+    words = set(_NAME_WORD.findall(question))
+    return any(w in words for a in authors for w in _NAME_WORD.findall(a))
+
+
+__all__ = ["affiliations", "asks_first_page", "corresponding_authors", "proceedings_line"]

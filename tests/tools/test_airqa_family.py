@@ -166,8 +166,8 @@ def _question(text: str, papers=(), conferences=(), answer_format: str = "A shor
 
 
 def test_the_probe_returns_typed_items_of_every_view(paper, synthetic_store):
-    """The probe looks up, by paper id and number, the paper's metadata row (with its first page), the table,
-    figure and equation the question names and the passages matching it: typed items with their sources and
+    """The probe looks up, by paper id and number, the paper's metadata row (its first page only for a question
+    about authors or the proceedings), the table, figure and equation the question names and the passages matching it: typed items with their sources and
     pages, never text to parse back."""
     from evidex.tools.paperstore import Equation, Figure, Note, Paper, PaperStore, Passage, Table
     from evidex.tools.qa.probe import probe
@@ -179,7 +179,8 @@ def test_the_probe_returns_typed_items_of_every_view(paper, synthetic_store):
     kinds = [type(i) for i in found.items]
     assert kinds[:4] == [Paper, Table, Figure, Equation] and set(kinds[4:]) == {Passage} and len(kinds) > 4
     meta, table, figure, equation = found.items[:4]
-    assert (meta.title, meta.num_pages, meta.source) == (title, pages, f"metadata.{paper_id}") and meta.first_page
+    assert (meta.title, meta.num_pages, meta.source) == (title, pages, f"metadata.{paper_id}")
+    assert meta.first_page is None and probe(store, _question("Who are the authors?", [paper_id]), 0).papers[0].first_page
     assert table.label == "Table 1" and table.columns[1:] == ["Accuracy", "F1"]
     assert table.rows == [["Baseline", "61.2", "58.0"], ["Ours", "74.9", "71.3"]] and table.page == 2
     assert table.source.startswith("tables.") and table.bbox and found.tables == [table]
@@ -286,8 +287,9 @@ def geval(corpus_store, manifest):
 
 def test_multiview_probe_finds_what_the_question_names(geval):
     """Over a real paper (G-Eval): the metadata row with the authors counted (a small model miscounts a dozen
-    names) and the first page's proceedings header, the table the question names with its cells read into rows
-    under resolved column names, and matching passages, each with the source the answer can cite."""
+    names), the table the question names with its cells read into rows under resolved column names, and matching
+    passages, each with the source the answer can cite; the first page's proceedings header only for a question
+    about it."""
     from evidex.agents.qa.render import render_context
     from evidex.tools.qa.probe import probe
 
@@ -298,8 +300,14 @@ def test_multiview_probe_finds_what_the_question_names(geval):
     assert f"[metadata {paper_id}] title: G-EVAL" in text and "pages: 12" in text
     (meta,) = found.papers
     assert f"authors ({len(meta.authors)}): {meta.authors[0]}, " in text and len(meta.authors) > 2
-    assert ("first page header: Proceedings of the 2023 Conference on Empirical Methods in Natural Language "
-            "Processing, pages 2511–2522 (the paper begins on page 2511 and ends on page 2522)\n") in text
+    header = ("first page header: Proceedings of the 2023 Conference on Empirical Methods in Natural Language "
+              "Processing, pages 2511–2522 (the paper begins on page 2511 and ends on page 2522)")
+    assert "first page header" not in text and meta.first_page is None
+    asked = _question("On which page of the proceedings does the paper begin?", [paper_id])
+    assert header in render_context(probe(store, asked, passages_k=0))
+    # a question naming an author gets what the first page prints
+    named = _question(f"Where does {meta.authors[0]} work?", [paper_id])
+    assert header in render_context(probe(store, named, passages_k=0))
     (table,) = found.tables
     assert table.label == "Table 1" and f"[{table.source}, " in text and "|" in text.split(table.source, 1)[1]
     # typed cells: each value under its column's full name (the AVG column of SummEval's Table 1)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from evidex.tools.first_page import corresponding_authors
+from evidex.tools.first_page import asks_first_page, corresponding_authors
 
 SELF_EDIT = ("Self-Edit: Fault-Aware Code Editor for Code Generation\nKechi Zhang, Zhuo Li, Jia Li ♂, Ge Li∗, Zhi Jin∗\n"
              "Key Lab of High Confidence Software Technology (PKU), Ministry of Education\n{lige,zhijin}@pku.edu.cn\n"
@@ -131,3 +131,14 @@ def test_ingest_and_the_first_page_reader_read_the_same_marks():
     for mark in NOTE_MARKS:
         assert _clean_name(_marks_as_dagger(f"Ann Bee{mark}")) == "Ann Bee", mark
         assert affiliations(f"A Paper\nAnn Bee{mark}\n{mark}Univ A\nAbstract\n", ["Ann Bee"]) == {}, mark
+
+
+def test_a_question_gets_the_first_page_s_facts_when_it_asks_for_them():
+    authors = ["Nuo Chen", "Linjun Shou"]
+    for asked in ("Which institution is the second author affiliated with?", "Who is the corresponding author?",
+                  "On which pages of the proceedings does the paper appear?", "Is it a long paper or findings?",
+                  "Where does Linjun Shou work?"):
+        assert asks_first_page(asked, authors), asked
+    for other in ("Which two benchmarks are the experiments run on?", "How many layers does the encoder have?",
+                  "what does chen propose?"):  # a name is matched as written
+        assert not asks_first_page(other, authors), other

@@ -18,6 +18,7 @@ import re
 from itertools import zip_longest
 
 from evidex.tools.filters import MAX_FILTER_CHARS
+from evidex.tools.first_page import asks_first_page
 from evidex.tools.paperstore import Note, Passage, PaperStore, SearchHits, scope_filter, title_letters
 from evidex.tools.qa.context import Context
 from evidex.tools.qa.question import Question
@@ -130,7 +131,10 @@ def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool 
     ids = list(q.papers) if len(q.papers) <= _MAX_PAPERS else []
     items: list = []
     if ids and lookups:
-        papers = store.papers(ids, first_page=True)
+        # the first page's facts (affiliations, corresponding authors, proceedings header) only for a question
+        # about them: the rest of the prompt is what other questions need
+        papers = [p if asks_first_page(q.text, p.authors) else p.model_copy(update={"first_page": None})
+                  for p in store.papers(ids, first_page=True)]
         items += papers
         common = _common_authors([p.authors for p in papers])
         if len(papers) > 1 and common:
