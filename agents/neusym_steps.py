@@ -103,7 +103,7 @@ def observation_text(o: Observation, limit: int | None = None) -> str:
     if o.failed:
         text = o.message or ""
     elif o.kind == "probe":
-        text = render_context(o.context, keys=True)
+        text = render_context(o.context)
     elif o.kind == "search":
         if not o.context.items:
             text = "[Warning]: no matching records found for this query and filter." + (
@@ -112,7 +112,7 @@ def observation_text(o: Observation, limit: int | None = None) -> str:
             head = (f"[More results of the same search, after the first {o.skipped}]\n" if o.skipped else "")
             head += f"{len(o.context.items)} results ({o.mode}), most relevant first" + (
                 f"; {o.note}" if o.note else "") + ":"
-            text = head + "\n" + render_context(o.context, keys=True)
+            text = head + "\n" + render_context(o.context)
     elif o.kind == "sql":
         text = rows_text(o.rows) if o.rows else ""
     elif o.kind == "calculate":

@@ -6,7 +6,7 @@
     [chunks.<key>, <paper> page 3, paper "Title"] passage text
 
 An agent's observations keep the store keys and paper ids (its SQL can look a row up by key). An answer call
-(``keys=False``) does not cite; code finds the items an answer rests on. So its tags name a paper by a short
+(``tags="aliases"``) does not cite; code finds the items an answer rests on. So its tags name a paper by a short
 alias, and only when the context holds more than one paper:
 
     [metadata] title: ...                  [metadata, paper 2] title: ...
@@ -17,6 +17,8 @@ A store key and a paper id are some 25 tokens each. On the 28 pool_test question
 and ids were 27% of the tokens (median 2,503 -> 1,815 without them).
 """
 from __future__ import annotations
+
+from typing import Literal
 
 from evidex.tools.first_page import affiliations, corresponding_authors, proceedings_line
 from evidex.tools.paperstore.models import Equation, Figure, Note, Page, Paper, Passage, Table
@@ -113,13 +115,15 @@ def rows_text(rows: Rows) -> str:
     return "\n".join(lines)
 
 
-def render_context(context: Context, *, keys: bool = True, ids: bool = False, limit: int | None = None,
-                   empty: str = NOTHING) -> str:
-    """The context as prompt text (``keys``: store keys and paper ids in the tags, for an agent; else paper aliases,
-    for an answer call, or with ``ids`` the paper ids without store keys; ``limit``: cut to that many characters,
-    with a note of what was cut)."""
-    aliases = None if keys or ids else paper_aliases(context)
-    text = "\n\n".join(render_item(i, titles=context.titles, aliases=aliases, keys=keys)
+Tags = Literal["keys", "ids", "aliases"]
+
+
+def render_context(context: Context, *, tags: Tags = "keys", limit: int | None = None, empty: str = NOTHING) -> str:
+    """The context as prompt text, each block tagged (``tags``) with its store key and paper id (``keys``: an
+    agent's view, its SQL can look a row up by key), its paper id alone (``ids``) or a short paper alias
+    (``aliases``: an answer call's); ``limit``: cut to that many characters, with a note of what was cut."""
+    aliases = paper_aliases(context) if tags == "aliases" else None
+    text = "\n\n".join(render_item(i, titles=context.titles, aliases=aliases, keys=tags == "keys")
                         for i in context.items) or empty
     return truncate(text, limit) if limit else text
 
@@ -149,4 +153,4 @@ def scope_line(q: Question) -> str:
     return "; ".join(parts) or "any paper in the database"
 
 
-__all__ = ["NOTHING", "paper_aliases", "paper_line", "render_context", "render_item", "scope_line", "truncate"]
+__all__ = ["NOTHING", "Tags", "paper_aliases", "paper_line", "render_context", "render_item", "scope_line", "truncate"]

@@ -111,8 +111,8 @@ class ModelReader:
         ids = request.paper_ids
         body = render("qa_answer", question=q.text, answer_format=q.answer_format,
                       papers=f"[Papers]: {scope_line(q)}\n" if ids else "",
-                      context=render_context(request.context, keys=False, ids=ids, limit=request.limit,
-                                             empty="(none)"))
+                      context=render_context(request.context, tags="ids" if ids else "aliases",
+                                             limit=request.limit, empty="(none)"))
         if ranking:
             body += "\n" + load_prompt("qa_answer_ranked")
         messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]

@@ -16,7 +16,6 @@ from functools import partial
 from langgraph.graph import END, START, StateGraph
 from pydantic import Field
 
-from evidex.agents.readers import ReadRequest, read_answer
 from evidex.graphs.qa.config import QATaskConfig
 from evidex.graphs.qa.neusym import Deps, QAInput, QAOutput, shape
 from evidex.tools.paperstore import Passage, PaperStore
@@ -62,10 +61,7 @@ def answer_node(state: BaselineState, *, deps: Deps) -> dict:
     store = deps.store(cfg)
     q, context = state.question, state.context
     limit = cfg.qa.context_chars if cfg.qa.method in ("title_abstract", "full_text") else None
-    answer = read_answer(cfg.qa.readers, ReadRequest(question=q, context=context, llm=deps.llm,
-                                                     limit=limit, paper_ids=cfg.qa.paper_ids,
-                                                     max_tokens=cfg.qa.max_tokens,
-                                                     name=f"{cfg.qa.method}_answer"))
+    answer = deps.read(cfg, q, context, limit=limit, name=f"{cfg.qa.method}_answer")
     pages = list(dict.fromkeys((i.paper_id, i.page) for i in context.items if getattr(i, "paper_id", "")))
     sources = {(i.paper_id, i.page): i.source for i in context.items if getattr(i, "paper_id", "")}
     exists = store.pages_exist(pages) if pages else {}

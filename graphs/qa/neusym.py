@@ -73,6 +73,13 @@ class Deps:
     def store(self, cfg: QATaskConfig) -> PaperStore:
         return PaperStore(cfg.store.db, cfg.store.store_dir)
 
+    def read(self, cfg: QATaskConfig, q: Question, context: Context, *, limit: int | None, name: str) -> Answer | None:
+        """The run's answer readers, in its order, over ``context`` (the model's call named ``name`` in traces,
+        shown at most ``limit`` characters of it)."""
+        return read_answer(cfg.qa.readers, ReadRequest(question=q, context=context, llm=self.llm, limit=limit,
+                                                       paper_ids=cfg.qa.paper_ids, max_tokens=cfg.qa.max_tokens,
+                                                       name=name))
+
 
 def _searches(cfg: QATaskConfig) -> bool:
     return "search" in cfg.qa.actions
@@ -88,18 +95,12 @@ def probe_node(state: NeuSymState, *, deps: Deps) -> dict:
     return {"question": q, "steps": [Step(action=ProbeAction(), observation=Observation(kind="probe", context=found))]}
 
 
-def _request(deps: Deps, cfg: QATaskConfig, q: Question, context: Context, limit: int, name: str) -> ReadRequest:
-    return ReadRequest(question=q, context=context, llm=deps.llm, limit=limit, paper_ids=cfg.qa.paper_ids,
-                       max_tokens=cfg.qa.max_tokens, name=name)
-
-
 def early_node(state: NeuSymState, *, deps: Deps) -> dict:
     """Answer from the probe alone when the answer is found in it; otherwise the turns begin."""
     cfg = deps.run()
     context = state.steps[0].observation.context
     try:
-        answer = read_answer(cfg.qa.readers, _request(deps, cfg, state.question, context, cfg.qa.probe_chars,
-                                                      "neusym_early_answer"))
+        answer = deps.read(cfg, state.question, context, limit=cfg.qa.probe_chars, name="neusym_early_answer")
     except StructuredOutputError:  # an unreadable early answer is no answer yet: the turns begin
         return {}
     if answer is None or rejects(answer, state.question, context):
@@ -151,8 +152,7 @@ def answer_node(state: NeuSymState, *, deps: Deps) -> dict:
     cfg = deps.run()
     context = evidence(state.steps)
     try:
-        answer = read_answer(cfg.qa.readers, _request(deps, cfg, state.question, context, cfg.qa.evidence_chars,
-                                                      "neusym_answer"))
+        answer = deps.read(cfg, state.question, context, limit=cfg.qa.evidence_chars, name="neusym_answer")
     except StructuredOutputError:
         answer = None
     return {"answer": answer or state.answer}

@@ -338,7 +338,7 @@ class StepTracker:
             if context is not None and not isinstance(context, str):  # typed: the items the answer will read
                 from evidex.agents.qa.render import render_context
 
-                text = render_context(context, keys=True)
+                text = render_context(context)
                 items = list(getattr(context, "items", []))
                 return [self._step(node, {"action": "context"}, text or "(no context: the question alone)",
                                    found=_found_of(items), detail=f"{len(items)} item(s), {len(text):,} characters")]

@@ -228,7 +228,7 @@ def test_the_probe_renders_once_for_the_prompt(paper):
                            f"Carol Tester | pages: {pages} | conference: ")
     table = found.tables[0]
     assert f"[{table.source}, {paper_id} page 2] Table 1: Accuracy" in text and "|Ours|74.9|71.3|" in text
-    answer_call = render_context(found, keys=False)  # one paper: tags name the page only
+    answer_call = render_context(found, tags="aliases")  # one paper: tags name the page only
     assert answer_call.startswith(f"[metadata] title: {title} |") and "[page 2] Table 1: Accuracy" in answer_call
     assert paper_id not in answer_call and table.source not in answer_call
     assert render_context(found, limit=50).endswith("more characters; ask a narrower query]")

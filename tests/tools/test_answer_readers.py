@@ -595,14 +595,14 @@ def test_an_answer_call_names_papers_by_alias_and_only_when_there_are_several():
     two = Context(items=[*CONTEXT.items, Passage(key="c9", paper_id="p2", page=5, text="Other."),
                          Note(paper_ids=["p1", "p2"], text="Both papers: Ann Bee.")], titles={"p2": "B Paper"})
     assert paper_aliases(two) == {"p1": "paper 1", "p2": "paper 2"} and paper_aliases(CONTEXT) == {}
-    text = render_context(two, keys=False)
+    text = render_context(two, tags="aliases")
     assert text.startswith("[metadata, paper 1] title: A Paper |")
     assert "[paper 1, page 3] Table 1: Results." in text and '[paper 2 "B Paper", page 5] Other.' in text
     assert "[metadata, paper 1, paper 2] Both papers" in text and "p1" not in text and "c9" not in text
-    agent = render_context(two, keys=True)
+    agent = render_context(two)
     assert '[chunks.c9, p2 page 5, paper "B Paper"] Other.' in agent and "[metadata p1, p2] Both" in agent
     one_titled = Context(items=[CONTEXT.items[2]], titles={"p1": "A Paper"})
-    assert render_context(one_titled, keys=False) == '[paper "A Paper", page 2] We evaluate on the pangolin benchmark.'
+    assert render_context(one_titled, tags="aliases") == '[paper "A Paper", page 2] We evaluate on the pangolin benchmark.'
 
 
 def test_the_model_reader_names_papers_by_id_when_the_settings_ask():
