@@ -167,8 +167,8 @@ def _question(text: str, papers=(), conferences=(), answer_format: str = "A shor
 
 def test_the_probe_returns_typed_items_of_every_view(paper, synthetic_store):
     """The probe looks up, by paper id and number, the paper's metadata row (its first page only for a question
-    about authors or the proceedings), the table, figure and equation the question names and the passages matching it: typed items with their sources and
-    pages, never text to parse back."""
+    about authors or the proceedings), the table, figure and equation the question names and the passages matching
+    it: typed items with their sources and pages, never text to parse back."""
     from evidex.tools.paperstore import Equation, Figure, Note, Paper, PaperStore, Passage, Table
     from evidex.tools.qa.probe import probe
 
@@ -180,7 +180,8 @@ def test_the_probe_returns_typed_items_of_every_view(paper, synthetic_store):
     assert kinds[:4] == [Paper, Table, Figure, Equation] and set(kinds[4:]) == {Passage} and len(kinds) > 4
     meta, table, figure, equation = found.items[:4]
     assert (meta.title, meta.num_pages, meta.source) == (title, pages, f"metadata.{paper_id}")
-    assert meta.first_page is None and probe(store, _question("Who are the authors?", [paper_id]), 0).papers[0].first_page
+    asked = probe(store, _question("Who are the authors?", [paper_id]), 0)
+    assert meta.first_page is None and asked.papers[0].first_page
     assert table.label == "Table 1" and table.columns[1:] == ["Accuracy", "F1"]
     assert table.rows == [["Baseline", "61.2", "58.0"], ["Ours", "74.9", "71.3"]] and table.page == 2
     assert table.source.startswith("tables.") and table.bbox and found.tables == [table]
