@@ -43,7 +43,7 @@ from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
 from evidex.tools.evidence_design import design_of, strength
 from evidex.tools.reasons import (COPY, LEAD_WORDS, MAX_REASON_WORDS, UNBACKED, copies_sentence,
-                                  kept_reason_problem, other_names)
+                                  kept_reason_problem, other_phrases)
 
 Verdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
 Judge = Callable[[str, list[str]], bool]  # (sentence without citations, cited texts) -> supported?
@@ -68,13 +68,18 @@ def verdict_of(labels: Sequence[str]) -> Verdict:
 
 
 def _claim_clause(text: str) -> str:
-    """The claim as the object of "the claim that ...": a plain capitalised first word is lower-cased, a gene or
-    variant name ("HER2", "R167Q") is left alone."""
+    """The claim as the object of "the claim that ...": a plain capitalised first word is lower-cased ("The
+    actress ...", "Patients with ..."); a gene or variant name ("HER2", "R167Q") or the first word of a name of
+    several words ("Eenasul Fateh ...", "Art Laboe and ...") is left alone."""
     text = " ".join(text.split()).rstrip(" .")
-    first = text.split(" ", 1)[0]
-    if first[:1].isupper() and first[1:].islower() and first.isalpha():
+    first, _, rest = text.partition(" ")
+    name = rest[:1].isupper() and first.lower() not in _ARTICLES
+    if first[:1].isupper() and first[1:].islower() and first.isalpha() and not name:
         text = first.lower() + text[len(first):]
     return text
+
+
+_ARTICLES = frozenset({"the", "a", "an", "this", "these", "those", "that", "its", "their", "in", "on", "at", "of"})
 
 
 def _cite(ids: Sequence[str]) -> str:
@@ -309,8 +314,9 @@ def _article(phrase: str) -> str:
 
 def dropped_reason(text: str, claim: Claim, owner: Claim | None = None) -> Reason:
     """Why a given item was set aside, by code: what it is about instead (the names of its own text that the
-    claim never uses: its variant, gene, drug or disease) and the known claim it belongs to."""
-    own = [w for w in other_names(text, claim.text, claim.context) if len(w) > 2][:3]
+    claim never uses, each whole: its variant, gene, drug, disease, person or place) and the known claim it
+    belongs to."""
+    own = other_phrases(text, claim.text, claim.context)
     lead = f"Not about this claim: it is about {_join(own)}" if own else \
         "Not about this claim: it ranks far from the claim among the evidence"
     tails = [""]

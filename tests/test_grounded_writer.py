@@ -96,6 +96,17 @@ def test_verdict_sentences_open_with_the_verdict_and_never_cite_both_sides():
     assert "not enough evidence" in verdict_sentences("X is Y", [], [])[0]
 
 
+@pytest.mark.parametrize("claim, clause", [
+    ("Patients with EGFR L858R respond to erlotinib.", "patients with EGFR L858R respond to erlotinib"),
+    ("The actress who played the Duchess was born in 1946.", "the actress who played the Duchess was born in 1946"),
+    ("Eenasul Fateh worked as a consultant.", "Eenasul Fateh worked as a consultant"),  # a name stays a name
+    ("Art Laboe and Scout Tufankjian share Armenian ancestry.", "Art Laboe and Scout Tufankjian share Armenian ancestry"),
+    ("HER2 amplification predicts sensitivity.", "HER2 amplification predicts sensitivity"),
+])
+def test_the_claim_as_a_clause_lowers_a_plain_first_word_but_never_a_name(claim, clause):
+    assert verdict_sentences(claim, [], ["1"])[0] == f"The one kept item contradicts the claim that {clause} [1]."
+
+
 # -- reasons --------------------------------------------------------------------------------------------------
 ALK = Claim(text="Lung adenocarcinoma positive for ALK-FUSIONS is sensitive to crizotinib",
             context={"Therapies": "Crizotinib"})
@@ -232,12 +243,18 @@ def test_a_set_aside_item_is_described_by_what_it_is_about_and_the_claim_it_belo
     owner = Claim(text="FLT3 D835 mutant AML is sensitive to gilteritinib")
     reason = dropped_reason(text, ALK, owner)
     assert reason.source == "code" and reason.text.startswith("Not about this claim: it is about ")
-    assert "FLT3" in reason.text and reason.text.endswith(
+    assert "FLT3 D835" in reason.text and reason.text.endswith(
         ', and it fits the known claim "FLT3 D835 mutant AML is sensitive to gilteritinib" better.')
     # what the claim itself names is never given as what the item is about instead
     alone = dropped_reason("ALK fusions were found in 4% of lung adenocarcinoma treated with crizotinib.", ALK)
     assert alone.text == "Not about this claim: it ranks far from the claim among the evidence."
     assert is_complete_sentence(reason.text, max_words=40)
+    # a name of several words is named whole, never as its words ("Criss, Angel and Las")
+    bio = ("Christopher Nicholas Sarantakos, known by the stage name Criss Angel, is an American magician. Angel "
+           "began his career in New York City, before moving to Las Vegas. Criss Angel starred in Mindfreak.")
+    about = dropped_reason(bio, Claim(text="Eenasul Fateh, known by his stage name Aladin, worked as a consultant."))
+    assert about.text == ("Not about this claim: it is about Criss Angel, Christopher Nicholas Sarantakos and "
+                          "New York City.")
 
 
 def test_the_reasons_schema_asks_one_required_key_per_id_with_capped_strings():

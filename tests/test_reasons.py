@@ -5,8 +5,8 @@ import pytest
 
 from evidex.agents.grounded_writer import kinds_of
 from evidex.tools.evidence_design import design_of
-from evidex.tools.reasons import (claim_names, copied_share, copies_sentence, is_copy, kept_reason_problem, names,
-                                  names_claim, names_other, numbers, other_names, unbacked_facts)
+from evidex.tools.reasons import (claim_names, copied_share, copies_sentence, is_copy, kept_reason_problem, name_phrases,
+                                  names, names_claim, names_other, numbers, other_names, other_phrases, unbacked_facts)
 
 CLAIM = "Lung adenocarcinoma positive for ALK-FUSIONS have been found to be sensitive to crizotinib treatment"
 EVIDENCE = ("This two arm Phase III study named PROFILE 1007 (NCT00932893) was performed to assess crizotinib vs. "
@@ -54,6 +54,7 @@ def test_facts_may_come_from_the_claim_and_its_context():
     # a number the evidence spells out, an abbreviation it writes in full
     assert unbacked_facts("BCOR ITD in 22 CCSK cases.", "Twenty two clear cell sarcomas of kidney had BCOR ITD.") == []
     assert unbacked_facts("ALL in 5 cases.", "Glioma in five cases.") == ["ALL"]
+    assert unbacked_facts("Jerry Goldsmith's score.", "A film score by Jerry Goldsmith.") == []
     # "all" stated as 100%, but never as a count of 100
     assert unbacked_facts("RT-PCR: 100% of 26 cases had the fusion.", "RT-PCR found the fusion in all 26 cases.") == []
     assert unbacked_facts("RT-PCR: 100 cases had the fusion.", "RT-PCR found the fusion in all 26 cases.") == ["100"]
@@ -84,6 +85,19 @@ def test_a_discard_reason_names_what_the_item_is_about_instead():
     assert not names_other("Not about this claim.", text, claim)
     assert not names_other("Not about this claim: it is about afatinib in NSCLC.", text, claim)
     assert names_claim("EGFR-mutant tumours responded.", claim) and not names_claim("Tumours responded.", claim)
+
+
+def test_names_of_several_words_stay_whole():
+    text = ("James P. Comer was born in East Chicago, Indiana on September 25, 1934. Patients with FLT3-ITD AML and "
+            "EGFR L858R Ba/F3 cells received gilteritinib at Yale's clinic.")
+    assert name_phrases(text) == ["James P. Comer", "East Chicago", "Indiana", "September", "FLT3-ITD AML",
+                                  "EGFR L858R Ba/F3", "gilteritinib", "Yale"]
+    # what the claim names is never what the item is about instead; a date is not a subject; no phrase twice
+    claim = "EGFR L858R Ba/F3 cells are sensitive to afatinib; Comer agreed."
+    assert other_phrases(text, claim, limit=5) == ["James P. Comer", "East Chicago", "Indiana", "FLT3-ITD AML",
+                                                    "gilteritinib"]
+    assert other_phrases("Criss Angel starred in Criss Angel Mindfreak.", "Aladin is a magician.") == ["Criss Angel"]
+    assert other_phrases("A phase III trial of Korean patients with MCF-7 cells.", "BRAF V600E") == ["MCF-7"]
 
 
 @pytest.mark.parametrize("text, design", [

@@ -136,7 +136,8 @@ def unbacked_facts(reason: str, evidence: str, claim: str = "", context: Mapping
     if "100" in missing and _ALL_PERCENT.search(reason) and _ALL.search(source):  # "all 26 cases" stated as "100%"
         missing.remove("100")
     unknown = [w for w in dict.fromkeys(terms(reason)) if w.lower() not in have_words
-               and not (w[:-1].lower() in have_words and w.endswith("s"))]  # "EGFRs" for "EGFR"
+               and not (w[:-1].lower() in have_words and w.endswith("s"))  # "EGFRs" for "EGFR"
+               and w.lower().removesuffix("'s") not in have_words]  # "Goldsmith's" for "Goldsmith"
     if unknown:
         initials = _acronyms(source)
         unknown = [w for w in unknown if not (w.isupper() and w.isalpha() and w.lower() in initials)]
@@ -233,6 +234,74 @@ def other_names(text: str, claim: str, context: Mapping[str, str] | None = None)
     for w in found:
         counts[w] = counts.get(w, 0) + 1
     return sorted(counts, key=lambda w: (-counts[w], found.index(w)))
+
+
+_JOIN = re.compile(r"[\s/-]+")  # what may stand between two words of one name ("New York", "FLT3-ITD", "Ba/F3")
+_ROMAN_NUMERAL = re.compile(r"[IVX]+")  # "phase III": a number, not a subject
+_DEMONYM = re.compile(r"[A-Z][a-z]+(?:ican|ian|ean|ese|ish)")  # "an American magician", "Korean patients"
+_INITIAL = re.compile(r"\.\s*")
+MAX_PHRASE_WORDS = 5
+# Capitalised words of dates: a date is not what an item is about
+_DATE_WORDS = frozenset("""january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday""".split())
+
+
+def _is_term(word: str, n: int) -> bool:
+    return bool(names(word if n == 0 else f"A {word}") or _TERM.fullmatch(word))
+
+
+def name_phrases(text: str) -> list[str]:
+    """The names of ``text`` as written, in order, a name of several words kept whole ("Criss Angel", "New York",
+    "EGFR L858R", "FLT3-ITD"): runs of adjacent terms (:func:`terms`); a capitalised first word of a sentence
+    starts a run when a term follows it ("Clifford Smith (born ...)"). A possessive "'s" is dropped."""
+    out: list[str] = []
+    for sentence in split_sentences(text or ""):
+        tokens = list(_TOKEN.finditer(sentence))
+        run: list[re.Match] = []
+
+        def close() -> None:
+            if run:
+                out.append(re.sub(r"'s$", "", sentence[run[0].start(): run[-1].end()]))
+                run.clear()
+        for n, m in enumerate(tokens):
+            word = m.group()
+            suffix = run and word.isdigit() and sentence[run[-1].end(): m.start()] in ("-", "/")  # "MCF-7"
+            term = suffix or _is_term(word, n) or (n == 0 and word[:1].isupper() and word.lower() not in _PLAIN_CAPITALS
+                                         and n + 1 < len(tokens) and _is_term(tokens[1].group(), 1)
+                                         and _JOIN.fullmatch(sentence[m.end(): tokens[1].start()]) is not None)
+            gap = sentence[run[-1].end(): m.start()] if run else ""
+            initial = run and len(run[-1].group()) == 1 and run[-1].group().isupper()  # "James P. Comer"
+            joined = run and (_JOIN.fullmatch(gap) is not None or (initial and _INITIAL.fullmatch(gap) is not None)) \
+                and not run[-1].group().endswith("'s") and len(run) < MAX_PHRASE_WORDS
+            if not term or not joined:
+                close()
+            if term:
+                run.append(m)
+        close()
+    return out
+
+
+def other_phrases(text: str, claim: str, context: Mapping[str, str] | None = None, limit: int = 3) -> list[str]:
+    """What ``text`` is about that the claim is not: its names (:func:`name_phrases`) with a word the claim and
+    its context never use, most frequent first (ties: first seen), at most ``limit``, none part of another
+    chosen one ("Criss Angel" and "Criss Angel Mindfreak" name one thing). A date, a Roman numeral ("phase III")
+    or a nationality ("American") is not what an item is about."""
+    known = _lower_words(claim, _context_text(context))
+    found = [p for p in name_phrases(text) if len(p) > 2 and not _ROMAN_NUMERAL.fullmatch(p)
+             and not _DEMONYM.fullmatch(p)
+             and any(w.lower() not in known and not w.isdigit() and w.lower() not in _DATE_WORDS for w in _words(p))]
+    counts: dict[str, int] = {}
+    for p in found:
+        counts[p] = counts.get(p, 0) + 1
+    chosen: list[str] = []
+    for p in sorted(counts, key=lambda p: (-counts[p], found.index(p))):
+        words = f" {' '.join(_words(p)).lower()} "
+        if not any(words in f" {' '.join(_words(c)).lower()} " or f" {' '.join(_words(c)).lower()} " in words
+                   for c in chosen):
+            chosen.append(p)
+        if len(chosen) == limit:
+            break
+    return chosen
 
 
 def names_other(reason: str, text: str, claim: str, context: Mapping[str, str] | None = None) -> bool:
