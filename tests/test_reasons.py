@@ -97,7 +97,8 @@ def test_names_of_several_words_stay_whole():
     assert other_phrases(text, claim, limit=5) == ["James P. Comer", "East Chicago", "Indiana", "FLT3-ITD AML",
                                                     "gilteritinib"]
     assert other_phrases("Criss Angel starred in Criss Angel Mindfreak.", "Aladin is a magician.") == ["Criss Angel"]
-    assert other_phrases("A phase III trial of Korean patients with MCF-7 cells.", "BRAF V600E") == ["MCF-7"]
+    assert other_phrases("A phase III trial of Korean patients with MCF-7 cells at 2.5nM.", "BRAF V600E") == ["MCF-7"]
+    assert name_phrases("The EWSR1::ERG fusion marks Ewing sarcoma.") == ["EWSR1::ERG", "Ewing sarcoma"]
 
 
 @pytest.mark.parametrize("text, design", [

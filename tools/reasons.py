@@ -236,8 +236,10 @@ def other_names(text: str, claim: str, context: Mapping[str, str] | None = None)
     return sorted(counts, key=lambda w: (-counts[w], found.index(w)))
 
 
-_JOIN = re.compile(r"[\s/-]+")  # what may stand between two words of one name ("New York", "FLT3-ITD", "Ba/F3")
+# what may stand between two words of one name ("New York", "FLT3-ITD", "Ba/F3", "EWSR1::ERG")
+_JOIN = re.compile(r"\s+|\s*[/-]\s*|::?")
 _ROMAN_NUMERAL = re.compile(r"[IVX]+")  # "phase III": a number, not a subject
+_MEASURE = re.compile(r"\d+(?:[nuµm]?M|[mk]?g|[mµ]?[lL]|[cmn]m|m?s|h|min|bp|kb|Mb|Gy|x|fold)")  # "2.5nM", "10mg"
 _DEMONYM = re.compile(r"[A-Z][a-z]+(?:ican|ian|ean|ese|ish)")  # "an American magician", "Korean patients"
 _INITIAL = re.compile(r"\.\s*")
 MAX_PHRASE_WORDS = 5
@@ -284,11 +286,11 @@ def name_phrases(text: str) -> list[str]:
 def other_phrases(text: str, claim: str, context: Mapping[str, str] | None = None, limit: int = 3) -> list[str]:
     """What ``text`` is about that the claim is not: its names (:func:`name_phrases`) with a word the claim and
     its context never use, most frequent first (ties: first seen), at most ``limit``, none part of another
-    chosen one ("Criss Angel" and "Criss Angel Mindfreak" name one thing). A date, a Roman numeral ("phase III")
-    or a nationality ("American") is not what an item is about."""
+    chosen one ("Criss Angel" and "Criss Angel Mindfreak" name one thing). A date, a Roman numeral ("phase III"),
+    a measure ("2.5nM") or a nationality ("American") is not what an item is about."""
     known = _lower_words(claim, _context_text(context))
     found = [p for p in name_phrases(text) if len(p) > 2 and not _ROMAN_NUMERAL.fullmatch(p)
-             and not _DEMONYM.fullmatch(p)
+             and not _DEMONYM.fullmatch(p) and not _MEASURE.fullmatch(p)
              and any(w.lower() not in known and not w.isdigit() and w.lower() not in _DATE_WORDS for w in _words(p))]
     counts: dict[str, int] = {}
     for p in found:
