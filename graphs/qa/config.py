@@ -52,8 +52,9 @@ class QASettings(Strict):
     window: int = Field(5, ge=1, le=50, description="neusym: action/observation pairs kept in the prompt")
     observation_chars: int = Field(3000, ge=200, le=50_000, description="neusym: an observation is cut to this many "
                                    "characters in the turns' prompt")
-    probe_passages: int = Field(8, ge=0, le=20, description="neusym: passages the probe adds (the hybrid and the "
-                                "keyword ranking of the question, interleaved)")
+    probe_passages: int = Field(6, ge=0, le=20, description="neusym: passages the probe adds (the hybrid and the "
+                                "keyword ranking of the question, interleaved); each adds some 200 prompt tokens "
+                                "to the early answer's call")
     probe_chars: int = Field(10_000, ge=500, le=50_000, description="neusym: the probe as the early answer's context")
     evidence_chars: int = Field(6000, ge=500, le=100_000, description="neusym: context of the answer written from "
                                 "what the turns found")
