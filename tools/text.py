@@ -33,7 +33,8 @@ def quote_in(quote: str, context: str, *, min_words: int = 2, coverage: float = 
 
 def value_in(answer: str, context: str) -> bool:
     """Whether an answer's value can be read in ``context``: every item of a JSON list answer, or the answer itself,
-    appears there as a run of words (numbers as whole tokens: "6" is not found in "16"). Yes/no answers cannot
+    appears there as a run of words (numbers as whole tokens: "6" is not found in "16"; "10907" is found in
+    "10,907"). Yes/no answers cannot
     be checked this way and count as found."""
     import json
 
@@ -44,9 +45,10 @@ def value_in(answer: str, context: str) -> bool:
     items = value if isinstance(value, list) else [value]
     if not items or isinstance(value, bool):
         return isinstance(value, bool)
-    text = " " + " ".join(w.lower() for w in _WORD.findall(context or "")) + " "
+    # thousands separators aside on both sides: "10907" is read in "10,907" (answer formats ask for none)
+    text = " " + " ".join(w.lower() for w in _WORD.findall(drop_thousands_commas(context or ""))) + " "
     for item in items:
-        words = [w.lower() for w in _WORD.findall(str(item))]
+        words = [w.lower() for w in _WORD.findall(drop_thousands_commas(str(item)))]
         if not words or f" {' '.join(words)} " not in text:
             return False
     return True

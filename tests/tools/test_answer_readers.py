@@ -375,6 +375,15 @@ def test_an_answer_is_grounded_in_the_context_and_cites_the_items_holding_it():
     assert grounding(Answer(value="wombat", reader="model"), CONTEXT, fallback=2) == ["metadata.p1", "tables.t1"]
 
 
+def test_a_number_is_found_where_the_paper_prints_it_with_thousands_separators():
+    """Answer formats ask for no separators ("10907"), papers print them ("10,907"): the early answer stands."""
+    from evidex.tools.text import value_in
+    printed = "The dataset consists of 10,907 training dialogues and 1,000 validation dialogues."
+    assert value_in("10907", printed) and value_in("10,907", printed) and value_in("1000", printed)
+    assert not value_in("907", printed) and not value_in("10", printed)  # still whole numbers only
+    assert value_in("[10907, 1000]", printed) and not value_in("[10907, 968]", printed)
+
+
 def test_the_reasons_an_early_answer_is_not_taken():
     q = ask("In Table 1, excluding Ours, which system is best?", "A string, e.g. Baseline.")
     assert rejects(Answer(value="wombat", reader="model"), q, CONTEXT) == "not found in the context"
