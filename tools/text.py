@@ -31,11 +31,16 @@ def quote_in(quote: str, context: str, *, min_words: int = 2, coverage: float = 
     return sum(w in vocabulary for w in words) / len(words) >= coverage and len(words) >= 2 * min_words
 
 
+def _number_words(text: str) -> list[str]:
+    """``text``'s words, lower-cased, its numbers without thousands separators ("10,907" -> "10907")."""
+    return [w.lower() for w in _WORD.findall(drop_thousands_commas(text))]
+
+
 def value_in(answer: str, context: str) -> bool:
     """Whether an answer's value can be read in ``context``: every item of a JSON list answer, or the answer itself,
-    appears there as a run of words (numbers as whole tokens: "6" is not found in "16"; "10907" is found in
-    "10,907"). Yes/no answers cannot
-    be checked this way and count as found."""
+    appears there as a run of words (numbers as whole tokens: "6" is not found in "16"; thousands separators aside
+    on both sides, since answer formats ask for none: "10907" is found in "10,907"). Yes/no answers cannot be
+    checked this way and count as found."""
     import json
 
     try:
@@ -45,10 +50,9 @@ def value_in(answer: str, context: str) -> bool:
     items = value if isinstance(value, list) else [value]
     if not items or isinstance(value, bool):
         return isinstance(value, bool)
-    # thousands separators aside on both sides: "10907" is read in "10,907" (answer formats ask for none)
-    text = " " + " ".join(w.lower() for w in _WORD.findall(drop_thousands_commas(context or ""))) + " "
+    text = f" {' '.join(_number_words(context or ''))} "
     for item in items:
-        words = [w.lower() for w in _WORD.findall(drop_thousands_commas(str(item)))]
+        words = _number_words(str(item))
         if not words or f" {' '.join(words)} " not in text:
             return False
     return True

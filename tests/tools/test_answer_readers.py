@@ -15,6 +15,7 @@ from evidex.tools.paperstore import Paper, Passage, Table
 from evidex.tools.qa import PaperQuestion
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import named_in, parse_question
+from evidex.tools.text import value_in
 
 
 def ask(text: str, answer_format: str = "A short answer.", papers=("p1",), conferences=()):
@@ -377,7 +378,6 @@ def test_an_answer_is_grounded_in_the_context_and_cites_the_items_holding_it():
 
 def test_a_number_is_found_where_the_paper_prints_it_with_thousands_separators():
     """Answer formats ask for no separators ("10907"), papers print them ("10,907"): the early answer stands."""
-    from evidex.tools.text import value_in
     printed = "The dataset consists of 10,907 training dialogues and 1,000 validation dialogues."
     assert value_in("10907", printed) and value_in("10,907", printed) and value_in("1000", printed)
     assert not value_in("907", printed) and not value_in("10", printed)  # still whole numbers only
