@@ -42,7 +42,7 @@ from evidex.agents.structured import StructuredOutputError, call_structured
 from evidex.tools.cited_text import is_complete_sentence, sentence_stance, split_sentences, strip_citations
 from evidex.tools.claims import Claim, Evidence, EvidenceDecision
 from evidex.tools.evidence_design import design_of, strength
-from evidex.tools.reasons import (COPY, LEAD_WORDS, MAX_REASON_WORDS, UNBACKED, copies_sentence,
+from evidex.tools.reasons import (COPY, LEAD_WORDS, MAX_REASON_WORDS, UNBACKED, copies_sentence, evidence_spelling,
                                   kept_reason_problem, other_phrases)
 
 Verdict = Literal["supported", "refuted", "mixed", "not enough evidence"]
@@ -139,6 +139,11 @@ def reasons_schema(kept: list[str], reason_chars: int) -> type[BaseModel]:
     return create_model("Reasons", __config__=ConfigDict(populate_by_name=True), **fields)
 
 
+# Decoding that keeps the model from retelling an item's sentence: llama.cpp's DRY sampler lowers a token that
+# would extend a run of more than 6 tokens already in the prompt, more steeply the longer the run (a name or a
+# number stays within it). The words it then bends are spelled as the item spells them (``evidence_spelling``).
+NO_RETELLING = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 6, "dry_penalty_last_n": 8192}
+
 CUT = "\x00cut\x00"  # marks a model text that reached its length cap (never in model text: JSON strips NUL)
 
 
@@ -158,7 +163,8 @@ def write_reasons(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evide
     schema = reasons_schema(kept_ids, reason_chars)
     # the grammar caps every string; at least one token per 3 characters of each, plus its key and quotes
     max_tokens = 24 + len(kept_ids) * (reason_chars // 3 + 10)
-    result = call_structured(llm, schema, msgs, name=name, max_tokens=max_tokens, repair=False)
+    result = call_structured(llm, schema, msgs, name=name, max_tokens=max_tokens, repair=False,
+                             llama_sampling=NO_RETELLING)
 
     def marked(text: str) -> str:
         text = " ".join(text.split())
@@ -257,15 +263,16 @@ def kept_reason(decision: EvidenceDecision, written: str | None, evidence: str, 
     """The reason for a kept item: the model's key fact, linked to the claim by code, when it passes the check;
     else an honest short reason.
 
-    The model writes the item's key fact, "<design, patients>: <result with the item's numbers>"; code writes how
-    it bears on the claim from the item's label and the claim's own words (:func:`linked`), so a reason never
+    The model writes the item's key fact, "<design, patients>: <result with the item's numbers>" (decoded with a
+    penalty on retelling the item's sentences, ``NO_RETELLING``; its words spelt as the item spells them); code
+    writes how it bears on the claim from the item's label and the claim's own words (:func:`linked`), so a reason never
     draws a conclusion the decision did not. The whole reason is then checked (no fact the evidence does not
     state, the claim's entity named, not one evidence sentence retold word for word, not the other side); when
     only its lead states what the evidence does not ("Phase 3, 469 patients:" for a trial of another size), the
     lead is restated as the design the item's text states, or dropped."""
     problem = "no reason written"
     if written:
-        text = _finish(written.removeprefix(CUT))
+        text = evidence_spelling(_finish(written.removeprefix(CUT)), f"{evidence} {claim.text}")
         if written.startswith(CUT):
             problem = "cut at the length cap"
         else:

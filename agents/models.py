@@ -40,7 +40,7 @@ def make_chat_model(spec: str = "local", *, temperature: float = 0.0, max_tokens
                                     prompt_cache_mib=prompt_cache_mib)
         return ChatOpenAI(model=name or path.stem, base_url=server.base_url, api_key=server.api_key,
                           temperature=temperature, max_tokens=max_tokens, timeout=timeout_s, max_retries=1,
-                          stream_usage=True)
+                          stream_usage=True, metadata={LLAMA_CPP: True})
     if provider == "openai":
         from langchain_openai import ChatOpenAI
 
@@ -86,6 +86,17 @@ def describe_model(llm) -> str:
         if isinstance(value, str) and value.strip():
             return f"{cls}({value.strip()})"
     return cls
+
+
+LLAMA_CPP = "llama_cpp"  # metadata key of the local model: its server takes llama.cpp's own sampling fields
+
+
+def is_llama_cpp(llm: BaseChatModel) -> bool:
+    """Whether ``llm`` is the local llama.cpp server (``local``), which accepts llama.cpp's sampling fields (a hosted
+    OpenAI-style endpoint may reject them)."""
+    from evidex.agents.lazy_model import unwrap
+
+    return bool((getattr(unwrap(llm), "metadata", None) or {}).get(LLAMA_CPP))
 
 
 def is_openai_compatible(llm: BaseChatModel) -> bool:

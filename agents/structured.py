@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
 from evidex.agents.lazy_model import unwrap
-from evidex.agents.models import is_openai_compatible
+from evidex.agents.models import is_llama_cpp, is_openai_compatible
 from evidex.agents.prompts import render
 
 T = TypeVar("T", bound=BaseModel)
@@ -58,20 +58,24 @@ def _invoke(llm: BaseChatModel, messages: list[BaseMessage], name: str, kwargs: 
 
 
 def call_structured(llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], *, name: str,
-                    max_tokens: int | None = None, repair: bool = True) -> T:
+                    max_tokens: int | None = None, repair: bool = True, llama_sampling: dict | None = None) -> T:
     """The model's reply to ``messages`` as ``schema``; one repair round when it does not parse (``repair=False``:
-    none, for a caller that has a fallback and would rather not pay for a second call)."""
-    return call_structured_reply(llm, schema, messages, name=name, max_tokens=max_tokens, repair=repair)[0]
+    none, for a caller that has a fallback and would rather not pay for a second call). ``llama_sampling``:
+    llama.cpp sampling fields sent to the local model only (other models ignore them)."""
+    return call_structured_reply(llm, schema, messages, name=name, max_tokens=max_tokens, repair=repair,
+                                 llama_sampling=llama_sampling)[0]
 
 
 def call_structured_reply(llm: BaseChatModel, schema: type[T], messages: list[BaseMessage], *, name: str,
                           max_tokens: int | None = None, repair: bool = True,
-                          top_logprobs: int = 0) -> tuple[T, AIMessage]:
+                          top_logprobs: int = 0, llama_sampling: dict | None = None) -> tuple[T, AIMessage]:
     """:func:`call_structured`, plus the reply message that parsed (its ``response_metadata`` holds the token
     log-probabilities when ``top_logprobs`` > 0 and the model is served OpenAI-style; others ignore it)."""
     kwargs = _call_kwargs(llm, schema)
     if max_tokens and is_openai_compatible(llm):
         kwargs["max_tokens"] = max_tokens
+    if llama_sampling and is_llama_cpp(llm):
+        kwargs["extra_body"] = dict(llama_sampling)
     if top_logprobs and is_openai_compatible(llm):
         kwargs.update(logprobs=True, top_logprobs=top_logprobs)
     raw = ""

@@ -78,7 +78,7 @@ class Handler(BaseHTTPRequestHandler):
         ok = self.headers.get("Authorization") == f"Bearer {KEY}"
         schema = (body.get("response_format") or {}).get("json_schema")
         type(self).seen.append({"path": self.path, "model": body.get("model"), "authorized": ok,
-                                "schema": bool(schema)})
+                                "schema": bool(schema), "dry": {k: v for k, v in body.items() if k.startswith("dry_")}})
         if not ok:
             return self._send(401, {"error": {"message": "Invalid API Key", "type": "authentication_error"}})
         if self.path != "/v1/chat/completions":

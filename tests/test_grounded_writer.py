@@ -144,6 +144,24 @@ def test_the_models_checked_fact_is_linked_to_the_claim_by_code_and_a_failing_on
         assert is_complete_sentence(reason.text, max_words=40)
 
 
+def test_the_reasons_call_asks_the_local_model_not_to_retell_and_sends_a_hosted_model_nothing_of_llama_cpps():
+    from langchain_openai import ChatOpenAI
+    from openai_standin import KEY, Handler, standin_server
+
+    from evidex.agents.grounded_writer import NO_RETELLING, safe_reasons, write_reasons
+    from evidex.agents.models import LLAMA_CPP
+
+    kept = [Evidence(id="1198", text=PROFILE)]
+    with standin_server() as url:
+        for metadata in ({LLAMA_CPP: True}, None):
+            Handler.seen.clear()
+            llm = ChatOpenAI(model="m", base_url=url, api_key=KEY, temperature=0, max_retries=0, metadata=metadata)
+            # the stand-in's short text fails the schema's minimum length: the call falls back, the request is kept
+            assert safe_reasons(lambda: write_reasons(llm, {"claim": ALK}, kept, words=20))[0] == {}
+            assert len(Handler.seen) == 1 and Handler.seen[0]["schema"]
+            assert Handler.seen[0]["dry"] == (NO_RETELLING if metadata else {})
+
+
 def test_a_phrase_lifted_from_a_longer_sentence_is_a_fact_but_a_retold_sentence_is_a_copy():
     phrase = "Case report: patient found to harbor the ALK fusion by reverse transcription PCR"
     text = ("A 28 year-old patient with lung cancer that failed conventional therapy was found to harbor the ALK "

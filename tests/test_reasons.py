@@ -5,8 +5,9 @@ import pytest
 
 from evidex.agents.grounded_writer import kinds_of
 from evidex.tools.evidence_design import design_of
-from evidex.tools.reasons import (claim_names, copied_share, copies_sentence, is_copy, kept_reason_problem, name_phrases,
-                                  names, names_claim, names_other, numbers, other_names, other_phrases, unbacked_facts)
+from evidex.tools.reasons import (claim_names, copied_share, copies_sentence, evidence_spelling, is_copy,
+                                  kept_reason_problem, name_phrases, names, names_claim, names_other, numbers,
+                                  other_names, other_phrases, unbacked_facts)
 
 CLAIM = "Lung adenocarcinoma positive for ALK-FUSIONS have been found to be sensitive to crizotinib treatment"
 EVIDENCE = ("This two arm Phase III study named PROFILE 1007 (NCT00932893) was performed to assess crizotinib vs. "
@@ -54,6 +55,9 @@ def test_facts_may_come_from_the_claim_and_its_context():
     # a number the evidence spells out, an abbreviation it writes in full
     assert unbacked_facts("BCOR ITD in 22 CCSK cases.", "Twenty two clear cell sarcomas of kidney had BCOR ITD.") == []
     assert unbacked_facts("ALL in 5 cases.", "Glioma in five cases.") == ["ALL"]
+    plural = "41% of DAs had MYB rearrangements."  # an abbreviation's plural
+    assert unbacked_facts(plural, "MYB rearrangements in 41% of diffuse astrocytomas.") == []
+    assert unbacked_facts(plural, "MYB rearrangements in 41% of glioblastomas.") == ["DAs"]
     assert unbacked_facts("Jerry Goldsmith's score.", "A film score by Jerry Goldsmith.") == []
     # "all" stated as 100%, but never as a count of 100
     assert unbacked_facts("RT-PCR: 100% of 26 cases had the fusion.", "RT-PCR found the fusion in all 26 cases.") == []
@@ -124,3 +128,49 @@ def test_kept_items_are_counted_clinical_and_preclinical():
     assert kinds_of(texts) == "2 clinical, 1 preclinical"
     assert kinds_of(["Ba/F3 cells were sensitive."]) == "1 preclinical"
     assert kinds_of(["Eenasul Fateh was a consultant."]) == ""
+
+
+def test_a_word_one_slip_from_the_evidence_is_spelt_as_the_evidence_spells_it():
+    evidence = ("This nonsense mutation was found in one patient with pheochromocytoma and von Hippel-Lindau disease. "
+                "Gilteritinib inhibited FLT3 phosphorylation in 12 patients; two relapses. NCT01871805.")
+    cases = {
+        # a letter dropped; a capital opening a sentence stays
+        "Nonsense mutation with pheochromoctoma.": "Nonsense mutation with pheochromocytoma.",
+        "Pheochromoctoma in one patient.": "Pheochromocytoma in one patient.",
+        "Von Hippel-LindAU disease.": "Von Hippel-Lindau disease.",  # the same letters in another case
+        "Gilteritinib inhibited FLT3 phosphoryaltion.": "Gilteritinib inhibited FLT3 phosphorylation.",  # swapped
+        "Gilteritinibi inhibited FLT3.": "Gilteritinib inhibited FLT3.",  # a letter added
+        # never an ending, a short word, or a number or identifier
+        "One patient had two relapse.": "One patient had two relapse.",
+        "12 patient had NCT01871905.": "12 patient had NCT01871905.",
+    }
+    for text, spelt in cases.items():
+        assert evidence_spelling(text, evidence) == spelt, text
+    assert unbacked_facts("12 patient had NCT01871905.", evidence) == ["NCT01871905"]
+
+
+def test_a_number_or_name_broken_by_a_space_or_two_words_run_together_are_spaced_as_the_evidence_spaces_them():
+    evidence = ("ORR: 42.1% vs 21.1% in 44 patients. Found in family 3708 and phospho-SMAD1/5/8 rose. 38 classical MN, "
+                "29 cellular MN. Treated in 2019. 5 patients relapsed.")
+    cases = {"ORR 42.1% vs 21. 1%.": "ORR 42.1% vs 21.1%.", "In family 37 08.": "In family 3708.",
+             "Phospho-SMAD1/5/ 8 rose.": "Phospho-SMAD1/5/8 rose.", "29 cellularMN.": "29 cellular MN.",
+             # what the evidence itself writes apart stays apart
+             "Treated in 2019. 5 patients relapsed.": "Treated in 2019. 5 patients relapsed.",
+             "In 44 patients.": "In 44 patients."}
+    for text, spaced in cases.items():
+        assert evidence_spelling(text, evidence) == spaced, text
+        assert unbacked_facts(spaced, evidence) == [], spaced
+
+
+def test_a_singular_of_the_evidences_plural_and_a_number_written_against_its_unit_are_stated():
+    assert unbacked_facts("QKI::NTRK2 in pilocytic astrocytoma.", "QKI::NTRK2 in 96 pilocytic astrocytomas.") == []
+    assert unbacked_facts("LMNA-NTRK1: IC50 1.4 nM.", "IC50 for LMNA-NTRK1 (1.4nM) and TPM3-NTRK1 (2.5nM).") == []
+    assert unbacked_facts("IC50 3.1 nM.", "IC50 for LMNA-NTRK1 (1.4nM).") == ["3.1"]
+    assert unbacked_facts("600 patients had BRAF V600E.", "BRAF V600E in 45 patients.") == ["600"]  # a name's digits
+
+
+def test_words_in_a_script_the_evidence_does_not_use_are_facts_it_does_not_state():
+    evidence = "Etv6-NTRK3 mice developed aggressive lymphoid leukemia."
+    bent = "Etv6-NTRK3 mice developed aggressive \u6dcb\u5df4oid leukemia."
+    assert unbacked_facts(bent, evidence) == ["\u6dcb\u5df4"]
+    assert unbacked_facts("Etv6-NTRK3 mice developed aggressive lymphoid leukemia.", evidence) == []

@@ -13,6 +13,10 @@ three things a reader can check without a model:
 A reason for a discarded item names what the item is about instead (:func:`names_other`): a name of the item's
 own that the claim and its context never use.
 
+Before the check, :func:`evidence_spelling` writes the model's words as the item writes them where the model slipped
+("pheochromoctoma", "21. 1%", "cellularMN"): the reasons call decodes with a penalty on retelling the item's
+sentences, which now and then bends a word it should have kept whole.
+
 Shared by the writer (``agents.grounded_writer``: a model reason that fails falls back to an honest short one)
 and the trust metrics (``evaluators.trust``), so both mean the same thing by "a reason".
 """
@@ -126,22 +130,116 @@ _ALL_PERCENT = re.compile(r"\b100\s*%")
 _ALL = re.compile(r"\b(?:all|every)\b", re.I)
 
 
+def _abbreviation(word: str) -> str:
+    """An abbreviation's letters ("CCSK"; "DAs", a plural, gives "DA"), else ""."""
+    stem = word.removesuffix("s") if len(word) > 2 else word
+    return stem if stem.isupper() and stem.isalpha() else ""
+
+
+# A measure's number written against its unit ("2.5nM", "12mg"): the number is stated
+_UNIT = re.compile(r"(?<=\d)(?=(?:nM|uM|µM|mM|pM|mg|kg|ml|mL|ng|ug|µg|mo|h|d)\b)")
+# Letters of scripts a word of another language is written in (CJK, kana, hangul): a model bent off a word writes
+# them now and then ("淋巴oid"), and they are facts the evidence does not state unless it uses them itself
+_FOREIGN = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+
 def unbacked_facts(reason: str, evidence: str, claim: str = "", context: Mapping[str, str] | None = None) -> list[str]:
     """The numbers and names ``reason`` states that neither the evidence, the claim nor its context state. A number
-    may be spelled out there ("twenty two"), an abbreviation spelled out in full ("CCSK"), and "100%" stated as
-    "all" or "every"."""
+    may be spelled out there ("twenty two"), an abbreviation spelled out in full ("CCSK", and its plural "DAs" for
+    "diffuse astrocytomas"), and "100%" stated as "all" or "every"."""
     source = " ".join([evidence, claim, _context_text(context)])
-    have_numbers, have_words = numbers(source) | spelled_numbers(source), _lower_words(source)
+    have_numbers = numbers(source) | numbers(_UNIT.sub(" ", source)) | spelled_numbers(source)
+    have_words = _lower_words(_UNIT.sub(" ", source))
     missing = sorted(numbers(reason) - have_numbers)
     if "100" in missing and _ALL_PERCENT.search(reason) and _ALL.search(source):  # "all 26 cases" stated as "100%"
         missing.remove("100")
     unknown = [w for w in dict.fromkeys(terms(reason)) if w.lower() not in have_words
                and not (w[:-1].lower() in have_words and w.endswith("s"))  # "EGFRs" for "EGFR"
+               and f"{w.lower()}s" not in have_words  # "astrocytoma" for "astrocytomas"
                and w.lower().removesuffix("'s") not in have_words]  # "Goldsmith's" for "Goldsmith"
     if unknown:
         initials = _acronyms(source)
-        unknown = [w for w in unknown if not (w.isupper() and w.isalpha() and w.lower() in initials)]
-    return missing + unknown
+        unknown = [w for w in unknown if not (_abbreviation(w) and _abbreviation(w).lower() in initials)]
+    foreign = [w for w in dict.fromkeys(_FOREIGN.findall(reason)) if w not in source]
+    return missing + unknown + foreign
+
+
+SPELLING_MIN = 8  # a word this long that is one slip away from a word of the evidence is that word misspelt
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one letter inserted, dropped or replaced, or two neighbours swapped."""
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = sorted((a, b), key=len)
+    if len(long) - len(short) != 1:
+        return False
+    i = next((k for k, (x, y) in enumerate(zip(short, long)) if x != y), len(short))
+    return short[i:] == long[i + 1:]
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def evidence_spelling(text: str, evidence: str) -> str:
+    """``text`` with each word the evidence spells otherwise written as the evidence writes it: the same letters in
+    another case ("LindAU" -> "Lindau"), or, for a word of at least ``SPELLING_MIN`` letters, one slip away
+    ("pheochromoctoma" -> "pheochromocytoma"; never a plural or other ending: "patient" stays "patient")."""
+    own = set(_WORD.findall(evidence or ""))
+    by_lower: dict[str, set[str]] = {}
+    for word in own:
+        by_lower.setdefault(word.lower(), set()).add(word)
+
+    def spelt(match: re.Match) -> str:
+        word = match.group(0)
+        if word in own or len(word) < 4:
+            return word
+        if len(same := by_lower.get(word.lower(), set())) == 1:
+            form = next(iter(same))
+            return form if word[1:] != form[1:] else word  # "Nonsense" opening a sentence stays
+        if len(word) < SPELLING_MIN:
+            return word
+        low = word.lower()
+        near = {w for w in own if abs(len(w) - len(word)) <= 1 and _one_slip(low, w.lower())
+                and not _endings_differ(low, w.lower())}
+        if len(near) != 1:
+            return word
+        form = next(iter(near))
+        return form[:1].upper() + form[1:] if word[:1].isupper() else form
+    return _spacing(_WORD.sub(spelt, text), evidence or "")
+
+
+_STRAY_SPACE = re.compile(r"(?<=\S) (?=\d)")
+
+
+def _spacing(text: str, evidence: str) -> str:
+    """``text`` with the spacing of the evidence where the model split or joined what it writes whole or apart: a
+    number or name broken by a space ("21. 1%" for "21.1%", "family 37 08" for "family 3708", "SMAD1/5/ 8"), two of
+    its words run together ("cellularMN" for "cellular MN")."""
+    out, start, lower = [], 0, evidence.lower()
+    for space in _STRAY_SPACE.finditer(text):
+        left = text[:space.start()].rsplit(" ", 1)[-1]
+        right = re.match(r"[\w./:-]*", text[space.end():]).group(0).rstrip(".,;:")
+        if (left + right).lower() in lower and f"{left} {right}".lower() not in lower:
+            out.append(text[start:space.start()])
+            start = space.end()
+    text = "".join(out) + text[start:]
+    words = _WORD.findall(evidence)
+    apart = {(a + b).lower(): f"{a} {b}" for a, b in zip(words, words[1:]) if f"{a} {b}" in evidence}
+    own = {w.lower() for w in words}
+
+    def split(match: re.Match) -> str:
+        word = match.group(0).lower()
+        return apart[word] if word in apart and word not in own else match.group(0)
+    return _WORD.sub(split, text)
+
+
+def _endings_differ(a: str, b: str) -> bool:
+    """Whether two words differ only in an ending ("patient"/"patients", "relapsed"/"relapses")."""
+    short, long = sorted((a, b), key=len)
+    return long in (short + "s", short + "d") or (len(long) == len(short) and long[:-1] == short[:-1])
 
 
 def names_claim(reason: str, claim: str) -> bool:
