@@ -132,7 +132,8 @@ def test_kept_items_are_counted_clinical_and_preclinical():
 
 def test_a_word_one_slip_from_the_evidence_is_spelt_as_the_evidence_spells_it():
     evidence = ("This nonsense mutation was found in one patient with pheochromocytoma and von Hippel-Lindau disease. "
-                "Gilteritinib inhibited FLT3 phosphorylation in 12 patients; two relapses. NCT01871805.")
+                "Gilteritinib inhibited FLT3 phosphorylation in 12 patients; two relapses. NCT01871805. A novel by "
+                "Nina Bawden. The farmer site.")
     cases = {
         # a letter dropped; a capital opening a sentence stays
         "Nonsense mutation with pheochromoctoma.": "Nonsense mutation with pheochromocytoma.",
@@ -140,6 +141,8 @@ def test_a_word_one_slip_from_the_evidence_is_spelt_as_the_evidence_spells_it():
         "Von Hippel-LindAU disease.": "Von Hippel-Lindau disease.",  # the same letters in another case
         "Gilteritinib inhibited FLT3 phosphoryaltion.": "Gilteritinib inhibited FLT3 phosphorylation.",  # swapped
         "Gilteritinibi inhibited FLT3.": "Gilteritinib inhibited FLT3.",  # a letter added
+        "A novel by Nina Bawen.": "A novel by Nina Bawden.",  # a name of five letters
+        "Studied at the former site.": "Studied at the former site.",  # a plain word under eight letters
         # never an ending, a short word, or a number or identifier
         "One patient had two relapse.": "One patient had two relapse.",
         "12 patient had NCT01871905.": "12 patient had NCT01871905.",
@@ -151,9 +154,10 @@ def test_a_word_one_slip_from_the_evidence_is_spelt_as_the_evidence_spells_it():
 
 def test_a_number_or_name_broken_by_a_space_or_two_words_run_together_are_spaced_as_the_evidence_spaces_them():
     evidence = ("ORR: 42.1% vs 21.1% in 44 patients. Found in family 3708 and phospho-SMAD1/5/8 rose. 38 classical MN, "
-                "29 cellular MN. Treated in 2019. 5 patients relapsed.")
+                "29 cellular MN. Treated in 2019. 5 patients relapsed. The first to score 100 victories.")
     cases = {"ORR 42.1% vs 21. 1%.": "ORR 42.1% vs 21.1%.", "In family 37 08.": "In family 3708.",
              "Phospho-SMAD1/5/ 8 rose.": "Phospho-SMAD1/5/8 rose.", "29 cellularMN.": "29 cellular MN.",
+             "The first to score 100Victories.": "The first to score 100 victories.",
              # what the evidence itself writes apart stays apart
              "Treated in 2019. 5 patients relapsed.": "Treated in 2019. 5 patients relapsed.",
              "In 44 patients.": "In 44 patients."}

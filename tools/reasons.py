@@ -164,7 +164,10 @@ def unbacked_facts(reason: str, evidence: str, claim: str = "", context: Mapping
     return missing + unknown + foreign
 
 
-SPELLING_MIN = 8  # a word this long that is one slip away from a word of the evidence is that word misspelt
+# A word this long that is one slip away from a word of the evidence is that word misspelt (a name, capitalised,
+# from NAME_SPELLING_MIN letters: "Bawen" for "Bawden"; a plain word only when long, so "former" is never "farmer")
+SPELLING_MIN = 8
+NAME_SPELLING_MIN = 5
 
 
 def _one_slip(a: str, b: str) -> bool:
@@ -185,8 +188,9 @@ _WORD = re.compile(r"[A-Za-z]+")
 
 def evidence_spelling(text: str, evidence: str) -> str:
     """``text`` with each word the evidence spells otherwise written as the evidence writes it: the same letters in
-    another case ("LindAU" -> "Lindau"), or, for a word of at least ``SPELLING_MIN`` letters, one slip away
-    ("pheochromoctoma" -> "pheochromocytoma"; never a plural or other ending: "patient" stays "patient")."""
+    another case ("LindAU" -> "Lindau"), or, for a word of at least ``SPELLING_MIN`` letters (a capitalised one:
+    ``NAME_SPELLING_MIN``), one slip away ("pheochromoctoma" -> "pheochromocytoma", "Bawen" -> "Bawden"; never a
+    plural or other ending: "patient" stays "patient")."""
     own = set(_WORD.findall(evidence or ""))
     by_lower: dict[str, set[str]] = {}
     for word in own:
@@ -199,7 +203,7 @@ def evidence_spelling(text: str, evidence: str) -> str:
         if len(same := by_lower.get(word.lower(), set())) == 1:
             form = next(iter(same))
             return form if word[1:] != form[1:] else word  # "Nonsense" opening a sentence stays
-        if len(word) < SPELLING_MIN:
+        if len(word) < (NAME_SPELLING_MIN if word[:1].isupper() else SPELLING_MIN):
             return word
         low = word.lower()
         near = {w for w in own if abs(len(w) - len(word)) <= 1 and _one_slip(low, w.lower())
@@ -217,7 +221,7 @@ _STRAY_SPACE = re.compile(r"(?<=\S) (?=\d)")
 def _spacing(text: str, evidence: str) -> str:
     """``text`` with the spacing of the evidence where the model split or joined what it writes whole or apart: a
     number or name broken by a space ("21. 1%" for "21.1%", "family 37 08" for "family 3708", "SMAD1/5/ 8"), two of
-    its words run together ("cellularMN" for "cellular MN")."""
+    its words or a number and a word run together ("cellularMN" for "cellular MN", "100Victories")."""
     out, start, lower = [], 0, evidence.lower()
     for space in _STRAY_SPACE.finditer(text):
         left = text[:space.start()].rsplit(" ", 1)[-1]
@@ -226,14 +230,17 @@ def _spacing(text: str, evidence: str) -> str:
             out.append(text[start:space.start()])
             start = space.end()
     text = "".join(out) + text[start:]
-    words = _WORD.findall(evidence)
+    words = _ALNUM.findall(evidence)
     apart = {(a + b).lower(): f"{a} {b}" for a, b in zip(words, words[1:]) if f"{a} {b}" in evidence}
     own = {w.lower() for w in words}
 
     def split(match: re.Match) -> str:
         word = match.group(0).lower()
         return apart[word] if word in apart and word not in own else match.group(0)
-    return _WORD.sub(split, text)
+    return _ALNUM.sub(split, text)
+
+
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
 
 
 def _endings_differ(a: str, b: str) -> bool:
