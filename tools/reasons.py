@@ -148,8 +148,9 @@ def unbacked_facts(reason: str, evidence: str, claim: str = "", context: Mapping
     may be spelled out there ("twenty two"), an abbreviation spelled out in full ("CCSK", and its plural "DAs" for
     "diffuse astrocytomas"), and "100%" stated as "all" or "every"."""
     source = " ".join([evidence, claim, _context_text(context)])
-    have_numbers = numbers(source) | numbers(_UNIT.sub(" ", source)) | spelled_numbers(source)
-    have_words = _lower_words(_UNIT.sub(" ", source))
+    unit_apart = _UNIT.sub(" ", source)
+    have_numbers = numbers(source) | numbers(unit_apart) | spelled_numbers(source)
+    have_words = _lower_words(unit_apart)
     missing = sorted(numbers(reason) - have_numbers)
     if "100" in missing and _ALL_PERCENT.search(reason) and _ALL.search(source):  # "all 26 cases" stated as "100%"
         missing.remove("100")
@@ -159,7 +160,7 @@ def unbacked_facts(reason: str, evidence: str, claim: str = "", context: Mapping
                and w.lower().removesuffix("'s") not in have_words]  # "Goldsmith's" for "Goldsmith"
     if unknown:
         initials = _acronyms(source)
-        unknown = [w for w in unknown if not (_abbreviation(w) and _abbreviation(w).lower() in initials)]
+        unknown = [w for w in unknown if not ((letters := _abbreviation(w)) and letters.lower() in initials)]
     foreign = [w for w in dict.fromkeys(_FOREIGN.findall(reason)) if w not in source]
     return missing + unknown + foreign
 
@@ -184,6 +185,7 @@ def _one_slip(a: str, b: str) -> bool:
 
 
 _WORD = re.compile(r"[A-Za-z]+")
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
 
 
 def evidence_spelling(text: str, evidence: str) -> str:
@@ -238,9 +240,6 @@ def _spacing(text: str, evidence: str) -> str:
         word = match.group(0).lower()
         return apart[word] if word in apart and word not in own else match.group(0)
     return _ALNUM.sub(split, text)
-
-
-_ALNUM = re.compile(r"[A-Za-z0-9]+")
 
 
 def _endings_differ(a: str, b: str) -> bool:
