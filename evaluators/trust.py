@@ -31,16 +31,17 @@ _WORD = re.compile(r"\w+")
 STANCE_LABELS = frozenset({"supports", "contradicts"})
 
 
-def _whole(reason: str) -> bool:
-    return is_complete_sentence(reason, max_words=MAX_REASON_WORDS)
+def _whole(reason: str, claims: Iterable[str] = ()) -> bool:
+    return any(is_complete_sentence(reason, max_words=MAX_REASON_WORDS, quoted=c) for c in [*claims] or [""])
 
 
-def reason_complete(reasons: Iterable[str]) -> float | None:
+def reason_complete(reasons: Iterable[str], claims: Iterable[str] = ()) -> float | None:
     """Share of decision reasons that are complete sentences (of at most ``MAX_REASON_WORDS`` words: a key fact and
     how it bears on the claim); None when there are no reasons to judge. A reason cut at a token limit ("The
-    response rate ... was higher in") tells a reader nothing they can check."""
-    reasons = list(reasons)
-    return sum(map(_whole, reasons)) / len(reasons) if reasons else None
+    response rate ... was higher in") tells a reader nothing they can check. A reason may end with the words of
+    one of ``claims`` (the claim it links to), whatever word that ends with."""
+    reasons, claims = list(reasons), list(claims)
+    return sum(_whole(r, claims) for r in reasons) / len(reasons) if reasons else None
 
 
 def _cited_stances(explanation: str, claim: str | None = None) -> list[tuple[Stance, list[str]]]:
@@ -238,10 +239,10 @@ def trust_scores(pred: ClaimPrediction | Mapping[str, Any], judge: Judge | None 
     shown = [d for d in pred.decisions if d.kept or d.source == "given"]
     labels = {d.id: d.label for d in sorted(shown, key=lambda d: d.kept)}  # a kept decision wins a repeated id
     scores: dict[str, float] = {}
-    if (complete := reason_complete(d.reason for d in shown)) is not None:
+    if (complete := reason_complete((d.reason for d in shown), claims.values())) is not None:
         scores["reason_complete"] = complete
         scores["reasons_n_items"] = float(len(shown))
-        scores["reasons_n_correct"] = float(sum(_whole(d.reason) for d in shown))
+        scores["reasons_n_correct"] = float(sum(_whole(d.reason, claims.values()) for d in shown))
     explanations = [(k, t) for k, t in pred.explanations.items() if t and t.strip()]
     if not explanations:
         return scores

@@ -152,12 +152,27 @@ def test_a_word_one_slip_from_the_evidence_is_spelt_as_the_evidence_spells_it():
     assert unbacked_facts("12 patient had NCT01871905.", evidence) == ["NCT01871905"]
 
 
+def test_a_cyrillic_or_greek_look_alike_inside_a_latin_word_is_written_in_latin():
+    evidence = 'Based on the novel "A Arte de Produzir Efeito Sem Causa". Born in \u041c\u043e\u0441\u043a\u0432\u0430.'
+    assert evidence_spelling("The novel Sem Caus\u0430.", evidence) == "The novel Sem Causa."  # Cyrillic a
+    assert evidence_spelling("An \u039fpera.", evidence) == "An Opera."  # Greek capital O: then checked as ever
+    assert unbacked_facts("An Opera.", evidence) == ["Opera"]
+    # a word wholly in another script, as the evidence writes it, stays
+    assert evidence_spelling("Born in \u041c\u043e\u0441\u043a\u0432\u0430.", evidence) == \
+        "Born in \u041c\u043e\u0441\u043a\u0432\u0430."
+
+
 def test_a_number_or_name_broken_by_a_space_or_two_words_run_together_are_spaced_as_the_evidence_spaces_them():
     evidence = ("ORR: 42.1% vs 21.1% in 44 patients. Found in family 3708 and phospho-SMAD1/5/8 rose. 38 classical MN, "
-                "29 cellular MN. Treated in 2019. 5 patients relapsed. The first to score 100 victories.")
+                "29 cellular MN. Treated in 2019. 5 patients relapsed. The first to score 100 victories. She had the "
+                "L184P (c.551T>C) mutation in mesenchymal chondrosarcoma. With G\u00e9rard Depardieu. Overall they rose.")
     cases = {"ORR 42.1% vs 21. 1%.": "ORR 42.1% vs 21.1%.", "In family 37 08.": "In family 3708.",
              "Phospho-SMAD1/5/ 8 rose.": "Phospho-SMAD1/5/8 rose.", "29 cellularMN.": "29 cellular MN.",
              "The first to score 100Victories.": "The first to score 100 victories.",
+             "She had L184 P (c.551 T > C).": "She had L184P (c.551T>C).",  # an identifier broken by spaces
+             "In mesenchymal chondro sarcoma.": "In mesenchymal chondrosarcoma.",  # a long word broken
+             "With G\u00e9rardDepardieu.": "With G\u00e9rard Depardieu.",  # letters beyond ASCII
+             "Over all they rose.": "Over all they rose.",  # a short word is never joined by guess
              # what the evidence itself writes apart stays apart
              "Treated in 2019. 5 patients relapsed.": "Treated in 2019. 5 patients relapsed.",
              "In 44 patients.": "In 44 patients."}
@@ -171,6 +186,15 @@ def test_a_singular_of_the_evidences_plural_and_a_number_written_against_its_uni
     assert unbacked_facts("LMNA-NTRK1: IC50 1.4 nM.", "IC50 for LMNA-NTRK1 (1.4nM) and TPM3-NTRK1 (2.5nM).") == []
     assert unbacked_facts("IC50 3.1 nM.", "IC50 for LMNA-NTRK1 (1.4nM).") == ["3.1"]
     assert unbacked_facts("600 patients had BRAF V600E.", "BRAF V600E in 45 patients.") == ["600"]  # a name's digits
+    assert unbacked_facts("TPM3-NTRK1: IC50 2.5nM.", "IC50 for TPM3-NTRK1 (2.5nM).") == []  # the unit glued both sides
+    assert unbacked_facts("TPM3-NTRK1: IC50 3.5nM.", "IC50 for TPM3-NTRK1 (2.5nM).") == ["3.5"]
+
+
+def test_each_number_of_a_ratio_the_evidence_gives_is_stated():
+    evidence = "BRAF mutations were found in 102/1291 samples; SMAD1/5/8 rose."
+    assert unbacked_facts("BRAF mutations in 102 of 1291 samples.", evidence) == []
+    assert unbacked_facts("BRAF mutations in 103 samples.", evidence) == ["103"]
+    assert unbacked_facts("SMAD1 rose in 5 samples.", evidence) == ["5"]  # the digits of a name are no ratio
 
 
 def test_words_in_a_script_the_evidence_does_not_use_are_facts_it_does_not_state():

@@ -70,6 +70,7 @@ def test_incomplete_sentences(text):
     "(Responses were durable.)",
     "66% of patients responded to afatinib!",                       # digit start
     "p53 loss was common in the resistant cohort.",                 # gene name starting lower-case
+    "\u00c6lfgifu of Exeter bore two future kings.",                  # a capital beyond ASCII
     " ".join(["Word"] * 25) + ".",                                  # exactly 25 words
     " ".join(["HER2-positive"] * 24) + " – [1, 2].",                  # 24 words: "–" and citations not counted
 ])
@@ -85,6 +86,17 @@ def test_max_words_and_reason_share():
                "The response rate to crizotinib treatment was higher in",
                "Crizotinib gave a 61% response rate [1187]."]
     assert reason_complete(reasons) == 0.5  # 2 of 4
+
+
+def test_a_reason_may_end_with_the_words_of_the_claim_it_links_to():
+    claim = "The Red and Assiniboine Rivers meet in the city where Shelly Hruska is from."
+    reason = ("Shelly Hruska is from Winnipeg, which supports the claim that the Red and Assiniboine Rivers meet in "
+              "the city where Shelly Hruska is from.")
+    assert is_complete_sentence(reason, max_words=40, quoted=claim)
+    assert not is_complete_sentence(reason, max_words=40)  # without the claim, "from." reads as cut
+    assert not is_complete_sentence("Shelly Hruska moved away from.", max_words=40, quoted=claim)  # not its words
+    assert not is_complete_sentence(reason, max_words=20, quoted=claim)  # the length still counts
+    assert reason_complete([reason], [claim]) == 1.0 and reason_complete([reason]) == 0.0
 
 
 # -- stance ---------------------------------------------------------------------------------------------------

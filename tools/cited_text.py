@@ -77,10 +77,12 @@ _CUT_MARK = re.compile(r"(?:…|\.\.\.)[\s.!?\"')\]]*$")
 _WORD = re.compile(r"\w+")
 
 
-def is_complete_sentence(text: str, max_words: int = 25) -> bool:
+def is_complete_sentence(text: str, max_words: int = 25, quoted: str = "") -> bool:
     """Whether ``text`` reads as one finished sentence: it starts with a capital letter or digit, ends with
     . ! or ? (closing quotes/brackets after it are fine), carries no "…"/"..." cut mark, does not end in a
-    dangling function word, and has at most ``max_words`` words.
+    dangling function word, and has at most ``max_words`` words. ``quoted``: a finished sentence ``text`` may end
+    by restating (the claim a reason links to, "... the city where Shelly Hruska is from"): its last word is its
+    own, not a cut.
 
     Tolerance, chosen so the rule flags cut or run-on text and not style: citations are removed first and only
     tokens with a letter or digit count as words (a "–" or a stray "(" does not), but the limit itself is hard.
@@ -88,11 +90,19 @@ def is_complete_sentence(text: str, max_words: int = 25) -> bool:
     protein names begin lower-case ("p53 loss ...", "mTOR ...")."""
     text = re.sub(r"\s+([.!?])", r"\1", strip_citations(text))  # "finding [529]." -> "finding."
     words = [token for token in text.split() if _WORD.search(token)]  # "HER2-positive" is one word, "–" none
-    if not words or not re.search(r"[A-Z0-9]", words[0]):
+    if not words or not any(c.isupper() or c.isdigit() for c in words[0]):  # "\u00c6lfgifu" opens one too
         return False
     if not _END.search(text) or _CUT_MARK.search(text):
         return False
-    return _WORD.findall(words[-1])[-1].lower() not in DANGLING_WORDS and len(words) <= max_words
+    if len(words) > max_words:
+        return False
+    return _WORD.findall(words[-1])[-1].lower() not in DANGLING_WORDS or _ends_with(text, quoted)
+
+
+def _ends_with(text: str, quoted: str) -> bool:
+    """Whether ``text`` ends with the last words of ``quoted`` (at least its last four, or all of it)."""
+    tail = [w.lower() for w in _WORD.findall(strip_citations(quoted))][-4:]
+    return bool(tail) and [w.lower() for w in _WORD.findall(text)][-len(tail):] == tail
 
 
 # -- stance ---------------------------------------------------------------------------------------------------

@@ -143,13 +143,22 @@ _UNIT = re.compile(r"(?<=\d)(?=(?:nM|uM|µM|mM|pM|mg|kg|ml|mL|ng|ug|µg|mo|h|d)\
 _FOREIGN = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
 
+_RATIO = re.compile(r"(?<![\w./])(\d+)/(\d+)(?![\w/])")
+
+
+def _ratio_parts(text: str) -> set[str]:
+    """The two numbers of each "n/N" of ``text`` ("102/1291 samples" states 102 samples of 1291)."""
+    return {n for m in _RATIO.finditer(text) for n in m.groups()}
+
+
 def unbacked_facts(reason: str, evidence: str, claim: str = "", context: Mapping[str, str] | None = None) -> list[str]:
     """The numbers and names ``reason`` states that neither the evidence, the claim nor its context state. A number
     may be spelled out there ("twenty two"), an abbreviation spelled out in full ("CCSK", and its plural "DAs" for
     "diffuse astrocytomas"), and "100%" stated as "all" or "every"."""
     source = " ".join([evidence, claim, _context_text(context)])
     unit_apart = _UNIT.sub(" ", source)
-    have_numbers = numbers(source) | numbers(unit_apart) | spelled_numbers(source)
+    reason = _UNIT.sub(" ", reason)  # "2.5nM" states 2.5, in nM
+    have_numbers = numbers(source) | numbers(unit_apart) | spelled_numbers(source) | _ratio_parts(source)
     have_words = _lower_words(unit_apart)
     missing = sorted(numbers(reason) - have_numbers)
     if "100" in missing and _ALL_PERCENT.search(reason) and _ALL.search(source):  # "all 26 cases" stated as "100%"
@@ -185,14 +194,35 @@ def _one_slip(a: str, b: str) -> bool:
 
 
 _WORD = re.compile(r"[A-Za-z]+")
-_ALNUM = re.compile(r"[A-Za-z0-9]+")
+_ALNUM = re.compile(r"[^\W_]+")
+
+
+# Cyrillic and Greek letters drawn like Latin ones: bent off a word, the model now and then writes one inside a
+# Latin word ("Caus\u0430" with a Cyrillic a for "Causa")
+_LOOKALIKE = str.maketrans("\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u0410\u0412\u0415\u041a\u041c"
+                           "\u041d\u041e\u0420\u0421\u0422\u0425\u03bf\u0391\u0392\u0395\u0397\u0399\u039a\u039c\u039d"
+                           "\u039f\u03a1\u03a4\u03a5\u03a7",
+                           "aeopcyxijsABEKMHOPCTXoABEHIKMNOPTYX")
+_MIXED = re.compile(r"[A-Za-z\u0370-\u03ff\u0400-\u04ff]+")
+
+
+def _latin_letters(text: str, evidence: str) -> str:
+    """``text`` with each look-alike letter inside a Latin word written in Latin, unless the evidence writes the
+    word that way itself."""
+    def latin(match: re.Match) -> str:
+        word = match.group(0)
+        plain = word.translate(_LOOKALIKE)
+        return plain if plain != word and re.search(r"[A-Za-z]", word) and word not in evidence else word
+    return _MIXED.sub(latin, text)
 
 
 def evidence_spelling(text: str, evidence: str) -> str:
-    """``text`` with each word the evidence spells otherwise written as the evidence writes it: the same letters in
-    another case ("LindAU" -> "Lindau"), or, for a word of at least ``SPELLING_MIN`` letters (a capitalised one:
+    """``text`` with each word the evidence spells otherwise written as the evidence writes it: a Cyrillic or Greek
+    look-alike letter inside a Latin word in Latin ("Caus\u0430" -> "Causa"), the same letters in another case
+    ("LindAU" -> "Lindau"), or, for a word of at least ``SPELLING_MIN`` letters (a capitalised one:
     ``NAME_SPELLING_MIN``), one slip away ("pheochromoctoma" -> "pheochromocytoma", "Bawen" -> "Bawden"; never a
     plural or other ending: "patient" stays "patient")."""
+    text = _latin_letters(text, evidence or "")
     own = set(_WORD.findall(evidence or ""))
     by_lower: dict[str, set[str]] = {}
     for word in own:
@@ -217,21 +247,22 @@ def evidence_spelling(text: str, evidence: str) -> str:
     return _spacing(_WORD.sub(spelt, text), evidence or "")
 
 
-_STRAY_SPACE = re.compile(r"(?<=\S) (?=\d)")
-
-
 def _spacing(text: str, evidence: str) -> str:
     """``text`` with the spacing of the evidence where the model split or joined what it writes whole or apart: a
-    number or name broken by a space ("21. 1%" for "21.1%", "family 37 08" for "family 3708", "SMAD1/5/ 8"), two of
-    its words or a number and a word run together ("cellularMN" for "cellular MN", "100Victories")."""
-    out, start, lower = [], 0, evidence.lower()
-    for space in _STRAY_SPACE.finditer(text):
-        left = text[:space.start()].rsplit(" ", 1)[-1]
-        right = re.match(r"[\w./:-]*", text[space.end():]).group(0).rstrip(".,;:")
-        if (left + right).lower() in lower and f"{left} {right}".lower() not in lower:
-            out.append(text[start:space.start()])
-            start = space.end()
-    text = "".join(out) + text[start:]
+    number, name or long word broken by a space ("21. 1%" for "21.1%", "family 37 08", "SMAD1/5/ 8", "L184 P",
+    "c.764 T > C", "chondro sarcoma"), two of its words or a number and a word run together ("cellularMN" for
+    "cellular MN", "100Victories", "G\u00e9rardDepardieu")."""
+    lower = evidence.lower()
+    out: list[str] = []
+    for chunk in text.split(" "):
+        left = out[-1] if out else ""
+        right = re.match(r"[^\s,;)\]]*", chunk).group(0).rstrip(".:")
+        if left and right and _broken(left, right) and f"{left} {right}".lower() not in lower \
+                and re.search(r"(?<![^\W_])" + re.escape((left + right).lower()), lower):
+            out[-1] = left + chunk
+        else:
+            out.append(chunk)
+    text = " ".join(out)
     words = _ALNUM.findall(evidence)
     apart = {(a + b).lower(): f"{a} {b}" for a, b in zip(words, words[1:]) if f"{a} {b}" in evidence}
     own = {w.lower() for w in words}
@@ -240,6 +271,13 @@ def _spacing(text: str, evidence: str) -> str:
         word = match.group(0).lower()
         return apart[word] if word in apart and word not in own else match.group(0)
     return _ALNUM.sub(split, text)
+
+
+def _broken(left: str, right: str) -> bool:
+    """Whether a space between ``left`` and ``right`` may have broken one token: a number or identifier (a digit on
+    either side, or a symbol of one: "c.764 T > C") or a word of at least ``SPELLING_MIN`` letters."""
+    joined = left + right
+    return any(c.isdigit() for c in joined) or not joined.isalpha() or len(joined) >= SPELLING_MIN
 
 
 def _endings_differ(a: str, b: str) -> bool:
@@ -318,7 +356,7 @@ COPY = "copies an evidence sentence"
 def kept_reason_problem(reason: str, evidence: str, claim: str,
                         context: Mapping[str, str] | None = None) -> str | None:
     """Why ``reason`` cannot stand as the reason of a kept item (None: it can)."""
-    if not is_complete_sentence(reason, max_words=MAX_REASON_WORDS):
+    if not is_complete_sentence(reason, max_words=MAX_REASON_WORDS, quoted=claim):
         return "not a finished sentence"
     if missing := unbacked_facts(reason, evidence, claim, context):
         return f"{UNBACKED}: {', '.join(missing[:4])}"
