@@ -40,6 +40,22 @@ def test_split_ignores_abbreviations_decimals_and_lowercase_continuations():
     assert split_sentences("") == [] and split_sentences("No full stop") == ["No full stop"]
 
 
+@pytest.mark.parametrize("text,sentences", [
+    ("The film was directed by M. Night Shyamalan. It stars Olivia DeJonge.",
+     ["The film was directed by M. Night Shyamalan.", "It stars Olivia DeJonge."]),
+    ("Every Secret Thing is a film by Amy J. Berg. It was released.",
+     ["Every Secret Thing is a film by Amy J. Berg.", "It was released."]),
+    ("J. P. Nagar is a suburb. It is large.", ["J. P. Nagar is a suburb.", "It is large."]),
+    # a one-letter word that ends a sentence
+    ("Patients had hepatitis B. The study ended.", ["Patients had hepatitis B.", "The study ended."]),
+    ("Levels of vitamin C. Patients improved.", ["Levels of vitamin C.", "Patients improved."]),
+    ("It was Plan B. Then he left.", ["It was Plan B.", "Then he left."]),
+    ("He fought in World War I. Peace came.", ["He fought in World War I.", "Peace came."]),
+])
+def test_a_names_initial_ends_no_sentence(text, sentences):
+    assert split_sentences(text) == sentences
+
+
 def test_strip_citations_uses_the_writers_parser():
     assert strip_citations("PFS improved [528, 529].") == "PFS improved."
     assert strip_citations("A […] gap [1122]") == "A […] gap"  # no id in "[…]", so it is prose

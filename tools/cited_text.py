@@ -48,11 +48,13 @@ def strip_citations(text: str) -> str:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text``. Unlike ``tools.text.split_sentences`` a citation written after the full stop stays
-    with the sentence it backs, and abbreviations ("e.g.", "vs.", "Fig.") are looked up as whole words."""
+    with the sentence it backs, abbreviations ("e.g.", "vs.", "Fig.") are looked up as whole words, and a
+    name's initial ("directed by M. Night Shyamalan", "Amy J. Berg") ends no sentence."""
     text = text or ""
     sentences, start = [], 0
     for match in _BOUNDARY.finditer(text):
-        if match.group().strip() and _ends_in_abbreviation(text[start:match.start() + 1]):
+        if match.group().strip() and (_ends_in_abbreviation(text[start:match.start() + 1])
+                                      or _initial_before(text[start:match.start() + 1], text[match.end():])):
             continue
         sentences.append(text[start:match.end()])
         start = match.end()
@@ -63,6 +65,24 @@ def split_sentences(text: str) -> list[str]:
 def _ends_in_abbreviation(chunk: str) -> bool:
     words = chunk.split()
     return bool(words) and words[-1].lstrip("\"'([").lower() in ABBREVIATIONS
+
+
+# Words that open a sentence after a one-letter word ("... hepatitis B. The ..."), so that word ended it
+_OPENERS = frozenset("""
+a an the this these that those it its in on at of for from with by as and or but so he she they we his her their
+there then after before during while when where which who however although also both each some many most all one
+""".split())
+# A one-letter capital word (not a Roman numeral I, V or X) and its full stop, after a capitalised word (a first
+# name: "Amy J.") or a word a name follows ("by M.")
+_INITIAL = re.compile(r"(?:^|(?:^|\s)(?:[A-Z][\w.'-]*|by|and|as|with|of|to|from|&)\s)[A-HJ-UWYZ]\.$")
+
+
+def _initial_before(chunk: str, rest: str) -> bool:
+    """Whether ``chunk`` ends in a name's initial, followed by a word that does not open a sentence ("directed by
+    M. Night", "Amy J. Berg"; not "hepatitis B. The", "vitamin C. Patients" or "Plan B. Then")."""
+    following = rest.split(maxsplit=1)
+    return bool(_INITIAL.search(chunk)) and bool(following) \
+        and following[0].strip("\"'([").lower() not in _OPENERS
 
 
 # -- completeness ---------------------------------------------------------------------------------------------
