@@ -143,8 +143,8 @@ def reasons_schema(kept: list[str], reason_chars: int) -> type[BaseModel]:
 # would extend a run of more than 6 tokens already in the prompt, more steeply the longer the run (a name or a
 # number stays within it). The words it then bends are spelled as the item spells them (``evidence_spelling``).
 # Stronger settings, tried on R4C windows of 50 items (kept-item reasons passing today's check; 0.8/6 first):
-# multiplier 2.0: 0-49 126 -> 118 of 150, 50-99 112 -> 121 of 147, 100-149 111 -> 112 of 150 (a tie: 349 -> 351);
-# multiplier 3.5 on 50-99: 116; runs of more than 4 tokens on 100-149: 116, with item ids written as years.
+# multiplier 2.0: 0-49 126 -> 118 of 150, 50-99 113 -> 122 of 147, 100-149 115 -> 115 of 150 (a tie: 354 -> 355);
+# multiplier 3.5 on 50-99: 117; runs of more than 4 tokens on 100-149: 118, with item ids written as years.
 NO_RETELLING = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 6, "dry_penalty_last_n": 8192}
 
 CUT = "\x00cut\x00"  # marks a model text that reached its length cap (never in model text: JSON strips NUL)
