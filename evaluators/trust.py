@@ -239,10 +239,11 @@ def trust_scores(pred: ClaimPrediction | Mapping[str, Any], judge: Judge | None 
     shown = [d for d in pred.decisions if d.kept or d.source == "given"]
     labels = {d.id: d.label for d in sorted(shown, key=lambda d: d.kept)}  # a kept decision wins a repeated id
     scores: dict[str, float] = {}
-    if (complete := reason_complete((d.reason for d in shown), claims.values())) is not None:
-        scores["reason_complete"] = complete
+    if shown:
+        whole = sum(_whole(d.reason, claims.values()) for d in shown)
+        scores["reason_complete"] = whole / len(shown)
         scores["reasons_n_items"] = float(len(shown))
-        scores["reasons_n_correct"] = float(sum(_whole(d.reason, claims.values()) for d in shown))
+        scores["reasons_n_correct"] = float(whole)
     explanations = [(k, t) for k, t in pred.explanations.items() if t and t.strip()]
     if not explanations:
         return scores

@@ -158,7 +158,7 @@ def unbacked_facts(reason: str, evidence: str, claim: str = "", context: Mapping
     source = " ".join([evidence, claim, _context_text(context)])
     unit_apart = _UNIT.sub(" ", source)
     reason = _UNIT.sub(" ", reason)  # "2.5nM" states 2.5, in nM
-    have_numbers = numbers(source) | numbers(unit_apart) | spelled_numbers(source) | _ratio_parts(source)
+    have_numbers = numbers(unit_apart) | spelled_numbers(source) | _ratio_parts(source)  # unit_apart has source's
     have_words = _lower_words(unit_apart)
     missing = sorted(numbers(reason) - have_numbers)
     if "100" in missing and _ALL_PERCENT.search(reason) and _ALL.search(source):  # "all 26 cases" stated as "100%"
@@ -277,7 +277,7 @@ def _broken(left: str, right: str) -> bool:
     """Whether a space between ``left`` and ``right`` may have broken one token: a number or identifier (a digit on
     either side, or a symbol of one: "c.764 T > C") or a word of at least ``SPELLING_MIN`` letters."""
     joined = left + right
-    return any(c.isdigit() for c in joined) or not joined.isalpha() or len(joined) >= SPELLING_MIN
+    return not joined.isalpha() or len(joined) >= SPELLING_MIN
 
 
 def _endings_differ(a: str, b: str) -> bool:
