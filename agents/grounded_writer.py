@@ -146,12 +146,15 @@ def reasons_schema(kept: list[str], reason_chars: int) -> type[BaseModel]:
 # multiplier 2.0: 0-49 126 -> 118 of 150, 50-99 113 -> 122 of 147, 100-149 115 -> 115 of 150 (a tie: 354 -> 355);
 # multiplier 3.5 on 50-99: 117; runs of more than 4 tokens on 100-149: 118, with item ids written as years.
 NO_RETELLING = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 6, "dry_penalty_last_n": 8192}
+# The second decode, for the items whose fact did not stand (a retold sentence, a fact the item does not state,
+# the claim's entity missing): only those items are shown, with a steeper penalty on retelling.
+RETELLING_AGAIN = {**NO_RETELLING, "dry_multiplier": 2.0}
 
 CUT = "\x00cut\x00"  # marks a model text that reached its length cap (never in model text: JSON strips NUL)
 
 
 def write_reasons(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evidence], *, words: int,
-                  name: str = "write_reasons") -> dict[str, str]:
+                  name: str = "write_reasons", sampling: Mapping[str, float] = NO_RETELLING) -> dict[str, str]:
     """Key facts by kept id from one call; a text the grammar closed at its cap comes back marked with ``CUT``.
     The model sees the claim without its context fields: on the 8 mixed items with the most fallbacks, a
     variant summary under the claim made it retell item sentences (25 of 58 reasons failed the check, 17 of them
@@ -167,7 +170,7 @@ def write_reasons(llm: BaseChatModel, claims: dict[str, Claim], kept: list[Evide
     # the grammar caps every string; at least one token per 3 characters of each, plus its key and quotes
     max_tokens = 24 + len(kept_ids) * (reason_chars // 3 + 10)
     result = call_structured(llm, schema, msgs, name=name, max_tokens=max_tokens, repair=False,
-                             llama_sampling=NO_RETELLING)
+                             llama_sampling=dict(sampling))
 
     def marked(text: str) -> str:
         text = " ".join(text.split())
@@ -200,9 +203,11 @@ class Reason:
     problem: str | None = None
     written: str | None = None  # the model's text when it did not stand (for the run's record)
     fact: str | None = None
+    retried: bool = False  # the model's fact came from the second decode (``RETELLING_AGAIN``)
 
     def record(self) -> dict:
-        return {"source": self.source, **({"problem": self.problem} if self.problem else {}),
+        return {"source": self.source, **({"retried": True} if self.retried else {}),
+                **({"problem": self.problem} if self.problem else {}),
                 **({"written": self.written} if self.written and self.source == "fallback" else {})}
 
 
@@ -406,6 +411,11 @@ def cited(text: str, ids: Sequence[str]) -> str:
     return f"{body.rstrip()} {_cite(ids)}."
 
 
+def _said(text: str) -> str:
+    """What a sentence says, apart from case and punctuation (two items' sentences that say the same)."""
+    return " ".join(re.findall(r"[^\W_]+", text.lower()))
+
+
 def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons: Mapping[str, Reason],
             findings: Mapping[str, str], *, sentences: int, texts: Mapping[str, str],
             judge: Judge | None = None, background: Sequence[str] = ()) -> GroundedExplanation:
@@ -423,6 +433,7 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
     record = [{"text": s, "source": "verdict", "kept": True} for s in opening]
     room = max(1, sentences - len(opening))
     body: list[str] = []
+    said: dict[str, tuple[int, dict, str, list[str]]] = {}  # what a body sentence says -> place, record, text, ids
     for item_id in strongest_first(order, texts):
         if len(body) >= room:
             break
@@ -435,11 +446,19 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
             text, source = _finish(findings[item_id]), "finding"
         else:
             continue
+        if (seen := said.get(_said(text))) is not None and labels.get(seen[3][0]) == labels.get(item_id):
+            # two items that show the same thing: one sentence citing both, not the same sentence twice
+            at, entry, first, ids = seen
+            ids.append(item_id)
+            body[at] = entry["text"] = cited(first, ids)
+            entry["ids"] = list(ids)
+            continue
         sentence = cited(text, [item_id])
         problem = sentence_problem(sentence, [item_id], labels, claim, judge, texts)
         record.append({"text": sentence, "ids": [item_id], "source": source, "kept": problem is None,
                        "problem": problem})
         if problem is None:
+            said[_said(text)] = (len(body), record[-1], text, [item_id])
             body.append(sentence)
     about = list(background[:max(0, sentences - len(opening) - len(body))]) if body else []
     record[len(opening):len(opening)] = [{"text": s, "source": "background", "kept": True} for s in about]
@@ -447,7 +466,7 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
                                verdict=verdict_of([labels[i] for i in order if i in labels]))
 
 
-__all__ = ["CUT", "GroundedExplanation", "background_of", "cited", "MAX_REASON_WORDS", "Reason", "compose",
-           "dropped_reason", "fact_of", "fallback_reason", "kept_reason", "linked", "reasons_schema", "safe_reasons",
-           "sentence_problem", "shown_item", "strongest_first", "unsupported_explanation", "verdict_of",
+__all__ = ["CUT", "GroundedExplanation", "NO_RETELLING", "RETELLING_AGAIN", "background_of", "cited",
+           "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason", "fact_of", "fallback_reason", "kept_reason",
+           "linked", "reasons_schema", "safe_reasons", "sentence_problem", "shown_item", "strongest_first", "unsupported_explanation", "verdict_of",
            "verdict_sentences", "write_reasons"]

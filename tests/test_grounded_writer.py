@@ -336,6 +336,15 @@ def test_the_explanation_is_verdict_with_its_clinical_count_then_the_strongest_e
     # a finding worded against its item's label is not written
     against = compose(CLAIM, {"3": "supports"}, ["3"], {}, {"3": TEXTS["3"]}, sentences=4, texts=TEXTS)
     assert "resistance" not in against.text and against.sentences[1]["kept"] is False
+    # two items whose sentences say the same: one sentence citing both, not the same sentence twice
+    same = "BRAF V600E cell lines were sensitive to vemurafenib."
+    twice = {"1": Reason(same, "model", fact=same), "2": Reason(same.lower().rstrip("."), "model")}
+    texts = {**TEXTS, "1": TEXTS["2"], "4": "A phase 1 trial: 5 of 8 BRAF V600E melanoma patients responded."}
+    out = compose(CLAIM, {"1": "supports", "2": "supports", "4": "supports"}, ["1", "2", "4"], twice,
+                  {"4": texts["4"]}, sentences=4, texts=texts)
+    assert split_sentences(out.text)[1:] == ["A phase 1 trial: 5 of 8 BRAF V600E melanoma patients responded [4].",
+                                             "BRAF V600E cell lines were sensitive to vemurafenib [1, 2]."]
+    assert [s.get("ids") for s in out.sentences[1:]] == [["4"], ["1", "2"]]
 
 
 def test_reason_metrics_see_copies_fallbacks_and_discards_that_name_nothing():
@@ -397,7 +406,9 @@ def test_grounded_run_gives_whole_reasons_and_explanations_that_cannot_contradic
         assert all(d.basis for d in pred.decisions if d.kept or d.source == "given")
         assert pred.verification["claim"]["verdict"] in ("supported", "mixed", "refuted")
         assert set(pred.verification["reasons"]) == {d.id for d in pred.decisions if d.kept or d.source == "given"}
-    assert responder.roles().count("reasons") == 3 and "writer" not in responder.roles()
+    asked = [c for c in responder.calls if c.role == "reasons"]
+    again = [c for before, c in zip(asked, asked[1:]) if set(c.ids) <= set(before.ids)]  # only the failed items
+    assert len(asked) - len(again) == 3 and len(again) <= 3 and "writer" not in responder.roles()
 
 
 @pytest.mark.shared_data
@@ -413,6 +424,44 @@ def test_a_malformed_reasons_reply_still_gives_reasons_and_an_explanation(kit, e
     assert json.dumps(pred.verification)  # the record is plain data
     kept = [d for d in pred.decisions if d.kept]
     assert all(d.reason.startswith("Kept as supporting evidence") for d in kept)
+
+
+def _unbacked_first(kit, responder_box: list, again: bool):
+    """A hook: the first reasons call states a number no item has; later calls do so too when ``again``."""
+    def hook(call):
+        if call.role != "reasons":
+            return None
+        if sum(c.role == "reasons" for c in responder_box[0].calls) > 1 and not again:
+            return None
+        return json.dumps({i: f"Evidence on it: 98765 patients had {i}, which bears on the claim."
+                           for i in kit.evidence_lines(call.prompt)})
+    return hook
+
+
+@pytest.mark.shared_data
+def test_a_fact_that_fails_is_asked_once_more_alone_and_falls_back_only_when_it_fails_again(kit, embedder,
+                                                                                              kb_index):
+    cfg = _grounded()
+    box: list = []
+    responder = kit.Responder(hook=_unbacked_first(kit, box, again=False))
+    box.append(responder)
+    graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=kb_index)
+    pred = graph.invoke({"input": _inputs(kit, cfg, 1)[0]})["prediction"]
+    first, second = [c for c in responder.calls if c.role == "reasons"]
+    assert second.ids == first.ids  # every fact failed, so every item is asked again, and nothing else
+    records = pred.verification["reasons"]
+    assert all(records[i] == {"source": "model", "retried": True} for i in first.ids)
+    assert all("98765" not in d.reason for d in pred.decisions)
+
+    box.clear()
+    responder = kit.Responder(hook=_unbacked_first(kit, box, again=True))
+    box.append(responder)
+    graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=kb_index)
+    pred = graph.invoke({"input": _inputs(kit, cfg, 1)[0]})["prediction"]
+    assert [c.role for c in responder.calls].count("reasons") == 2  # once more, not until it passes
+    records = pred.verification["reasons"]
+    assert all(records[i]["source"] == "fallback" and records[i]["problem"].startswith("states what the evidence")
+               for i in first.ids)
 
 
 @pytest.mark.shared_data

@@ -4,8 +4,9 @@
               about the claim (tools/findings.py), one the model is shown and a longer one for the explanation,
               from one embedding call per item
     [stance]  the shared stance node, shown the findings instead of whole evidence texts (graphs/claims/nodes.py)
-    write     per claim, one grammar-bound call for the reasons of all its kept items, each checked by code (a
-              failure falls back to an honest short reason); each discarded given item named by code (what it
+    write     per claim, one grammar-bound call for the reasons of all its kept items, each checked by code; the
+              items whose fact failed are asked once more, alone and with a steeper penalty on retelling (what
+              fails again falls back to an honest short reason); each discarded given item named by code (what it
               is about instead, and the known claim it fits); then the explanation: the verdict, what the
               strongest items show, how strong and consistent the evidence is, and what the claim's subject is when
               the claim's context summarises it
@@ -13,10 +14,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from evidex.agents.grounded_writer import (EXPLANATION_SENTENCES, FINDING_WORDS, FINDINGS_SHOWN, REASON_WORDS,
-                                           SENTENCE_WORDS, Reason, background_of, compose, dropped_reason, kept_reason,
-                                           safe_reasons, shown_item, unsupported_explanation, write_reasons)
+                                           RETELLING_AGAIN, SENTENCE_WORDS, Reason, background_of, compose,
+                                           dropped_reason, kept_reason, safe_reasons, shown_item,
+                                           unsupported_explanation, write_reasons)
 from evidex.graphs.claims.deps import GraphDeps
 from evidex.graphs.claims.nodes import Node, _scope, _texts, kept_decisions, verdict
 from evidex.graphs.claims.state import ClaimGraphState
@@ -86,6 +89,16 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
                     name=f"write_reasons[{key}]"))
             for d in kept:
                 reasons[d.id] = kept_reason(d, written.get(d.id), texts.get(d.id, ""), claim)
+            again = [d for d in asked if reasons[d.id].source == "fallback" and d.id in written]
+            if again:
+                shown = [shown_item(d.id, state.findings.get(d.id), texts[d.id]) for d in again]
+                rewritten, _ = safe_reasons(lambda: write_reasons(
+                    deps.llm, {key: claim}, shown, words=REASON_WORDS, sampling=RETELLING_AGAIN,
+                    name=f"rewrite_reasons[{key}]"))
+                for d in again:
+                    second = kept_reason(d, rewritten.get(d.id), texts[d.id], claim)
+                    if second.source == "model":
+                        reasons[d.id] = replace(second, retried=True)
             if n == 0 and dropped:
                 about_claim = _merged([state.input.claims[k] for k in keys]) if len(keys) > 1 else claim
                 owners = deps.gate.owners(claim, [d.id for d in dropped]) if len(keys) == 1 else {}
