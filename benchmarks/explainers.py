@@ -45,11 +45,13 @@ COLUMNS = {
     "stance consist": "stance_pairs_item_accuracy_micro", "sent support": "supported_sentences_item_accuracy_micro",
     # reasons that are reasons (issue 54), pooled over kept items / discarded given items / labelled pairs: a kept
     # item's reason passes the check (facts from the evidence, names the claim's entity, not a copy), copies an
-    # evidence sentence, is the writer's fallback; a discard reason names what the item is about instead; the
-    # stance of kept items agrees with the hand labels of benchmarks/data/stance_absence_sample.jsonl, and the
-    # share of those pairs labelled "does not support"
+    # evidence sentence, is the writer's fallback, states a measured result (of the items whose evidence states
+    # one); a discard reason names what the item is about instead; the stance of kept items agrees with the hand
+    # labels of benchmarks/data/stance_absence_sample.jsonl, and the share of those pairs labelled "does not
+    # support"
     "reason links": "reason_links_item_accuracy_micro", "reason copied": "reason_copied_item_accuracy_micro",
-    "reason fallback": "reason_fallback_item_accuracy_micro", "discard named": "discard_named_item_accuracy_micro",
+    "reason fallback": "reason_fallback_item_accuracy_micro", "reason measure": "reason_measure_item_accuracy_micro",
+    "discard named": "discard_named_item_accuracy_micro",
     "stance sample": "stance_sample_item_accuracy_micro", "stance report": "stance_report_item_accuracy_micro",
     "sample not-sup": "stance_sample_not_supports_item_accuracy_micro",
 }

@@ -23,6 +23,7 @@ from evidex.tools.cited_text import (  # noqa: F401 - the text rules live in too
     ABBREVIATIONS, CONTRADICT_CUES, DANGLING_WORDS, SUPPORT_CUES, Stance, is_complete_sentence, parse_citations,
     sentence_stance, split_sentences, strip_citations,
 )
+from evidex.tools.cited_text import states_measure
 from evidex.tools.claims import ClaimInput, ClaimPrediction
 from evidex.tools.reasons import MAX_REASON_WORDS, is_copy, kept_reason_problem, names_other
 
@@ -145,6 +146,9 @@ def reason_scores(pred: ClaimPrediction, inp: ClaimInput) -> dict[str, float]:
                       names the claim's entity, not a copy of an evidence sentence, a finished sentence)
     reason_copied     kept items whose reason copies one evidence sentence
     reason_fallback   kept items whose reason is the writer's fallback (its record says so)
+    reason_measure    kept items whose evidence states a measured result (a percentage, n of N, a survival time,
+                      a concentration, a hazard ratio: ``tools.cited_text.states_measure``) and whose reason
+                      states one too (what a clinician reads first: "response 65% vs 20%")
     discard_named     discarded given items whose reason names something of the item's own (a variant, gene,
                       drug, disease or other name) that the claim does not
 
@@ -161,7 +165,9 @@ def reason_scores(pred: ClaimPrediction, inp: ClaimInput) -> dict[str, float]:
                  for d in kept]
         copied = [is_copy(d.reason, texts[d.id]) for d in kept]
         fallback = [(records.get(d.id) or {}).get("source") == "fallback" for d in kept]
-        for prefix, flags in (("reason_links", links), ("reason_copied", copied), ("reason_fallback", fallback)):
+        measure = [states_measure(d.reason) for d in kept if states_measure(texts[d.id])]
+        for prefix, flags in (("reason_links", links), ("reason_copied", copied), ("reason_fallback", fallback),
+                              ("reason_measure", measure)):
             out[f"{prefix}_n_items"] = float(len(flags))
             out[f"{prefix}_n_correct"] = float(sum(flags))
         out["reason_links_claim"] = sum(links) / len(links)

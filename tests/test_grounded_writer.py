@@ -73,6 +73,30 @@ def test_findings_pick_the_span_closest_to_the_claim_and_never_bracket_ids():
     assert not parse_citations(found["1"])
 
 
+RESULT = ("In the crizotinib arm, the response rate was significantly higher (65% vs 20%; P<0.001), the "
+          "progression-free survival was longer (7.7 vs 3.0 months; HR=0.49), however, overall survival did not "
+          "improve (NCT00932893)")
+
+
+def test_a_result_clause_keeps_its_numbers_and_no_span_ends_on_a_connective():
+    spans = shortened(RESULT)
+    assert "In the crizotinib arm, the response rate was significantly higher (65% vs 20%; P<0.001)" in spans
+    assert not any(f.endswith(("however", "however,")) or "NCT00932893" in f for f in spans[1:])
+    # a comma cut is offered only where what comes before it states a measured result
+    assert "In the crizotinib arm" not in spans
+
+
+def test_findings_prefer_the_span_that_states_a_measured_result(monkeypatch):
+    import evidex.tools.findings as found_mod
+
+    text = {"1": "ALK-positive patients received crizotinib in a randomized trial against chemotherapy. "
+                 "ALK-positive patients on crizotinib responded in 65% of cases against 20% on chemotherapy."}
+    claim = "ALK-positive patients respond to crizotinib"
+    assert "65%" in findings(claim, text, BagOfWords(), max_words=20)["1"]
+    monkeypatch.setattr(found_mod, "MEASURE_BONUS", 0.0)
+    assert "65%" not in findings(claim, text, BagOfWords(), max_words=20)["1"]
+
+
 # -- verdict and reasons --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("labels, verdict", [
     (["supports", "supports"], "supported"), (["contradicts"], "refuted"),
@@ -359,6 +383,7 @@ def test_reason_metrics_see_copies_fallbacks_and_discards_that_name_nothing():
                            verification={"reasons": {"1198": {"source": "model"}}})
     scores = reason_scores(pred, inp)
     assert scores["reason_links_claim"] == 0.0 and scores["reason_copied"] == 1.0
+    assert (scores["reason_measure_n_items"], scores["reason_measure_n_correct"]) == (1, 1)  # "65%" stated
     assert scores["reason_fallback"] == 0.0 and scores["discard_names_other"] == 1.0
     decisions[1] = decisions[1].model_copy(update={"reason": "Not about this claim."})
     assert reason_scores(pred.model_copy(update={"decisions": decisions}), inp)["discard_names_other"] == 0.0

@@ -92,6 +92,19 @@ DANGLING_WORDS = frozenset({
     "in", "of", "the", "and", "to", "with", "for", "a", "an", "by", "on", "at", "or",
     "from", "than", "versus", "vs", "between", "into",
 })
+# A measured result stated with its number: a percentage, n of N or n/N, a survival time, a concentration, a hazard
+# or odds ratio or an IC50 ("65% vs 20%", "9 of 9", "7.7 months", "2.5 nM", "HR 0.49"); a year, a count of
+# patients, a trial phase or a time point in weeks or days is not one
+_MEASURE = re.compile(r"\d\s?%|(?<![\w./])\d+\s?(?:/|of)\s?\d+(?![\w/])"
+                      r"|(?<![\w.])\d+(?:\.\d+)?\s?(?:months?|years?|[nµu]M)\b"
+                      r"|\b(?:HR|hazard ratio|odds ratio|IC50s?)\b\W{0,4}\d")
+
+
+def states_measure(text: str) -> bool:
+    """Whether ``text`` states a measured result with its number (see ``_MEASURE``)."""
+    return _MEASURE.search(text) is not None
+
+
 _END = re.compile(r"[.!?][\"')\]]*$")
 _CUT_MARK = re.compile(r"(?:…|\.\.\.)[\s.!?\"')\]]*$")
 _WORD = re.compile(r"\w+")
