@@ -484,9 +484,25 @@ def test_a_fact_that_fails_is_asked_once_more_alone_and_falls_back_only_when_it_
     graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=kb_index)
     pred = graph.invoke({"input": _inputs(kit, cfg, 1)[0]})["prediction"]
     assert [c.role for c in responder.calls].count("reasons") == 2  # once more, not until it passes
+    assert "second_reasons_failed" not in pred.verification["claim"]
     records = pred.verification["reasons"]
     assert all(records[i]["source"] == "fallback" and records[i]["problem"].startswith("states what the evidence")
                for i in first.ids)
+
+
+@pytest.mark.shared_data
+def test_a_second_reasons_reply_that_never_fits_is_recorded_and_the_fallbacks_stay(kit, embedder, kb_index):
+    cfg = _grounded()
+    box: list = []
+    first = _unbacked_first(kit, box, again=False)
+    responder = kit.Responder(hook=lambda call: first(call) if sum(c.role == "reasons" for c in box[0].calls) < 2
+                              else ("not json at all" if call.role == "reasons" else None))
+    box.append(responder)
+    graph = build_graph(cfg, llm=ScriptedChatModel(responses=responder), embedder=embedder, index=kb_index)
+    pred = graph.invoke({"input": _inputs(kit, cfg, 1)[0]})["prediction"]
+    assert "second_reasons_failed" in pred.verification["claim"]
+    kept = [d for d in pred.decisions if d.kept]
+    assert kept and all(pred.verification["reasons"][d.id]["source"] == "fallback" for d in kept)
 
 
 @pytest.mark.shared_data

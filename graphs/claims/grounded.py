@@ -90,9 +90,10 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
             for d in kept:
                 reasons[d.id] = kept_reason(d, written.get(d.id), texts.get(d.id, ""), claim)
             again = [d for d in asked if reasons[d.id].source == "fallback" and d.id in written]
+            refailure = None
             if again:
                 shown = [shown_item(d.id, state.findings.get(d.id), texts[d.id]) for d in again]
-                rewritten, _ = safe_reasons(lambda: write_reasons(
+                rewritten, refailure = safe_reasons(lambda: write_reasons(
                     deps.llm, {key: claim}, shown, words=REASON_WORDS, sampling=RETELLING_AGAIN,
                     name=f"rewrite_reasons[{key}]"))
                 for d in again:
@@ -113,7 +114,8 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
                 composed = compose(claim.text, labels, order, reasons, state.long_findings, sentences=EXPLANATION_SENTENCES,
                                    texts=texts, judge=deps.support_judge, background=background_of(claim.context))
             explanations[key] = composed.text
-            records[key] = {**composed.record(), **({"reasons_failed": failure} if failure else {})}
+            records[key] = {**composed.record(), **({"reasons_failed": failure} if failure else {}),
+                            **({"second_reasons_failed": refailure} if refailure else {})}
         records["reasons"] = {i: r.record() for i, r in reasons.items()}
         decisions = [d.model_copy(update={"reason": reasons[d.id].text, "basis": d.basis or d.reason})
                      for d in _shown(state) if d.id in reasons]
