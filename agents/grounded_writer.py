@@ -433,7 +433,7 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
     record = [{"text": s, "source": "verdict", "kept": True} for s in opening]
     room = max(1, sentences - len(opening))
     body: list[str] = []
-    said: dict[str, tuple[int, dict, str, list[str]]] = {}  # what a body sentence says -> place, record, text, ids
+    said: dict[str, tuple[int, dict, str]] = {}  # what a body sentence says -> its place, its record, its text
     for item_id in strongest_first(order, texts):
         if len(body) >= room:
             break
@@ -446,19 +446,18 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
             text, source = _finish(findings[item_id]), "finding"
         else:
             continue
-        if (seen := said.get(_said(text))) is not None and labels.get(seen[3][0]) == labels.get(item_id):
+        if (seen := said.get(_said(text))) is not None and labels.get(seen[1]["ids"][0]) == labels.get(item_id):
             # two items that show the same thing: one sentence citing both, not the same sentence twice
-            at, entry, first, ids = seen
-            ids.append(item_id)
-            body[at] = entry["text"] = cited(first, ids)
-            entry["ids"] = list(ids)
+            at, entry, first = seen
+            entry["ids"].append(item_id)
+            body[at] = entry["text"] = cited(first, entry["ids"])
             continue
         sentence = cited(text, [item_id])
         problem = sentence_problem(sentence, [item_id], labels, claim, judge, texts)
         record.append({"text": sentence, "ids": [item_id], "source": source, "kept": problem is None,
                        "problem": problem})
         if problem is None:
-            said[_said(text)] = (len(body), record[-1], text, [item_id])
+            said[_said(text)] = (len(body), record[-1], text)
             body.append(sentence)
     about = list(background[:max(0, sentences - len(opening) - len(body))]) if body else []
     record[len(opening):len(opening)] = [{"text": s, "source": "background", "kept": True} for s in about]
@@ -468,5 +467,5 @@ def compose(claim: str, labels: Mapping[str, str], order: Sequence[str], reasons
 
 __all__ = ["CUT", "GroundedExplanation", "NO_RETELLING", "RETELLING_AGAIN", "background_of", "cited",
            "MAX_REASON_WORDS", "Reason", "compose", "dropped_reason", "fact_of", "fallback_reason", "kept_reason",
-           "linked", "reasons_schema", "safe_reasons", "sentence_problem", "shown_item", "strongest_first", "unsupported_explanation", "verdict_of",
-           "verdict_sentences", "write_reasons"]
+           "linked", "reasons_schema", "safe_reasons", "sentence_problem", "shown_item", "strongest_first",
+           "unsupported_explanation", "verdict_of", "verdict_sentences", "write_reasons"]

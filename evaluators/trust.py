@@ -21,9 +21,8 @@ from typing import Any
 
 from evidex.tools.cited_text import (  # noqa: F401 - the text rules live in tools/, re-exported for callers
     ABBREVIATIONS, CONTRADICT_CUES, DANGLING_WORDS, SUPPORT_CUES, Stance, is_complete_sentence, parse_citations,
-    sentence_stance, split_sentences, strip_citations,
+    sentence_stance, split_sentences, states_measure, strip_citations,
 )
-from evidex.tools.cited_text import states_measure
 from evidex.tools.claims import ClaimInput, ClaimPrediction
 from evidex.tools.reasons import MAX_REASON_WORDS, is_copy, kept_reason_problem, names_other
 

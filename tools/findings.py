@@ -57,8 +57,9 @@ def is_finished(span: str) -> bool:
 
 
 def shortened(sentence: str) -> list[str]:
-    """``sentence`` (no final punctuation) and the shorter forms that stay sentences: without parentheses, and
-    cut before a trailing clause at a strong boundary; longest first."""
+    """``sentence`` (no final punctuation) and the shorter forms that stay sentences: without parentheses (or
+    keeping only those that state a measured result), cut before a trailing clause at a strong boundary, and cut
+    before a comma when what comes before it states a measured result; longest first."""
     forms = [sentence]
     for bare in (_PAREN.sub("", sentence).strip(),  # and keeping only the brackets that state a measured result
                  _PAREN.sub(lambda m: m.group(0) if states_measure(m.group(0)) else "", sentence).strip()):

@@ -71,6 +71,13 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
 
     def write(state: ClaimGraphState) -> dict:
         texts = _texts(state)
+
+        def facts(key: str, claim: Claim, items: list[EvidenceDecision], call: str,
+                  **how) -> tuple[dict[str, str], str | None]:
+            """The model's key facts for ``items`` (shown as their findings) from one call, or why there are none."""
+            shown = [shown_item(d.id, state.findings.get(d.id), texts[d.id]) for d in items]
+            return safe_reasons(lambda: write_reasons(deps.llm, {key: claim}, shown, words=REASON_WORDS,
+                                                      name=f"{call}[{key}]", **how))
         keys = claim_keys(state)
         dropped = [d for d in state.decisions if d.source == "given" and not d.kept]
         reasons: dict[str, Reason] = {}
@@ -81,21 +88,13 @@ def make_grounded_write(deps: GraphDeps, claim_keys: Callable[[ClaimGraphState],
             claim = state.input.claims[key]
             kept = _strongest_first(kept_decisions(state, _scope(deps, key)))
             asked = [d for d in kept if d.id in texts][:FINDINGS_SHOWN]
-            written, failure = {}, None
-            if asked:
-                shown = [shown_item(d.id, state.findings.get(d.id), texts[d.id]) for d in asked]
-                written, failure = safe_reasons(lambda: write_reasons(
-                    deps.llm, {key: claim}, shown, words=REASON_WORDS,
-                    name=f"write_reasons[{key}]"))
+            written, failure = facts(key, claim, asked, "write_reasons") if asked else ({}, None)
             for d in kept:
                 reasons[d.id] = kept_reason(d, written.get(d.id), texts.get(d.id, ""), claim)
             again = [d for d in asked if reasons[d.id].source == "fallback" and d.id in written]
             refailure = None
             if again:
-                shown = [shown_item(d.id, state.findings.get(d.id), texts[d.id]) for d in again]
-                rewritten, refailure = safe_reasons(lambda: write_reasons(
-                    deps.llm, {key: claim}, shown, words=REASON_WORDS, sampling=RETELLING_AGAIN,
-                    name=f"rewrite_reasons[{key}]"))
+                rewritten, refailure = facts(key, claim, again, "rewrite_reasons", sampling=RETELLING_AGAIN)
                 for d in again:
                     second = kept_reason(d, rewritten.get(d.id), texts[d.id], claim)
                     if second.source == "model":
