@@ -208,7 +208,8 @@ def test_words_in_a_script_the_evidence_does_not_use_are_facts_it_does_not_state
     ("response 65% with crizotinib vs 20% with chemotherapy", True), ("9 of 9 carcinomas had the fusion", True),
     ("median PFS 7.7 months", True), ("IC50 2.5nM", True), ("HR=0.49", True), ("4/6 tumours", True),
     ("a phase 3 trial of 347 patients", False), ("born in 1962", False), ("exon 19 deletions", False),
-    ("t(11;22) translocation", False), ("NCT00446225", False), ("at 12 weeks", False)])
+    ("t(11;22) translocation", False), ("NCT00446225", False), ("at 12 weeks", False),
+    ("a 10 year old patient", False), ("62 years of age", False), ("relapse after 3 years", True)])
 def test_a_measured_result_is_a_number_with_what_it_measures(text, measured):
     from evidex.tools.cited_text import states_measure
 

@@ -94,9 +94,9 @@ DANGLING_WORDS = frozenset({
 })
 # A measured result stated with its number: a percentage, n of N or n/N, a survival time, a concentration, a hazard
 # or odds ratio or an IC50 ("65% vs 20%", "9 of 9", "7.7 months", "2.5 nM", "HR 0.49"); a year, a count of
-# patients, a trial phase or a time point in weeks or days is not one
+# patients, an age ("a 10 year old", "62 years of age"), a trial phase or a time point in weeks or days is not one
 _MEASURE = re.compile(r"\d\s?%|(?<![\w./])\d+\s?(?:/|of)\s?\d+(?![\w/])"
-                      r"|(?<![\w.])\d+(?:\.\d+)?\s?(?:months?|years?|[nµu]M)\b"
+                      r"|(?<![\w.])\d+(?:\.\d+)?\s?(?:months?|years?(?![\s-]+old\b)(?!\s+of\s+age\b)|[nµu]M)\b"
                       r"|\b(?:HR|hazard ratio|odds ratio|IC50s?)\b\W{0,4}\d")
 
 
