@@ -15,14 +15,14 @@ from typing import Protocol
 
 import numpy as np
 
+from evidex.tools import cited_text
 from evidex.tools.cited_text import split_sentences, states_measure
 
-# A phrase ending in one of these was cut, not finished.
-DANGLING_WORDS = frozenset({
-    "in", "of", "the", "and", "to", "with", "for", "a", "an", "by", "on", "at", "or",
-    "from", "than", "versus", "vs", "between", "into", "that", "which", "who", "whose", "as", "was", "were", "is",
-    "are", "be", "been", "not", "no", "its", "their", "this", "these", "both", "either",
-    "but", "however", "whereas", "while", "although", "though", "yet", "thus",
+# A phrase ending in one of these was cut, not finished: a sentence's dangling words (cited_text), and the
+# relative pronouns, verbs of being, determiners and connectives a cut phrase also ends on.
+DANGLING_WORDS = cited_text.DANGLING_WORDS | frozenset({
+    "that", "which", "who", "whose", "as", "was", "were", "is", "are", "be", "been", "not", "no", "its", "their",
+    "this", "these", "both", "either", "but", "however", "whereas", "while", "although", "though", "yet", "thus",
 })
 # A trailing clause that can go without leaving the sentence unfinished.
 _STRONG_BREAK = re.compile(r"\s*(?:;|,\s+(?:which|while|whereas|but|although|though|suggesting|indicating|"
