@@ -13,7 +13,7 @@ blind to the system (``benchmarks/data/airqa_holdout_questions.jsonl``), never t
 through ``graphs.runner.run_task`` (a normal, resumable run folder per method); the table shows overall and
 per-tag score, turns, prompt/completion tokens and latency per question. JSON goes to
 ``benchmarks/results/airqa.json``, one key per split (``dev``, ``test``, ``holdout``, ``pool_dev``, ``pool_test``,
-``pool_tables``) holding its latest result.
+``pool_tables``, ``pool_blind``) holding its latest result.
 """
 from __future__ import annotations
 
@@ -34,7 +34,10 @@ POOL = Path(__file__).parent / "data" / "airqa_pool_questions.jsonl"
 # 14 table questions over 13 pool papers, written blind on 2026-12-03 to check table rules found on pool_test; a
 # tuning set since (docs/results.md says which rules came from which questions)
 POOL_TABLES = Path(__file__).parent / "data" / "airqa_pool_table_questions.jsonl"
-SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", "pool_tables")
+# 24 questions of every kind over the 6 pool papers no other question used, written blind on 2026-12-05 and run
+# once on the code of that day, never tuned on
+POOL_BLIND = Path(__file__).parent / "data" / "airqa_pool_blind_questions.jsonl"
+SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", "pool_tables", "pool_blind")
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
 TAGS = ("single", "multiple", "retrieval", "text", "table", "image", "formula", "metadata", "objective", "subjective")
@@ -60,8 +63,8 @@ def question_file(corpus: Path, out: Path, split: str = "all") -> tuple[Path, di
 
     if split == "holdout":
         sample, written = [], read_jsonl(HOLDOUT, required=("uuid",))
-    elif split == "pool_tables":
-        sample, written = [], read_jsonl(POOL_TABLES, required=("uuid",))
+    elif split in ("pool_tables", "pool_blind"):
+        sample, written = [], read_jsonl(POOL_TABLES if split == "pool_tables" else POOL_BLIND, required=("uuid",))
     elif split.startswith("pool_"):
         sample, written = [], [r for r in read_jsonl(POOL, required=("uuid",)) if r["split"] == split]
     else:
@@ -228,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                         "written later and never tuned on; pool_dev / pool_test: questions over the pool papers "
                         "(--db pool: evidex ingest ../shared/corpus/pool/pdfs --db pool --metadata-dir "
                         "../shared/corpus/pool/metadata), tune on pool_dev, report pool_test; pool_tables: 14 table "
-                        "questions over pool papers (default test; with "
+                        "questions over pool papers; pool_blind: 24 questions of every kind over the 6 pool papers "
+                        "no other split uses, never tuned on (default test; with "
                         "--from-runs: the split the runs answered, as their config.yaml records it)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

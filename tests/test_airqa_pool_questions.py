@@ -104,3 +104,27 @@ def test_the_pool_table_questions_are_a_set_of_their_own_and_each_gold_is_printe
     for row in TABLE_ROWS:
         assert evaluate(gold_prediction(row["evaluator"]), row["evaluator"]).score == 1.0
     assert check(TABLE_ROWS, pool_or_skip(), splits=("pool_tables",), by_paper=False) == []
+
+
+BLIND_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_blind_questions.jsonl").read_text()
+              .splitlines() if line.strip()]
+
+
+def test_the_blind_pool_questions_are_over_papers_no_other_question_used():
+    """24 questions of every kind written blind on 2026-12-05 over the 6 pool papers no other question anchors (one
+    of them is the gold of a pool_test retrieval question), each gold printed on its page."""
+    assert len(BLIND_ROWS) == 24 and {r["split"] for r in BLIND_ROWS} == {"pool_blind"}
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in BLIND_ROWS)
+    tags = Counter(t for r in BLIND_ROWS for t in r["tags"])
+    assert all(tags[t] >= n for t, n in {"text": 9, "table": 6, "formula": 3, "metadata": 3, "image": 3,
+                                          "multiple": 2, "retrieval": 1}.items()), tags
+    others = {p for r in ROWS + TABLE_ROWS for p in r["anchor_pdf"]}
+    assert len({p for r in BLIND_ROWS for p in r["anchor_pdf"]}) == 6 and not others & {
+        p for r in BLIND_ROWS for p in r["anchor_pdf"]}
+    assert not {r["question"] for r in BLIND_ROWS} & {r["question"] for r in ROWS + TABLE_ROWS}
+    for row in BLIND_ROWS:
+        evaluator = row["evaluator"]
+        assert "objective" in row["tags"] and not requires_judge(evaluator)
+        assert evaluate(gold_prediction(evaluator), evaluator).score == 1.0
+        assert all(evaluate(wrong, evaluator).score == 0 for wrong in wrong_predictions(evaluator))
+    assert check(BLIND_ROWS, pool_or_skip(), splits=("pool_blind",), by_paper=False) == []
