@@ -129,12 +129,25 @@ def answer_text(value: Any) -> str:
     return str(value)
 
 
+# an in-text citation copied with a name or a number from a paper: "(Wang et al., 2020)", "(Smith and Lee 2019a;
+# Li, 2021)", or a numbered one right after a word ("BERT [12]"); it is no part of the answer
+_CITATION = re.compile(r"\s*\((?:[^()]*?(?:\bet al\.?|[A-Z][\w'-]+),?\s+(?:19|20)\d{2}[a-z]?\b[^()]*?)\)"
+                       r"|(?<=[^\W\d_])\s*\[\d+(?:\s*[,\u2013-]\s*\d+)*\]")
+
+
+def without_citations(text: str) -> str:
+    """``text`` without the in-text citations it copied from a paper; ``text`` itself when nothing else is left."""
+    cut = _CITATION.sub("", text).strip()
+    return cut if cut else text
+
+
 def conform(answer: str | None, answer_format: str) -> str | None:
-    """``answer`` reshaped to ``answer_format`` when the shape is clear; otherwise unchanged."""
+    """``answer`` reshaped to ``answer_format`` when the shape is clear (in-text citations dropped); otherwise
+    unchanged."""
     if answer is None:
         return None
-    text = answer.strip()
     kind = answer_kind(answer_format)
+    text = answer.strip() if kind in ("dict", "bool") else without_citations(answer.strip())
     value = _literal(text) if len(text) < 20_000 else None
     if kind == "dict":
         return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else text

@@ -32,6 +32,15 @@ BOOL = "Answer true or false."
     ("Yes.", BOOL, "true"),
     ("no", BOOL, "false"),
     ("LaBSE", "A single string.", "LaBSE"),
+    # an in-text citation copied with the answer is dropped (and no longer splits a list or adds a year)
+    ("Byte-level BPE (Wang et al., 2020)", "A single string.", "Byte-level BPE"),
+    ("BERT (Devlin et al., 2019), RoBERTa (Liu et al. 2019a; Ott, 2020)", LIST, json.dumps(["BERT", "RoBERTa"])),
+    ("The encoder has 12 layers (Vaswani et al., 2017).", INT, "12"),
+    ("ResNet [14]", "A single string.", "ResNet"),
+    ("(Wang et al., 2020)", "A single string.", "(Wang et al., 2020)"),  # nothing else: unchanged
+    ("Transformer (base)", "A single string.", "Transformer (base)"),    # no year: no citation
+    ("GPT-3 (2020)", "A single string.", "GPT-3 (2020)"),                # a year alone names no source
+    ("[1, 2]", "A Python list of integers.", "[1, 2]"),
     (None, INT, None),
 ])
 def test_conform(answer, fmt, expected):

@@ -11,7 +11,7 @@ from evidex.agents.qa.render import render_item
 from evidex.tools.ingest.config import ParserConfig
 from evidex.tools.ingest.parser import PyMuPDFParser
 from evidex.tools.paperstore.models import Table
-from evidex.tools.paperstore.table_text import centred_labels, column_names
+from evidex.tools.paperstore.table_text import centred_labels, column_names, glued_first_column
 
 pytestmark = pytest.mark.shared_data
 
@@ -147,3 +147,27 @@ def test_labels_that_do_not_read_as_centred_are_left_as_printed():
                  [["", "1.0"], ["A", ""], ["", "2.0"], ["B", ""], ["", "3.0"]],
                  [["", "1.0"], ["X", "5.0"], ["", "2.0"], ["A", ""], ["", "3.0"]]):
         assert centred_labels(body, [0]) == body
+
+
+def test_a_first_value_column_glued_to_the_labels_is_split_again(corpus):
+    """R1 is printed close to the model names: the parse reads "Model R1" and "LEAD 18.90" as one cell each, so
+    R2 took R1's place. Split again, each column keeps its name (SSR's R1 is 30.07†, mBART's of the fine-tuned block
+    27.02), and the model reads the table written again from its rows."""
+    t = _table(corpus, "Cross-lingual-Science-Journalism-SELECT", 7, "Table 2")
+    assert t.columns[1:3] == ["R1", "R2"] and t.corner == "Model"
+    assert _cell(t, ["SSR"], "R1") == "30.07\u2020" and _cell(t, ["SSR"], "R2") == "12.60\u2020"
+    assert _cell(t, ["mBART", "8.93"], "R1") == "27.02" and ["FINE-TUNED", ""] == [r for r in t.rows if r[0] == "FINE-TUNED"][0][:2]
+    assert "|SSR|30.07" in t.text
+
+
+def test_labels_that_end_with_a_number_are_split_only_when_the_parse_glued_them():
+    glued = [["Dataset Sampling prop.", "Epochs"], ["CommonCrawl 67.0%", "1.10"], ["Books", ""], ["C4 15.0%", "1.06"],
+             ["Github 4.5%", "0.64"]]
+    assert glued_first_column(glued) == [["Dataset", "Sampling prop.", "Epochs"], ["CommonCrawl", "67.0%", "1.10"],
+                                         ["Books", "", ""], ["C4", "15.0%", "1.06"], ["Github", "4.5%", "0.64"]]
+    for rows in ([["Layer index", "F1"], ["Layer 1", "0.51"], ["Layer 2", "0.55"], ["Layer 3", "0.58"]],  # one word
+                 [["Model", "F1"], ["A 1.5", "0.51"], ["B 2.5", "0.55"], ["C 3.5", "0.58"]],  # a one-word header
+                 [["Model size", "F1"], ["GPT 1.5", "0.51"], ["BERT", "0.55"], ["T5 3.5", "0.58"]],  # one not glued
+                 [["Model size", "F1"], ["GPT 7", "0.51"], ["BERT 3", "0.55"], ["T5 11", "0.58"]],  # no decimals
+                 [["Model size", "F1"], ["GPT 7.5", "0.51"], ["BERT 3.5", "0.55"]]):  # two rows only
+        assert glued_first_column(rows) is rows

@@ -13,8 +13,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evidex.tools.paperstore.table_text import (_LETTER, centred_labels, column_parts, joined_names, markdown_rows,
-                                               rows_markdown)
+from evidex.tools.paperstore.table_text import (_LETTER, centred_labels, column_parts, glued_first_column,
+                                               joined_names, markdown_rows, rows_markdown)
 
 Box = list[float]
 
@@ -128,8 +128,10 @@ class Table(_Row):
 
     @cached_property
     def _split(self) -> tuple[list[list[str]], list[list[str]], list[list[str]], str, bool]:
-        """(header rows, body rows, column parts, corner, whether centred labels were folded into the body)."""
-        rows = markdown_rows(self.markdown)
+        """(header rows, body rows, column parts, corner, whether the rows differ from the printed markdown: centred
+        labels folded into the body, or a first column glued to the next split again)."""
+        printed = markdown_rows(self.markdown)
+        rows = glued_first_column(printed)
         if len(rows) < 2:
             return rows, [], [], "", False
         # the body starts at the first row holding a number, or at a section row ("Conversational Search" alone
@@ -141,7 +143,8 @@ class Table(_Row):
         corner = " ".join(r[j] for r in rows[:start] for j in labels if r[j])
         first_value = next((j for j in range(1, len(rows[0])) if j not in labels), 1)
         folded = centred_labels(body, labels)  # ``body`` itself when there is nothing to fold
-        return rows[:start], folded, column_parts(rows[:start], len(rows[0]), first_value), corner, folded is not body
+        return (rows[:start], folded, column_parts(rows[:start], len(rows[0]), first_value), corner,
+                folded is not body or rows is not printed)
 
     @property
     def header_rows(self) -> list[list[str]]:
@@ -156,7 +159,7 @@ class Table(_Row):
     @property
     def text(self) -> str:
         """The table as a model reads it: its printed markdown, written again from its rows where a label printed
-        centred beside its group was folded into the group's rows (:attr:`rows`)."""
+        centred beside its group was folded into the group's rows or a glued first column was split (:attr:`rows`)."""
         header, body, _, _, folded = self._split
         return rows_markdown(header + body) if folded else self.markdown
 

@@ -162,6 +162,44 @@ def _group_spans(row: list[str], groups: tuple[int, int, int]) -> list[str] | No
     return spans
 
 
+# a label cell that ends with the first value column's number, glued to it by the parse: "LEAD 18.90", "SSR 30.07†"
+_GLUED = re.compile(r"^(?P<label>.*[^\W\d_].*?)\s+(?P<value>[-+\u2212]?\d[\d,]*(?:\.\d+)?%?[\u2020\u2021*\u00a7]*)$")
+_DECIMAL = re.compile(r"\d\.\d")
+
+
+def glued_first_column(rows: list[list[str]]) -> list[list[str]]:
+    """``rows`` (header first) with a first column the parse glued to the next one split in two again.
+
+    When a PDF prints the first value column close to the row labels, the parse can miss the boundary: the header
+    reads "|Model R1|R2|..." and each value row "|LEAD 18.90|2.68|...", so the first value column is lost and every
+    other column shifts by one name. The split is made only when all of this holds: the header's first cell has two
+    or more words; every row with values in the other columns has a label cell that ends with a number (a label with
+    a letter before it); there are at least three such rows; their labels are not one word repeated ("Layer 1",
+    "Layer 2" is a label); and the numbers have decimals when most numbers of the other columns do. Rows without
+    values (section labels) keep their label and get an empty cell. The header's first word names the label column,
+    the rest the split-off column. Otherwise ``rows`` itself is returned."""
+    if len(rows) < 4 or not rows[0] or len(rows[0][0].split()) < 2:
+        return rows
+    valued = [r for r in rows[1:] if any(c.strip() for c in r[1:])]
+    glued = [_GLUED.match(r[0].strip()) for r in valued]
+    if len(valued) < 3 or not all(glued):
+        return rows
+    labels = [m.group("label") for m in glued]
+    if len(set(labels)) * 2 <= len(labels):
+        return rows
+    others = [c for r in valued for c in r[1:] if c.strip() and _DIGIT.search(c)]
+    if sum(bool(_DECIMAL.search(c)) for c in others) * 2 > len(others) and not all(
+            _DECIMAL.search(m.group("value")) for m in glued):
+        return rows
+    name, _, first = rows[0][0].strip().partition(" ")  # a label column's header is one word more often than a
+    # value column's ("Dataset" over "Sampling prop.")
+    out = [[name, first, *rows[0][1:]]]
+    for r in rows[1:]:
+        m = _GLUED.match(r[0].strip()) if any(c.strip() for c in r[1:]) else None
+        out.append([m.group("label"), m.group("value"), *r[1:]] if m else [r[0], "", *r[1:]])
+    return out
+
+
 def markdown_rows(markdown: str) -> list[list[str]]:
     """A markdown table's rows (separator line left out), padded to one width."""
     rows = [cells for line in (markdown or "").splitlines() if (cells := _cells(line)) is not None]
@@ -178,4 +216,5 @@ def rows_markdown(rows: list[list[str]]) -> str:
     return "\n".join([line(rows[0]), "|" + "|".join(["---"] * len(rows[0])) + "|", *map(line, rows[1:])])
 
 
-__all__ = ["centred_labels", "column_names", "column_parts", "joined_names", "markdown_rows", "rows_markdown"]
+__all__ = ["centred_labels", "column_names", "column_parts", "glued_first_column", "joined_names", "markdown_rows",
+           "rows_markdown"]
