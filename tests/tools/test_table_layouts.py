@@ -171,3 +171,38 @@ def test_labels_that_end_with_a_number_are_split_only_when_the_parse_glued_them(
                  [["Model size", "F1"], ["GPT 7", "0.51"], ["BERT 3", "0.55"], ["T5 11", "0.58"]],  # no decimals
                  [["Model size", "F1"], ["GPT 7.5", "0.51"], ["BERT 3.5", "0.55"]]):  # two rows only
         assert glued_first_column(rows) is rows
+
+
+class _PaperTables:
+    """The tables of one real parsed paper, served as ``PaperStore.tables`` serves them (caption order)."""
+
+    def __init__(self, tables: list[Table]):
+        self._tables = tables
+
+    def tables(self, ids, number=None, limit=2):
+        return self._tables[:limit]
+
+
+def test_a_table_described_without_its_number_is_found_by_its_caption(corpus):
+    """"the fusion-ratio table" of a paper with eight tables is Table 4 ("Fusion ratios: # of unique source
+    sentences ..."); a question naming a number, speaking of no table, or sharing too few words finds none."""
+    from evidex.tools.qa.probe import described_table
+    from evidex.tools.qa import PaperQuestion
+    from evidex.tools.qa.question import parse_question
+
+    found = sorted(corpus.glob("pool/pdfs/Generating-EDU-Extracts*.pdf"))
+    if not found:
+        pytest.skip("the paper is not in the shared corpus")
+    paper = PyMuPDFParser(ParserConfig(ocr="off")).parse(found[0], "0" * 64)
+    store = _PaperTables([Table(key=str(i), paper_id="p", page=t.page_number, caption=t.caption, markdown=t.markdown)
+                          for i, t in enumerate(paper.tables)])
+
+    def ask(text: str):
+        q = parse_question(PaperQuestion(id="q", question=text, answer_format="A single string.", pdf_ids=["p"]))
+        return [t.label for t in described_table(store, ["p"], q)]
+
+    assert ask("In the fusion-ratio table of this paper (unique source sentences containing the EDUs of the implied "
+               "plan), which method has the lowest fusion ratio?") == ["Table 4"]
+    assert ask("In Table 2 of this paper, which method has the lowest fusion ratio?") == []
+    assert ask("Which method has the lowest fusion ratio of unique source sentences?") == []
+    assert ask("In the table of this paper, what is the first row?") == []

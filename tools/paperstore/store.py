@@ -233,9 +233,9 @@ class PaperStore:
             f"WHERE {_in_papers('x.ref_paper_id', ids)} AND {match} ORDER BY p.page_number LIMIT {int(limit)}",
             [*ids, value])
 
-    def tables(self, ids: list[str], number: str, limit: int = 2) -> list[Table]:
-        """The tables of these papers whose caption begins "Table <number>" (or "Tab. <number>"), first pages
-        first."""
+    def tables(self, ids: list[str], number: str = r"[A-Z]?\d+", limit: int = 2) -> list[Table]:
+        """The tables of these papers whose caption begins "Table <number>" (or "Tab. <number>"; by default any
+        number), first pages first."""
         if not ids:
             return []
         rows = self._numbered("tables", "x.table_caption, x.table_markdown, x.bounding_box", ids,

@@ -116,6 +116,33 @@ def passages(store: PaperStore, q: Question, limit: int) -> Context:
     return Context(items=hits, titles=shown, degraded=[d for d in (hybrid.degraded, keywords.degraded) if d])
 
 
+# a question that speaks of a table without its number ("in the fusion-ratio table of this paper, ...")
+_A_TABLE = re.compile(r"\btables?\b", re.IGNORECASE)
+_WORD = re.compile(r"[^\W_]+")
+_MAX_TABLES = 40  # a paper's tables read to find the one a question describes
+MIN_SHARED_WORDS = 3  # content words a caption must share with the question to be the table it describes
+
+
+def _content_words(text: str) -> set[str]:
+    from evidex.tools.kb_index import STOPWORDS
+
+    return {w.lower().rstrip("s") for w in _WORD.findall(text) if len(w) > 1 and w.lower() not in STOPWORDS}
+
+
+def described_table(store: PaperStore, ids: list[str], q: Question) -> list:
+    """The table a question describes without its number: of the papers' tables, the one whose caption shares the
+    most content words with the question (at least :data:`MIN_SHARED_WORDS`, and more than any other caption does);
+    [] when the question names a table's number, speaks of no table, or no caption stands out."""
+    if q.tables or not _A_TABLE.search(q.text):
+        return []
+    asked = _content_words(q.text) - {"table", "paper"}
+    ranked = sorted(((len(asked & _content_words(t.caption)), i, t)
+                     for i, t in enumerate(store.tables(ids, limit=_MAX_TABLES))), key=lambda x: (-x[0], x[1]))
+    if not ranked or ranked[0][0] < MIN_SHARED_WORDS or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
+        return []
+    return [ranked[0][2]]
+
+
 def _common_authors(lists: list[list[str]]) -> list[str]:
     """The names every list holds (compared without case, dots or spacing), in the first list's order."""
     def key(name: str) -> str:
@@ -126,7 +153,7 @@ def _common_authors(lists: list[list[str]]) -> list[str]:
 
 def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool = True) -> Context:
     """What the question points at: metadata of the papers in scope (and, for several, the authors they all share),
-    the tables/figures/equations it names, and the ``passages_k`` passages that best match it. ``lookups=False``:
+    the tables/figures/equations it names (or the table it describes), and the ``passages_k`` passages that best match it. ``lookups=False``:
     the passages only (an agent without SQL)."""
     ids = list(q.papers) if len(q.papers) <= _MAX_PAPERS else []
     items: list = []
@@ -144,6 +171,7 @@ def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool 
                               paper_id=papers[0].paper_id))
         for n in q.tables:
             items += store.tables(ids, n)
+        items += described_table(store, ids, q)
         for n in q.figures:
             items += store.figures(ids, n)
         for n in q.equations:
@@ -152,4 +180,4 @@ def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool 
     return Context(items=items + found.items, titles=found.titles, degraded=found.degraded)
 
 
-__all__ = ["ends_first", "names_papers", "passages", "probe", "question_search", "search_space", "without_titles"]
+__all__ = ["described_table", "ends_first", "names_papers", "passages", "probe", "question_search", "search_space", "without_titles"]
