@@ -13,7 +13,7 @@ blind to the system (``benchmarks/data/airqa_holdout_questions.jsonl``), never t
 through ``graphs.runner.run_task`` (a normal, resumable run folder per method); the table shows overall and
 per-tag score, turns, prompt/completion tokens and latency per question. JSON goes to
 ``benchmarks/results/airqa.json``, one key per split (``dev``, ``test``, ``holdout``, ``pool_dev``, ``pool_test``,
-``pool_tables``, ``pool_blind``) holding its latest result.
+``pool_tables``, ``pool_blind``, ``pool_described_tables``) holding its latest result.
 """
 from __future__ import annotations
 
@@ -37,7 +37,11 @@ POOL_TABLES = Path(__file__).parent / "data" / "airqa_pool_table_questions.jsonl
 # 24 questions of every kind over the 6 pool papers no other question used, written blind on 2026-12-05 and run
 # once on the code of that day, never tuned on
 POOL_BLIND = Path(__file__).parent / "data" / "airqa_pool_blind_questions.jsonl"
-SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", "pool_tables", "pool_blind")
+# 8 questions over 8 other pool papers, each about a table it describes without its number, written blind on
+# 2026-12-05 to check the probe's described-table look-up (written from 2 pool_blind questions) on other papers
+POOL_DESCRIBED = Path(__file__).parent / "data" / "airqa_pool_described_table_questions.jsonl"
+SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_tables": POOL_DESCRIBED}
+SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", *SETS)
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
 TAGS = ("single", "multiple", "retrieval", "text", "table", "image", "formula", "metadata", "objective", "subjective")
@@ -63,8 +67,8 @@ def question_file(corpus: Path, out: Path, split: str = "all") -> tuple[Path, di
 
     if split == "holdout":
         sample, written = [], read_jsonl(HOLDOUT, required=("uuid",))
-    elif split in ("pool_tables", "pool_blind"):
-        sample, written = [], read_jsonl(POOL_TABLES if split == "pool_tables" else POOL_BLIND, required=("uuid",))
+    elif split in SETS:
+        sample, written = [], read_jsonl(SETS[split], required=("uuid",))
     elif split.startswith("pool_"):
         sample, written = [], [r for r in read_jsonl(POOL, required=("uuid",)) if r["split"] == split]
     else:
@@ -232,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                         "(--db pool: evidex ingest ../shared/corpus/pool/pdfs --db pool --metadata-dir "
                         "../shared/corpus/pool/metadata), tune on pool_dev, report pool_test; pool_tables: 14 table "
                         "questions over pool papers; pool_blind: 24 questions of every kind over the 6 pool papers "
-                        "no other split uses, never tuned on (default test; with "
+                        "no other split uses; pool_described_tables: 8 questions about a table described without its number (default test; with "
                         "--from-runs: the split the runs answered, as their config.yaml records it)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

@@ -15,6 +15,7 @@ import pytest
 from benchmarks.check_pool_questions import (QUESTIONS, SPLITS, check, default_pool, gold_prediction, paper_split,
                                              papers_of, wrong_predictions)
 from evidex.evaluators.airqa import EVAL_FUNCS, evaluate, requires_judge
+from evidex.tools.paperstore.models import table_label
 
 ROWS = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
 OTHER_FILES = ("airqa_corpus_questions.jsonl", "airqa_holdout_questions.jsonl")
@@ -128,3 +129,21 @@ def test_the_blind_pool_questions_are_over_papers_no_other_question_used():
         assert evaluate(gold_prediction(evaluator), evaluator).score == 1.0
         assert all(evaluate(wrong, evaluator).score == 0 for wrong in wrong_predictions(evaluator))
     assert check(BLIND_ROWS, pool_or_skip(), splits=("pool_blind",), by_paper=False) == []
+
+
+DESCRIBED_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_described_table_questions.jsonl")
+                  .read_text().splitlines() if line.strip()]
+
+
+def test_the_described_table_questions_name_no_table_number_and_each_gold_is_printed_on_its_page():
+    """8 questions written blind on 2026-12-05, each about a table of a different pool paper that it describes
+    without its number, none over the pool_blind papers; the caption's start says which table is meant."""
+    assert len(DESCRIBED_ROWS) == 8 and {r["split"] for r in DESCRIBED_ROWS} == {"pool_described_tables"}
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in DESCRIBED_ROWS)
+    assert not any(table_label(r["question"], anywhere=True) for r in DESCRIBED_ROWS)
+    assert all(table_label(r["table_caption_start"]) for r in DESCRIBED_ROWS)
+    papers = [p for r in DESCRIBED_ROWS for p in r["anchor_pdf"]]
+    assert len(set(papers)) == 8 and not set(papers) & {p for r in BLIND_ROWS for p in r["anchor_pdf"]}
+    for row in DESCRIBED_ROWS:
+        assert evaluate(gold_prediction(row["evaluator"]), row["evaluator"]).score == 1.0
+    assert check(DESCRIBED_ROWS, pool_or_skip(), splits=("pool_described_tables",), by_paper=False) == []

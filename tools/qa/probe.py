@@ -14,6 +14,7 @@ every view and spends its turns only on what the probe missed.
 from __future__ import annotations
 
 import logging
+import math
 import re
 from itertools import zip_longest
 
@@ -131,16 +132,21 @@ def _content_words(text: str) -> set[str]:
 
 def described_table(store: PaperStore, ids: list[str], q: Question) -> list:
     """The table a question describes without its number: of the papers' tables, the one whose caption shares the
-    most content words with the question (at least :data:`MIN_SHARED_WORDS`, and more than any other caption does);
-    [] when the question names a table's number, speaks of no table, or no caption stands out."""
+    question's content words best (at least :data:`MIN_SHARED_WORDS` of them, each weighted by how few of the
+    captions share it, and ahead of every other caption); [] when the question names a table's number, speaks of no
+    table, or no caption stands out."""
     if q.tables or not _A_TABLE.search(q.text):
         return []
     asked = _content_words(q.text) - {"table", "paper"}
-    ranked = sorted(((len(asked & _content_words(t.caption)), i, t)
-                     for i, t in enumerate(store.tables(ids, limit=_MAX_TABLES))), key=lambda x: (-x[0], x[1]))
-    if not ranked or ranked[0][0] < MIN_SHARED_WORDS or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
+    tables = store.tables(ids, limit=_MAX_TABLES)
+    shared = [asked & _content_words(t.caption) for t in tables]
+    # a word most captions share ("results", the paper's own terms) says little about which table is meant
+    df = {w: sum(w in s for s in shared) for w in set().union(*shared)} if shared else {}
+    ranked = sorted(((sum(math.log((1 + len(tables)) / df[w]) for w in s), len(s), i)
+                     for i, s in enumerate(shared)), key=lambda x: (-x[0], x[2]))
+    if not ranked or ranked[0][1] < MIN_SHARED_WORDS or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
         return []
-    return [ranked[0][2]]
+    return [tables[ranked[0][2]]]
 
 
 def _common_authors(lists: list[list[str]]) -> list[str]:
