@@ -236,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
                         "(--db pool: evidex ingest ../shared/corpus/pool/pdfs --db pool --metadata-dir "
                         "../shared/corpus/pool/metadata), tune on pool_dev, report pool_test; pool_tables: 14 table "
                         "questions over pool papers; pool_blind: 24 questions of every kind over the 6 pool papers "
-                        "no other split uses; pool_described_tables: 8 questions about a table described without its number (default test; with "
+                        "no other split uses; pool_described_tables: 8 questions about a table described without "
+                        "its number (default test; with "
                         "--from-runs: the split the runs answered, as their config.yaml records it)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

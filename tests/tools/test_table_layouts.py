@@ -156,7 +156,8 @@ def test_a_first_value_column_glued_to_the_labels_is_split_again(corpus):
     t = _table(corpus, "Cross-lingual-Science-Journalism-SELECT", 7, "Table 2")
     assert t.columns[1:3] == ["R1", "R2"] and t.corner == "Model"
     assert _cell(t, ["SSR"], "R1") == "30.07\u2020" and _cell(t, ["SSR"], "R2") == "12.60\u2020"
-    assert _cell(t, ["mBART", "8.93"], "R1") == "27.02" and ["FINE-TUNED", ""] == [r for r in t.rows if r[0] == "FINE-TUNED"][0][:2]
+    assert _cell(t, ["mBART", "8.93"], "R1") == "27.02"
+    assert [r for r in t.rows if r[0] == "FINE-TUNED"][0][:2] == ["FINE-TUNED", ""]
     assert "|SSR|30.07" in t.text
 
 
@@ -173,33 +174,26 @@ def test_labels_that_end_with_a_number_are_split_only_when_the_parse_glued_them(
         assert glued_first_column(rows) is rows
 
 
-class _PaperTables:
-    """The tables of one real parsed paper, served as ``PaperStore.tables`` serves them (caption order)."""
-
-    def __init__(self, tables: list[Table]):
-        self._tables = tables
-
-    def tables(self, ids, number=None, limit=2):
-        return self._tables[:limit]
-
-
-def test_a_table_described_without_its_number_is_found_by_its_caption(corpus):
+def test_a_table_described_without_its_number_is_found_by_its_caption(corpus, fake_embeddings, tmp_path):
     """"the fusion-ratio table" of a paper with eight tables is Table 4 ("Fusion ratios: # of unique source
     sentences ..."); a question naming a number, speaking of no table, or sharing too few words finds none."""
-    from evidex.tools.qa.probe import described_table
+    from evidex.tools.ingest import ingest
+    from evidex.tools.paperstore import PaperStore
     from evidex.tools.qa import PaperQuestion
+    from evidex.tools.qa.probe import described_table
     from evidex.tools.qa.question import parse_question
 
     found = sorted(corpus.glob("pool/pdfs/Generating-EDU-Extracts*.pdf"))
     if not found:
         pytest.skip("the paper is not in the shared corpus")
-    paper = PyMuPDFParser(ParserConfig(ocr="off")).parse(found[0], "0" * 64)
-    store = _PaperTables([Table(key=str(i), paper_id="p", page=t.page_number, caption=t.caption, markdown=t.markdown)
-                          for i, t in enumerate(paper.tables)])
+    report = ingest(found[:1], store_dir=tmp_path, embeddings=fake_embeddings, progress=False)
+    assert not report.failed, report.failed
+    store = PaperStore(None, str(tmp_path))
+    paper = store.rows("SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id FROM tables LIMIT 1")[0]["pdf_id"]
 
     def ask(text: str):
-        q = parse_question(PaperQuestion(id="q", question=text, answer_format="A single string.", pdf_ids=["p"]))
-        return [t.label for t in described_table(store, ["p"], q)]
+        q = parse_question(PaperQuestion(id="q", question=text, answer_format="A single string.", pdf_ids=[paper]))
+        return [t.label for t in described_table(store, [paper], q)]
 
     assert ask("In the fusion-ratio table of this paper (unique source sentences containing the EDUs of the implied "
                "plan), which method has the lowest fusion ratio?") == ["Table 4"]

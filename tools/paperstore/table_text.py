@@ -180,24 +180,21 @@ def glued_first_column(rows: list[list[str]]) -> list[list[str]]:
     the rest the split-off column. Otherwise ``rows`` itself is returned."""
     if len(rows) < 4 or not rows[0] or len(rows[0][0].split()) < 2:
         return rows
-    valued = [r for r in rows[1:] if any(c.strip() for c in r[1:])]
-    glued = [_GLUED.match(r[0].strip()) for r in valued]
-    if len(valued) < 3 or not all(glued):
+    # each valued row (a value in another column) by its index, with its label cell read as label + number
+    glued = {i: _GLUED.match(r[0].strip()) for i, r in enumerate(rows) if i and any(c.strip() for c in r[1:])}
+    if len(glued) < 3 or not all(glued.values()):
         return rows
-    labels = [m.group("label") for m in glued]
+    labels = [m.group("label") for m in glued.values()]
     if len(set(labels)) * 2 <= len(labels):
         return rows
-    others = [c for r in valued for c in r[1:] if c.strip() and _DIGIT.search(c)]
+    others = [c for i in glued for c in rows[i][1:] if c.strip() and _DIGIT.search(c)]
     if sum(bool(_DECIMAL.search(c)) for c in others) * 2 > len(others) and not all(
-            _DECIMAL.search(m.group("value")) for m in glued):
+            _DECIMAL.search(m.group("value")) for m in glued.values()):
         return rows
     name, _, first = rows[0][0].strip().partition(" ")  # a label column's header is one word more often than a
     # value column's ("Dataset" over "Sampling prop.")
-    out = [[name, first, *rows[0][1:]]]
-    for r in rows[1:]:
-        m = _GLUED.match(r[0].strip()) if any(c.strip() for c in r[1:]) else None
-        out.append([m.group("label"), m.group("value"), *r[1:]] if m else [r[0], "", *r[1:]])
-    return out
+    return [[name, first, *rows[0][1:]]] + [[m.group("label"), m.group("value"), *r[1:]] if (m := glued.get(i))
+                                            else [r[0], "", *r[1:]] for i, r in enumerate(rows) if i]
 
 
 def markdown_rows(markdown: str) -> list[list[str]]:
