@@ -17,8 +17,6 @@ from evidex.tools.qa.cells import cell_value, named_column, named_rows, named_ta
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question
 
-# a relative change is no difference of two cells
-_RELATIVE = re.compile(r"\b(?:times|percent|percentage|ratio|relative|fold)\b|%", re.IGNORECASE)
 _DECIMALS = re.compile(r"\d\.(\d+)")
 
 
@@ -27,7 +25,7 @@ class CellGapReader:
 
     def applies(self, question: Question, context: Context) -> bool:
         return (question.numeric and question.gap and not question.says_superlative
-                and not _RELATIVE.search(question.text) and bool(context.tables))
+                and not question.relative and bool(context.tables))
 
     def read(self, request: ReadRequest) -> Answer | None:
         question = request.question

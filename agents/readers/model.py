@@ -4,7 +4,9 @@ Every question shape; it is the last reader in the list. The reply is one JSON o
 its ``answer`` has the format's type (an integer format gets an integer, a list format a list). For a name picked by
 an extreme value ("which method has the highest F1") the model first lists the candidates with their values and
 the extreme they ask for, and code picks the answer from them (or from the table's own rows when code could read
-them): a small model names a row near the top, not the maximum.
+them): a small model names a row near the top, not the maximum. For a number asked as the gap between two values
+("how many more runs does A report than B") the model first copies the two values and code subtracts them: a small
+model that reads both right still subtracts wrong.
 """
 from __future__ import annotations
 
@@ -46,6 +48,11 @@ class Candidate(BaseModel):
     value: float = Field(description="Its number in the column or measure the question names.")
 
 
+class Operand(BaseModel):
+    name: str = Field(max_length=200, description="What the value is: its item, row or paper, as the context says.")
+    value: float = Field(description="The number, copied from the context.")
+
+
 # a row label's trailing reference: "Method (Author et al., 2022)", "Method [12]"
 _CITATION = re.compile(r"\s*(?:\([^()]*(?:et al\.|\b(?:19|20)\d{2}\b)[^()]*\)|\[\d+(?:\s*[,\u2013-]\s*\d+)*\])\s*$")
 
@@ -76,17 +83,39 @@ def table_candidates(question: Question, context: Context) -> list[Candidate]:
             for name, value in column_candidates(context.tables, question)]
 
 
+def subtracts(question: Question) -> bool:
+    """A number asked as the gap between two values ("how many more runs does A report than B"): the model copies
+    both values and code subtracts them (a small model that reads both right still subtracts wrong)."""
+    return question.numeric and question.gap and not (question.relative or question.says_superlative)
+
+
+def difference(compared: list[Operand]) -> tuple[str, str] | None:
+    """The absolute difference of the two compared values and the ``abs(a - b)`` it is, or None when they are the
+    same number (then the model did not tell the two apart)."""
+    if len(compared) != 2 or not all(math.isfinite(c.value) for c in compared):
+        return None
+    a, b = (c.value for c in compared)
+    if a == b:
+        return None
+    return format_result(round(abs(a - b), 9)), f"abs({format_result(a)} - {format_result(b)})"
+
+
 def ranks(question: Question) -> bool:
     """A name picked by an extreme value."""
     return question.kind == "str" and question.says_superlative
 
 
 @lru_cache(maxsize=64)
-def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX_ANSWER_CHARS) -> type[BaseModel]:
-    """``{"direction"?, "candidates"?, "answer": <type the format asks for>}``: with ``ranked`` the direction and
-    the candidates come before the name they decide, so the grammar has the model write them first. A text answer
-    is capped at ``max_chars`` (:func:`answer_chars` of the call's token budget)."""
+def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX_ANSWER_CHARS,
+                  compared: bool = False) -> type[BaseModel]:
+    """``{"direction"?, "candidates"?, "compared"?, "answer": <type the format asks for>}``: with ``ranked`` the
+    direction and the candidates come before the name they decide, with ``compared`` the two values before their
+    gap, so the grammar has the model write them first. A text answer is capped at ``max_chars``
+    (:func:`answer_chars` of the call's token budget)."""
     fields: dict[str, Any] = {}
+    if compared:
+        fields["compared"] = (list[Operand], Field(min_length=2, max_length=2,
+                                                   description="The two values the question asks the gap of."))
     if ranked:
         fields["direction"] = (Literal["highest", "lowest"], Field(description="Which extreme the question asks."))
         # at least two under the grammar: left free, the local model listed only the row it had already chosen
@@ -107,7 +136,7 @@ class ModelReader:
 
     def read(self, request: ReadRequest) -> Answer | None:
         q = request.question
-        ranking = ranks(q)
+        ranking, gap = ranks(q), subtracts(q)
         ids = request.paper_ids
         body = render("qa_answer", question=q.text, answer_format=q.answer_format,
                       papers=f"[Papers]: {scope_line(q)}\n" if ids else "",
@@ -115,13 +144,17 @@ class ModelReader:
                                              limit=request.limit, empty="(none)"))
         if ranking:
             body += "\n" + load_prompt("qa_answer_ranked")
+        if gap:
+            body += "\n" + load_prompt("qa_answer_gap")
         messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-        schema = answer_schema(q.answer_format, ranking, answer_chars(request.max_tokens))
+        schema = answer_schema(q.answer_format, ranking, answer_chars(request.max_tokens), gap)
         out = call_structured(request.llm, schema, messages, name=request.name, max_tokens=request.max_tokens)
         if ranking:
             picked = ranked_pick(out.direction, table_candidates(q, request.context) or out.candidates, q)
             if picked is not None:
                 return Answer(value=picked[0], reader=self.name, expression=picked[1])
+        if gap and (worked := difference(out.compared)) is not None:
+            return Answer(value=worked[0], reader=self.name, expression=worked[1])
         return Answer(value=answer_text(out.answer), reader=self.name)
 
 

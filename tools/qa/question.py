@@ -32,6 +32,8 @@ _SUPERLATIVE = re.compile(r"\b(highest|lowest|largest|smallest|greatest|fewest|m
 # "how many points higher is A than B", "by how much is ... lower": a question about the gap between two values
 _GAP = re.compile(r"\bhow (?:many|much) (?:more|fewer|less|higher|lower|points?|percentage points?)\b"
                   r"|\bby how (?:much|many)\b|\bdifference\b|\bminus\b", re.IGNORECASE)
+# "how many times larger", "by what percent": a relative change, not a difference of two values
+_RELATIVE = re.compile(r"\b(?:times|percent|percentage|ratio|relative|fold)\b|%", re.IGNORECASE)
 _EXCLUDING = re.compile(r"\b(?:excluding|except(?: for)?|other than|apart from|not counting)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\?|\b(?:which|what|who)\b", re.IGNORECASE)
 # "how many rows have an F1 above 80": a count of what passes a threshold
@@ -82,6 +84,7 @@ class Question(BaseModel):
     table_label: str = Field("", description='"Table 3" when it names a table anywhere, else ""')
     says_superlative: bool = Field(False, description="it says a superlative word at all")
     gap: bool = Field(False, description="it asks for the gap between two values (how much higher, difference)")
+    relative: bool = Field(False, description="it asks for a ratio or a relative change (times, percent, fold)")
     excluded: str = Field("", description="the part that names what it leaves out ('excluding A and B')")
     beats: str = Field("", description="it asks on how many (or on which) columns one row is 'higher' or 'lower' "
                                         "than another "
@@ -109,6 +112,7 @@ def parse_question(q: PaperQuestion) -> Question:
                     conferences=list(q.conferences), kind=answer_kind(q.answer_format), **refs,
                     table_label=table_label(text, anywhere=True),
                     says_superlative=bool(_SUPERLATIVE.search(text)), gap=bool(_GAP.search(text)),
+                    relative=bool(_RELATIVE.search(text)),
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
                     beats=_beats(text) if bound is None else "", of_count=_of_count(text))
 

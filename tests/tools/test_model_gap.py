@@ -1,0 +1,69 @@
+"""The model reader's gap: for a number asked as the gap between two values ("how many more runs does A report
+than B") the model copies both values and code subtracts them; the 1.5B model, with both values in front of it,
+answered 1 for 20 runs against 5. The answer rests on the two values, so NeuSym's early answer takes it only when
+both are in the probe."""
+from __future__ import annotations
+
+import json
+
+from evidex.agents.readers.model import Operand, answer_schema, difference, subtracts
+from evidex.tools.qa import PaperQuestion
+from evidex.tools.qa.question import parse_question
+from evidex.tools.text import operands_in
+
+INT = "Your answer should be a single integer (no units, no thousands separators)."
+FLOAT = "Your answer should be a Python float rounded to 2 decimal places."
+
+
+def ask(text: str, answer_format: str = INT):
+    return parse_question(PaperQuestion(id="q", question=text, answer_format=answer_format, pdf_ids=["p"]))
+
+
+def _pair(a: float, b: float) -> list[Operand]:
+    return [Operand(name="first", value=a), Operand(name="second", value=b)]
+
+
+def test_a_gap_between_two_numbers_is_subtracted_by_code():
+    assert subtracts(ask("How many more runs are the results of the first paper averaged over than the second's?"))
+    assert subtracts(ask("By how many ROUGE-1 points does the full model outperform the baseline?", FLOAT))
+    assert subtracts(ask("What is the difference between the two learning rates?", FLOAT))
+    # a ratio or a relative change, a superlative, or an answer that is no number: the model answers alone
+    assert not subtracts(ask("How many times more parameters does A have than B?"))
+    assert not subtracts(ask("By what percent does A improve over B?", FLOAT))
+    assert not subtracts(ask("Which method is the highest, and by how much?"))
+    assert not subtracts(ask("How many more runs does A use than B?", "Your answer should be a string."))
+    assert not subtracts(ask("How many runs are the results averaged over?"))
+    assert list(answer_schema(INT, False, 2000, True).model_fields) == ["compared", "answer"]
+    assert answer_schema(INT, False, 2000, True).model_json_schema()["properties"]["compared"]["minItems"] == 2
+
+
+def test_the_difference_is_absolute_and_printed_as_the_paper_prints_numbers():
+    assert difference(_pair(20, 5)) == ("15", "abs(20 - 5)")
+    assert difference(_pair(5, 20)) == ("15", "abs(5 - 20)")
+    assert difference(_pair(20.5, 18.45)) == ("2.05", "abs(20.5 - 18.45)")  # no 2.0500000000000007
+    assert difference(_pair(1293247.0, 320023)) == ("973224", "abs(1293247 - 320023)")
+    # the same number twice: the model did not tell the two apart, its own answer stands
+    assert difference(_pair(7, 7)) is None and difference(_pair(float("nan"), 1)) is None
+    ctx = "All the results are averaged over the 20 runs. ... All the results are the average of 5 runs."
+    assert operands_in("abs(20 - 5)", ctx) and not operands_in("abs(20 - 4)", ctx)
+
+
+def _reply(a: float, b: float, answer: int) -> str:
+    return json.dumps({"compared": [{"name": "ours", "value": a}, {"name": "theirs", "value": b}], "answer": answer})
+
+
+def test_classic_rag_answers_the_subtraction_not_the_model_s_number(table_paper):
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.baselines import build_baseline
+    from evidex.graphs.tasks import load_config
+
+    store_dir, pdf_id = table_paper
+    cfg = load_config("airqa/classic_rag", [f"store.store_dir={store_dir}", "qa.retrieval_mode=bm25"])
+    q = PaperQuestion(id="g", question="By how many points does Ours beat Baseline?", answer_format=FLOAT,
+                      pdf_ids=[pdf_id])
+    model = ScriptedChatModel(responses=[_reply(74.9, 61.2, 3)])
+    pred = build_baseline(model, cfg).invoke({"input": q})["prediction"]
+    assert pred.answer == "13.7" and pred.reader == "model" and '"compared"' in model.prompts[0]
+    # the same value twice: the model's own answer stands
+    model = ScriptedChatModel(responses=[_reply(74.9, 74.9, 3)])
+    assert build_baseline(model, cfg).invoke({"input": q})["prediction"].answer == "3.0"
