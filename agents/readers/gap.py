@@ -1,7 +1,7 @@
 """``gap``: how far apart two named rows of a table are in one column, worked out by code.
 
 Question shape: "According to Table 1, how many more examples does split A hold than split B?" or "by how many
-points does method A beat method B on dataset X in Table 3?" (:attr:`tools.qa.question.Question.gap`), over a
+points does method A beat method B on dataset X in Table 3?" (:attr:`tools.qa.question.Question.difference`), over a
 table the question names, whose two rows it says in full (:func:`tools.qa.cells.named_rows`) and whose column it
 names, or that has one value column only. A small model asked for a difference reads the two cells and then
 subtracts numbers of its own. The answer is the absolute difference, with as many decimals as the cells print.
@@ -24,8 +24,7 @@ class CellGapReader:
     name = "gap"
 
     def applies(self, question: Question, context: Context) -> bool:
-        return (question.numeric and question.gap and not question.says_superlative
-                and not question.relative and bool(context.tables))
+        return question.difference and bool(context.tables)
 
     def read(self, request: ReadRequest) -> Answer | None:
         question = request.question

@@ -83,12 +83,6 @@ def table_candidates(question: Question, context: Context) -> list[Candidate]:
             for name, value in column_candidates(context.tables, question)]
 
 
-def subtracts(question: Question) -> bool:
-    """A number asked as the gap between two values ("how many more runs does A report than B"): the model copies
-    both values and code subtracts them (a small model that reads both right still subtracts wrong)."""
-    return question.numeric and question.gap and not (question.relative or question.says_superlative)
-
-
 def difference(compared: list[Operand]) -> tuple[str, str] | None:
     """The absolute difference of the two compared values and the ``abs(a - b)`` it is, or None when they are the
     same number (then the model did not tell the two apart)."""
@@ -136,7 +130,7 @@ class ModelReader:
 
     def read(self, request: ReadRequest) -> Answer | None:
         q = request.question
-        ranking, gap = ranks(q), subtracts(q)
+        ranking, gap = ranks(q), q.difference  # a gap: the model copies both values, code subtracts
         ids = request.paper_ids
         body = render("qa_answer", question=q.text, answer_format=q.answer_format,
                       papers=f"[Papers]: {scope_line(q)}\n" if ids else "",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from evidex.agents.readers.model import Operand, answer_schema, difference, subtracts
+from evidex.agents.readers.model import Operand, answer_schema, difference
 from evidex.tools.qa import PaperQuestion
 from evidex.tools.qa.question import parse_question
 from evidex.tools.text import operands_in
@@ -24,15 +24,15 @@ def _pair(a: float, b: float) -> list[Operand]:
 
 
 def test_a_gap_between_two_numbers_is_subtracted_by_code():
-    assert subtracts(ask("How many more runs are the results of the first paper averaged over than the second's?"))
-    assert subtracts(ask("By how many ROUGE-1 points does the full model outperform the baseline?", FLOAT))
-    assert subtracts(ask("What is the difference between the two learning rates?", FLOAT))
+    assert ask("How many more runs are the results of the first paper averaged over than the second's?").difference
+    assert ask("By how many ROUGE-1 points does the full model outperform the baseline?", FLOAT).difference
+    assert ask("What is the difference between the two learning rates?", FLOAT).difference
     # a ratio or a relative change, a superlative, or an answer that is no number: the model answers alone
-    assert not subtracts(ask("How many times more parameters does A have than B?"))
-    assert not subtracts(ask("By what percent does A improve over B?", FLOAT))
-    assert not subtracts(ask("Which method is the highest, and by how much?"))
-    assert not subtracts(ask("How many more runs does A use than B?", "Your answer should be a string."))
-    assert not subtracts(ask("How many runs are the results averaged over?"))
+    assert not ask("How many times more parameters does A have than B?").difference
+    assert not ask("By what percent does A improve over B?", FLOAT).difference
+    assert not ask("Which method is the highest, and by how much?").difference
+    assert not ask("How many more runs does A use than B?", "Your answer should be a string.").difference
+    assert not ask("How many runs are the results averaged over?").difference
     assert list(answer_schema(INT, False, 2000, True).model_fields) == ["compared", "answer"]
     assert answer_schema(INT, False, 2000, True).model_json_schema()["properties"]["compared"]["minItems"] == 2
 

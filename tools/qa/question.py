@@ -104,6 +104,11 @@ class Question(BaseModel):
     def numeric(self) -> bool:
         return self.kind in ("int", "float")
 
+    @property
+    def difference(self) -> bool:
+        """A number asked as the difference of two values: a gap, not a ratio or percent change, no superlative."""
+        return self.numeric and self.gap and not (self.relative or self.says_superlative)
+
 
 def parse_question(q: PaperQuestion) -> Question:
     text = q.question or ""
