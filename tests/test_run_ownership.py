@@ -110,14 +110,14 @@ def test_a_killed_run_is_dead_and_two_resumes_at_once_write_every_item_once(tmp_
 
 def test_a_live_run_refuses_a_resume_and_a_repair(tmp_path, kit, kb_index, use_test_cache):
     from evidex.graphs.runner import RunError, repair_run, run_task
-    from evidex.tools.runfolder import run_state
+    from evidex.tools.runfolder import read_status, run_state
 
     kit.require_task_data(TASK)
     out, log = tmp_path / "runs", tmp_path / "live.log"
     live = start_cli(run_args(script(tmp_path, 3.0), out), log)
     try:
-        wait_for(lambda: (d := the_run(out)) and (d / "run.lock").is_file() and (d / "run.lock").read_text(), 600,
-                 "the run to own its folder", live, log)
+        wait_for(lambda: (d := the_run(out)) and (d / "run.lock").is_file() and (d / "run.lock").read_text()
+                 and read_status(d).get("status") == "running", 600, "the run to own its folder", live, log)
         run_dir = the_run(out)
         state = run_state(run_dir)
         assert state["state"] == "running" and f"pid {live.pid}" in state["owner"]
@@ -240,3 +240,15 @@ def test_a_refusal_names_the_new_holder_not_the_dead_record_it_is_replacing(tmp_
         os.close(fd)
     assert f"is being run by pid {os.getpid()}" in str(refused.value)
     assert refused.value.owner.pid == os.getpid()
+
+
+def test_a_folder_owned_before_its_run_json_is_written_reads_as_running(tmp_path):
+    """A fresh run takes its folder's lock, then writes config.yaml and run.json: in between, a live owner with no
+    recorded status is a run starting (it was read as "unknown" and broke a test 1 time in 4); a lock released
+    without a status is nobody's."""
+    from evidex.tools.runfolder import RunLock, run_state
+
+    with RunLock(tmp_path):
+        state = run_state(tmp_path)
+        assert state["state"] == "running" and f"pid {os.getpid()}" in state["owner"]
+    assert run_state(tmp_path)["state"] == "unknown" and run_state(tmp_path)["owner"] is None

@@ -246,6 +246,8 @@ def run_state(run_dir: Path) -> dict[str, Any]:
     state = status
     if status == "running" and alive is False:
         state = "dead"
+    elif status == "unknown" and record is not None and alive is not False:
+        state = "running"  # a live owner that has not written run.json yet (the first moments of a run)
     rows = read_rows(Path(run_dir) / "results.jsonl")
     _, dups = unique_rows(rows)
     return {**info, "state": state, "owner": record.describe() if record is not None and alive is not False else None,
