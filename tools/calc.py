@@ -48,8 +48,12 @@ class CalcArgs(BaseModel):
     expression: str = Field(..., min_length=1, max_length=MAX_EXPR_CHARS, description="arithmetic expression, e.g. (71.2 - 68.9) / 68.9 * 100")
 
 
+# the signs papers print (and models copy from them) for the ones Python reads
+_PRINTED_SIGNS = str.maketrans({"π": "pi", "−": "-", "–": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/"})
+
+
 def calculate(expression: str) -> float | int:
-    expr = expression.strip()
+    expr = expression.translate(_PRINTED_SIGNS).strip()
     if not expr:
         raise CalcError("The expression is empty.")
     if len(expr) > MAX_EXPR_CHARS:

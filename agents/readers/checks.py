@@ -1,7 +1,8 @@
 """Whether an answer read from a context may be taken as final without the agent's turns (NeuSym's early answer):
 what it rests on must be in the context, and it must not be an answer the question rules out.
 
-- grounded: the numbers its arithmetic used (a gap or a pick by code), else its value, occur in a context item;
+- grounded: the numbers its arithmetic used (a gap, a pick by code, an equation with the question's values put
+  in), else its value, occur in a context item or, for an equation's values, in the question itself;
 - not an item the question excludes ("excluding A" answered "A");
 - not a list stuck repeating one item (["X", "Y", "Y", "Y"]): a small model that loses its place repeats the last;
 - not the answer format's own example ("e.g. 0.5" answered 0.5);
@@ -27,10 +28,11 @@ def _texts(context: Context) -> list[tuple[str, str]]:
     return [(i.source, render_item(i, titles=context.titles)) for i in context.items]
 
 
-def grounded(answer: Answer, context: Context) -> bool:
+def grounded(answer: Answer, context: Context, given: str = "") -> bool:
     """What ``answer`` rests on (the numbers its arithmetic used, else its value; every item of a list) occurs in
-    the context."""
-    return _holds(answer, "\n\n".join(text for _, text in _texts(context)))
+    the context; numbers of its arithmetic may also be ``given`` (the question's own: "when alpha = 2")."""
+    text = "\n\n".join(text for _, text in _texts(context))
+    return _holds(answer, f"{text}\n\n{given}" if answer.expression and given else text)
 
 
 def grounding(answer: Answer, context: Context, fallback: int = 3) -> list[str]:
@@ -74,7 +76,7 @@ def printed_cell(answer: Answer, question: Question, context: Context) -> bool:
 
 def rejects(answer: Answer, question: Question, context: Context) -> str | None:
     """Why ``answer`` cannot be taken as final from ``context`` alone, or None when it can."""
-    if not grounded(answer, context):
+    if not grounded(answer, context, given=question.text if question.applies_formula else ""):
         return "not found in the context"
     if answer.value.strip() and named_in(answer.value, question.excluded):
         return "an item the question excludes"

@@ -6,7 +6,10 @@ an extreme value ("which method has the highest F1") the model first lists the c
 the extreme they ask for, and code picks the answer from them (or from the table's own rows when code could read
 them): a small model names a row near the top, not the maximum. For a number asked as the gap between two values
 ("how many more runs does A report than B") the model first copies the two values and code subtracts them: a small
-model that reads both right still subtracts wrong.
+model that reads both right still subtracts wrong. For a number asked as the value an equation takes on values
+the question gives ("what score does Equation 1 give when alpha = 2") the model writes the equation with the values
+put in as one arithmetic expression, and code computes it (:func:`tools.calc.calculate`): a small model writes the
+expression right more often than it works it out.
 """
 from __future__ import annotations
 
@@ -23,12 +26,13 @@ from evidex.agents.qa.render import render_context, scope_line
 from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.agents.structured import call_structured
 from evidex.tools.answer_format import answer_text, answer_type
-from evidex.tools.calc import format_result
+from evidex.tools.calc import CalcError, calculate, format_result
 from evidex.tools.qa.cells import column_candidates
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
 
 MAX_CANDIDATES = 40
+MAX_EXPRESSION_CHARS = 300
 MAX_ANSWER_CHARS = 2000  # an answer's cap when the call has no token budget
 CHARS_PER_TOKEN = 3  # at least this many characters a token (English averages about 4), so a capped string fits
 REPLY_OVERHEAD_TOKENS = 16  # the reply's key, quotes and braces around the answer
@@ -94,6 +98,18 @@ def difference(compared: list[Operand]) -> tuple[str, str] | None:
     return format_result(round(abs(a - b), 9)), f"abs({format_result(a)} - {format_result(b)})"
 
 
+def computed(expression: str, kind: str) -> str | None:
+    """The value of the model's arithmetic ``expression``, printed as a paper prints numbers; None when it is no
+    valid expression or, for an integer answer, not a whole number (then the model's own answer stands)."""
+    try:
+        value = float(calculate(expression))
+    except CalcError:
+        return None
+    if kind == "int":
+        return str(round(value)) if abs(value - round(value)) < 1e-6 else None
+    return format_result(round(value, 9))
+
+
 def ranks(question: Question) -> bool:
     """A name picked by an extreme value."""
     return question.kind == "str" and question.says_superlative
@@ -101,12 +117,17 @@ def ranks(question: Question) -> bool:
 
 @lru_cache(maxsize=64)
 def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX_ANSWER_CHARS,
-                  compared: bool = False) -> type[BaseModel]:
-    """``{"direction"?, "candidates"?, "compared"?, "answer": <type the format asks for>}``: with ``ranked`` the
-    direction and the candidates come before the name they decide, with ``compared`` the two values before their
-    gap, so the grammar has the model write them first. A text answer is capped at ``max_chars``
-    (:func:`answer_chars` of the call's token budget)."""
+                  compared: bool = False, formula: bool = False) -> type[BaseModel]:
+    """``{"direction"?, "candidates"?, "compared"?, "expression"?, "answer": <type the format asks for>}``: with
+    ``ranked`` the direction and the candidates come before the name they decide, with ``compared`` the two values
+    before their gap, with ``formula`` the equation with the question's values put in before its value, so the
+    grammar has the model write them first. A text answer is capped at ``max_chars`` (:func:`answer_chars` of the
+    call's token budget)."""
     fields: dict[str, Any] = {}
+    if formula:
+        fields["expression"] = (str, Field(min_length=1, max_length=MAX_EXPRESSION_CHARS,
+                                           description="The equation with the values put in, as one arithmetic "
+                                                       "expression."))
     if compared:
         fields["compared"] = (list[Operand], Field(min_length=2, max_length=2,
                                                    description="The two values the question asks the gap of."))
@@ -130,7 +151,7 @@ class ModelReader:
 
     def read(self, request: ReadRequest) -> Answer | None:
         q = request.question
-        ranking, gap = ranks(q), q.difference  # a gap: the model copies both values, code subtracts
+        ranking, gap, formula = ranks(q), q.difference, q.applies_formula  # code does the arithmetic
         ids = request.paper_ids
         body = render("qa_answer", question=q.text, answer_format=q.answer_format,
                       papers=f"[Papers]: {scope_line(q)}\n" if ids else "",
@@ -140,8 +161,10 @@ class ModelReader:
             body += "\n" + load_prompt("qa_answer_ranked")
         if gap:
             body += "\n" + load_prompt("qa_answer_gap")
+        if formula:
+            body += "\n" + load_prompt("qa_answer_formula")
         messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-        schema = answer_schema(q.answer_format, ranking, answer_chars(request.max_tokens), gap)
+        schema = answer_schema(q.answer_format, ranking, answer_chars(request.max_tokens), gap, formula)
         out = call_structured(request.llm, schema, messages, name=request.name, max_tokens=request.max_tokens)
         if ranking:
             picked = ranked_pick(out.direction, table_candidates(q, request.context) or out.candidates, q)
@@ -149,6 +172,8 @@ class ModelReader:
                 return Answer(value=picked[0], reader=self.name, expression=picked[1])
         if gap and (worked := difference(out.compared)) is not None:
             return Answer(value=worked[0], reader=self.name, expression=worked[1])
+        if formula and (value := computed(out.expression, q.kind)) is not None:
+            return Answer(value=value, reader=self.name, expression=out.expression)
         return Answer(value=answer_text(out.answer), reader=self.name)
 
 

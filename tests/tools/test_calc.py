@@ -26,6 +26,7 @@ from evidex.tools.calc import CalcError, calc_observation, calculate, format_res
         ("pi * 2", 2 * math.pi),
         ("pow(3, 4)", 81),
         ("2 ** -2", 0.25),
+        ("cos(π/2 * 3/9) × 2 − 1 · 0.5 ÷ 2", math.cos(math.pi / 6) * 2 - 0.25),  # the signs papers print
     ],
 )
 def test_arithmetic(expr, value):

@@ -34,6 +34,13 @@ _GAP = re.compile(r"\bhow (?:many|much) (?:more|fewer|less|higher|lower|points?|
                   r"|\bby how (?:much|many)\b|\bdifference\b|\bminus\b", re.IGNORECASE)
 # "how many times larger", "by what percent": a relative change, not a difference of two values
 _RELATIVE = re.compile(r"\b(?:times|percent|percentage|ratio|relative|fold)\b|%", re.IGNORECASE)
+# "the formula", "an equation": a question may name the equation it applies without its number
+_FORMULA = re.compile(r"\b(?:formula|equation)\b", re.IGNORECASE)
+# a number the question states itself ("when alpha = 2", "24 tokens", "probability 0.6"), read after the objects it
+# names ("Equation 1", "Table 2") are taken out
+_STATED_NUMBER = re.compile(r"(?<![A-Za-z\d_^.-])\d+(?:\.\d+)?(?![A-Za-z\d])")
+_NAMED_OBJECT = re.compile(r"\b(?:Table|Tab\.|Figure|Fig\.|Equation|Eqn?\.?|Section|Sec\.|Appendix)\s*\(?[A-Z]?\d+"
+                           r"(?:\.\d+)*\)?", re.IGNORECASE)
 _EXCLUDING = re.compile(r"\b(?:excluding|except(?: for)?|other than|apart from|not counting)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\?|\b(?:which|what|who)\b", re.IGNORECASE)
 # "how many rows have an F1 above 80": a count of what passes a threshold
@@ -85,6 +92,10 @@ class Question(BaseModel):
     says_superlative: bool = Field(False, description="it says a superlative word at all")
     gap: bool = Field(False, description="it asks for the gap between two values (how much higher, difference)")
     relative: bool = Field(False, description="it asks for a ratio or a relative change (times, percent, fold)")
+    formula: bool = Field(False, description="it names an equation or formula ('Equation 2', 'the formula')")
+    states_numbers: bool = Field(False, description="it states numbers of its own, beyond the numbers of the "
+                                                    "tables, figures, equations and sections it names ('when "
+                                                    "alpha = 2', '24 tokens')")
     excluded: str = Field("", description="the part that names what it leaves out ('excluding A and B')")
     beats: str = Field("", description="it asks on how many (or on which) columns one row is 'higher' or 'lower' "
                                         "than another "
@@ -109,6 +120,12 @@ class Question(BaseModel):
         """A number asked as the difference of two values: a gap, not a ratio or percent change, no superlative."""
         return self.numeric and self.gap and not (self.relative or self.says_superlative)
 
+    @property
+    def applies_formula(self) -> bool:
+        """A number asked as the value an equation takes on values the question gives ("what score does Equation
+        1 give a sentence at position 9 when alpha = 2"); not a gap, which has its own arithmetic."""
+        return self.numeric and self.formula and self.states_numbers and not self.difference
+
 
 def parse_question(q: PaperQuestion) -> Question:
     text = q.question or ""
@@ -118,6 +135,8 @@ def parse_question(q: PaperQuestion) -> Question:
                     table_label=table_label(text, anywhere=True),
                     says_superlative=bool(_SUPERLATIVE.search(text)), gap=bool(_GAP.search(text)),
                     relative=bool(_RELATIVE.search(text)),
+                    formula=bool(refs["equations"] or _FORMULA.search(text)),
+                    states_numbers=bool(_STATED_NUMBER.search(_NAMED_OBJECT.sub(" ", text))),
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
                     beats=_beats(text) if bound is None else "", of_count=_of_count(text))
 

@@ -1,0 +1,83 @@
+"""The model reader's equation: for a number asked as the value an equation takes on values the question gives
+("what score does Equation 1 give a sentence at position 9 when alpha = 2") the model writes the equation with the
+values put in and code computes it; the 1.5B model worked min(9, 2 * (12 - 9)) out as 1. The expression's numbers
+come from the question or the context, so NeuSym's early answer takes it when they are found in either."""
+from __future__ import annotations
+
+import json
+
+from evidex.agents.readers import rejects
+from evidex.agents.readers.model import answer_schema, computed
+from evidex.tools.paperstore import Equation, Passage
+from evidex.tools.qa import PaperQuestion
+from evidex.tools.qa.context import Answer, Context
+from evidex.tools.qa.question import parse_question
+
+INT = "Your answer should be a single integer (no units, no thousands separators)."
+FLOAT = "Your answer should be a Python float rounded to 2 decimal places."
+
+
+def ask(text: str, answer_format: str = FLOAT):
+    return parse_question(PaperQuestion(id="q", question=text, answer_format=answer_format, pdf_ids=["p"]))
+
+
+def test_a_value_of_an_equation_on_given_values_is_computed_by_code():
+    assert ask("What score does Equation 1, s = min(x, a(n - x)), give at x = 9 with n = 12 and a = 2?", INT) \
+        .applies_formula
+    assert ask("Suppose the needle has 24 tokens and 6 of them are copied. What score does Equation 1 give?") \
+        .applies_formula
+    assert ask("With the schedule of the formula v_t = v_f (1 - t/N)^3, what is v_t at t = N/2 if v_f is 0.8?") \
+        .applies_formula
+    # an equation's own number, a table's or a section's is no value; a gap has its own arithmetic; a name is no
+    # number; no equation named: the model answers alone
+    assert not ask("To what value is the decay factor of Equation 11 set?").applies_formula
+    assert not ask("How many loss terms does Eq. (4) of Section 3.2 sum, as Table 2 lists?", INT).applies_formula
+    assert not ask("By how many points does Equation 2's loss beat the baseline's 3.5?").applies_formula
+    assert not ask("Which symbol of Equation 3 weights the 2 losses?", "Your answer should be a string.") \
+        .applies_formula
+    assert not ask("What accuracy does the model reach with 8 layers?").applies_formula
+    assert not ask("In the paper on GPT-4, what does Equation 3 give?").applies_formula
+    assert list(answer_schema(INT, False, 2000, False, True).model_fields) == ["expression", "answer"]
+
+
+def test_the_expression_is_computed_safely_and_an_integer_must_be_whole():
+    assert computed("min(9, 2 * (12 - 9))", "int") == "6"
+    assert computed("cos(pi / 2 * 3 / 9) * cos(pi / 2 * abs(0.9 - 0.4))", "float") == "0.612372436"
+    assert computed("0.8 - 0.8 * (1 - 0.5) ** 3", "float") == "0.7"  # not 0.7000000000000001
+    assert computed("0.6 * 3 + 0.4 * 4", "float") == "3.4"
+    assert computed("cos(π/2 * 3/9) * cos(π/2 * (0.9 − 0.4))", "float") == "0.612372436"  # as the paper prints
+    # no expression, names, code, or a fraction for a count: the model's own answer stands
+    assert computed("x + 1", "float") is None and computed("", "float") is None
+    assert computed("__import__('os').system('true')", "int") is None
+    assert computed("7 / 2", "int") is None and computed("10 ** 10 ** 10", "int") is None
+
+
+def test_the_early_answer_takes_an_expression_of_the_question_s_values():
+    q = ask("What score does Equation 1 give at x = 9 with n = 12 and a = 2?", INT)
+    context = Context(items=[Equation(key="e1", paper_id="p", page=3, text="s_b(v) = min(x, α(n − x)) (1)"),
+                             Passage(key="c1", paper_id="p", page=3, text="Sentences near the end score low.")])
+    assert rejects(Answer(value="6", reader="model", expression="min(9, 2 * (12 - 9))"), q, context) is None
+    # a number neither the question nor the paper gives is not grounded
+    assert rejects(Answer(value="7", reader="model", expression="min(9, 2 * (12 - 8.5))"), q, context) == \
+        "not found in the context"
+    # for any other question the numbers must be in the context, as before
+    other = ask("How many points does Ours gain at x = 9?", INT)
+    assert rejects(Answer(value="6", reader="model", expression="min(9, 2 * (12 - 9))"), other, context) == \
+        "not found in the context"
+
+
+def test_classic_rag_answers_the_computed_value_not_the_model_s_number(table_paper):
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.baselines import build_baseline
+    from evidex.graphs.tasks import load_config
+
+    store_dir, pdf_id = table_paper
+    cfg = load_config("airqa/classic_rag", [f"store.store_dir={store_dir}", "qa.retrieval_mode=bm25"])
+    q = PaperQuestion(id="f", question="What score does Equation 1, s = min(x, a(n - x)), give at x = 9 with "
+                                       "n = 12 and a = 2?", answer_format=INT, pdf_ids=[pdf_id])
+    model = ScriptedChatModel(responses=[json.dumps({"expression": "min(9, 2 * (12 - 9))", "answer": 1})])
+    pred = build_baseline(model, cfg).invoke({"input": q})["prediction"]
+    assert pred.answer == "6" and pred.reader == "model" and '"expression"' in model.prompts[0]
+    # an expression code cannot compute: the model's own answer stands
+    model = ScriptedChatModel(responses=[json.dumps({"expression": "s(9)", "answer": 1})])
+    assert build_baseline(model, cfg).invoke({"input": q})["prediction"].answer == "1"
