@@ -13,7 +13,7 @@ blind to the system (``benchmarks/data/airqa_holdout_questions.jsonl``), never t
 through ``graphs.runner.run_task`` (a normal, resumable run folder per method); the table shows overall and
 per-tag score, turns, prompt/completion tokens and latency per question. JSON goes to
 ``benchmarks/results/airqa.json``, one key per split (``dev``, ``test``, ``holdout``, ``pool_dev``, ``pool_test``,
-``pool_tables``, ``pool_blind``, ``pool_described_tables``) holding its latest result.
+``pool_tables``, ``pool_blind``, ``pool_described_tables``, ``pool_blind2``) holding its latest result.
 """
 from __future__ import annotations
 
@@ -40,7 +40,11 @@ POOL_BLIND = Path(__file__).parent / "data" / "airqa_pool_blind_questions.jsonl"
 # 8 questions over 8 other pool papers, each about a table it describes without its number, written blind on
 # 2026-12-05 to check the probe's described-table look-up (written from 2 pool_blind questions) on other papers
 POOL_DESCRIBED = Path(__file__).parent / "data" / "airqa_pool_described_table_questions.jsonl"
-SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_tables": POOL_DESCRIBED}
+# 24 questions of every kind over 8 pool papers that had one question each, written blind on 2026-12-05 (after the
+# gap and equation arithmetic) by a helper who saw no code or results, fixed before the system first ran them
+POOL_BLIND2 = Path(__file__).parent / "data" / "airqa_pool_blind2_questions.jsonl"
+SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_tables": POOL_DESCRIBED,
+        "pool_blind2": POOL_BLIND2}
 SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", *SETS)
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
@@ -237,7 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                         "../shared/corpus/pool/metadata), tune on pool_dev, report pool_test; pool_tables: 14 table "
                         "questions over pool papers; pool_blind: 24 questions of every kind over the 6 pool papers "
                         "no other split uses; pool_described_tables: 8 questions about a table described without "
-                        "its number (default test; with "
+                        "its number; pool_blind2: 24 questions of every kind over 8 pool papers with one "
+                        "question each (default test; with "
                         "--from-runs: the split the runs answered, as their config.yaml records it)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

@@ -131,6 +131,29 @@ def test_the_blind_pool_questions_are_over_papers_no_other_question_used():
     assert check(BLIND_ROWS, pool_or_skip(), splits=("pool_blind",), by_paper=False) == []
 
 
+BLIND2_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_blind2_questions.jsonl").read_text()
+               .splitlines() if line.strip()]
+
+
+def test_the_second_blind_pool_questions_are_well_formed_and_printed_on_their_pages():
+    """24 questions of every kind written blind on 2026-12-05 over 8 pool papers that had one question each (3 a
+    paper), by a helper who saw no code, prompt or result; each gold printed on its page, scored 1 by its own
+    evaluator and 0 by a constant."""
+    assert len(BLIND2_ROWS) == 24 and {r["split"] for r in BLIND2_ROWS} == {"pool_blind2"}
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in BLIND2_ROWS)
+    tags = Counter(t for r in BLIND2_ROWS for t in r["tags"])
+    assert all(tags[t] >= n for t, n in {"text": 10, "table": 6, "formula": 3, "metadata": 3, "image": 2,
+                                          "multiple": 2}.items()), tags
+    assert len({p for r in BLIND2_ROWS for p in r["anchor_pdf"]}) == 8
+    assert not {r["question"] for r in BLIND2_ROWS} & {r["question"] for r in ROWS + TABLE_ROWS + BLIND_ROWS}
+    for row in BLIND2_ROWS:
+        evaluator = row["evaluator"]
+        assert "objective" in row["tags"] and not requires_judge(evaluator)
+        assert evaluate(gold_prediction(evaluator), evaluator).score == 1.0
+        assert all(evaluate(wrong, evaluator).score == 0 for wrong in wrong_predictions(evaluator))
+    assert check(BLIND2_ROWS, pool_or_skip(), splits=("pool_blind2",), by_paper=False) == []
+
+
 DESCRIBED_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_described_table_questions.jsonl")
                   .read_text().splitlines() if line.strip()]
 
