@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from evidex.agents.prompts import load_prompt, render
 from evidex.agents.structured import StructuredOutputError, call_structured
+from evidex.tools.calc import EXAMPLE_EXPRESSION
 
 ActionName = Literal["sql", "search", "calculate", "view_image", "answer"]
 ALL_ACTIONS: tuple[ActionName, ...] = ("sql", "search", "calculate", "view_image", "answer")
@@ -131,7 +132,8 @@ class ParseFailure(BaseModel):
 def task_prompt(question: str, answer_format: str, scope: str, schema: str, actions: tuple[ActionName, ...],
                 max_turns: int) -> list[BaseMessage]:
     """The first turn: system prompt (actions, rules) and task (question, format, papers in scope, schema)."""
-    system = render("neusym_system", actions=", ".join(dict.fromkeys((*actions, "answer"))), max_turns=max_turns)
+    system = render("neusym_system", actions=", ".join(dict.fromkeys((*actions, "answer"))), max_turns=max_turns,
+                    example_expression=EXAMPLE_EXPRESSION)
     task = render("neusym_task", question=question, answer_format=answer_format, scope=scope, schema=schema)
     return [SystemMessage(content=system), HumanMessage(content=task)]
 

@@ -181,7 +181,7 @@ def run_action(store: PaperStore, action, question: Question, *, earlier: list[S
     """Run ``action`` on the store (never raises). An action taken before is not run again (a model that repeats
     itself at temperature 0 would loop): a repeated search shows its next hits, anything else a warning.
     ``search_only_papers``: every search goes to the question's papers' passages (iterative RAG)."""
-    from evidex.tools.calc import CalcError, calculate, format_result
+    from evidex.tools.calc import CalcError, calculate, copies_example, format_result
 
     if isinstance(action, ParseFailure):
         message = f"[Error]: your reply was not a valid action ({action.error}). Reply with one JSON action."
@@ -202,6 +202,11 @@ def run_action(store: PaperStore, action, question: Question, *, earlier: list[S
     if isinstance(action, RetrieveFromDatabase):
         return Step(action=action, observation=_sql(store, action.sql))
     if isinstance(action, CalculateExpr):
+        if copies_example(action.expression):  # the 1.5B model copied it and answered its result (3.338...)
+            return Step(action=action, observation=Observation(kind="error", message=(
+                "[Error]: that is the example expression of the instructions, not this question's arithmetic. "
+                "Write the expression with the numbers this question needs, read from the context or the "
+                "question.")))
         try:
             value = format_result(calculate(action.expression))
         except CalcError as exc:

@@ -44,8 +44,18 @@ class CalcError(ValueError):
     """The expression is not allowed or cannot be computed; the message says why."""
 
 
+# the example agents are shown (their prompts and this tool's description): a small model copies it as its own
+EXAMPLE_EXPRESSION = "(71.2 - 68.9) / 68.9 * 100"
+
+
+def copies_example(expression: str) -> bool:
+    """Whether ``expression`` is :data:`EXAMPLE_EXPRESSION` (spacing aside), not arithmetic of the question."""
+    return "".join(expression.split()) == "".join(EXAMPLE_EXPRESSION.split())
+
+
 class CalcArgs(BaseModel):
-    expression: str = Field(..., min_length=1, max_length=MAX_EXPR_CHARS, description="arithmetic expression, e.g. (71.2 - 68.9) / 68.9 * 100")
+    expression: str = Field(..., min_length=1, max_length=MAX_EXPR_CHARS,
+                            description=f"arithmetic expression, e.g. {EXAMPLE_EXPRESSION}")
 
 
 # the signs papers print (and models copy from them) for the ones Python reads

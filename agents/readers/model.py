@@ -98,13 +98,30 @@ def difference(compared: list[Operand]) -> tuple[str, str] | None:
     return format_result(round(abs(a - b), 9)), f"abs({format_result(a)} - {format_result(b)})"
 
 
-def computed(expression: str, kind: str) -> str | None:
+def put_in(expression: str, values: dict[str, float]) -> str:
+    """``expression`` with the symbols the question set to numbers replaced by them ("l_a = 2" puts 2 for "l_a" or
+    "la"), longest symbol first, each only where it stands as a whole name."""
+    for symbol in sorted(values, key=len, reverse=True):
+        number = f"({format_result(values[symbol])})"
+        for form in dict.fromkeys((symbol, symbol.replace("_", ""), re.sub(r"[^\w\u0370-\u03ff]", "", symbol))):
+            if form:
+                expression = re.sub(rf"(?<![\w.]){re.escape(form)}(?![\w(\[])", lambda _: number, expression)
+    return expression
+
+
+def computed(expression: str, kind: str, values: dict[str, float] | None = None) -> str | None:
     """The value of the model's arithmetic ``expression``, printed as a paper prints numbers; None when it is no
-    valid expression or, for an integer answer, not a whole number (then the model's own answer stands)."""
+    valid expression or, for an integer answer, not a whole number (then the model's own answer stands). Symbols
+    the model left in are given the numbers the question set them to (``values``: "x = 9")."""
     try:
         value = float(calculate(expression))
     except CalcError:
-        return None
+        if not values or (filled := put_in(expression, values)) == expression:
+            return None
+        try:
+            value = float(calculate(filled))
+        except CalcError:
+            return None
     if kind == "int":
         return str(round(value)) if abs(value - round(value)) < 1e-6 else None
     return format_result(round(value, 9))
@@ -172,8 +189,8 @@ class ModelReader:
                 return Answer(value=picked[0], reader=self.name, expression=picked[1])
         if gap and (worked := difference(out.compared)) is not None:
             return Answer(value=worked[0], reader=self.name, expression=worked[1])
-        if formula and (value := computed(out.expression, q.kind)) is not None:
-            return Answer(value=value, reader=self.name, expression=out.expression)
+        if formula and (value := computed(out.expression, q.kind, q.values)) is not None:
+            return Answer(value=value, reader=self.name, expression=put_in(out.expression, q.values))
         return Answer(value=answer_text(out.answer), reader=self.name)
 
 

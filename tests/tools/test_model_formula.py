@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from evidex.agents.readers import rejects
-from evidex.agents.readers.model import answer_schema, computed
+from evidex.agents.readers.model import answer_schema, computed, put_in
 from evidex.tools.paperstore import Equation, Passage
 from evidex.tools.qa import PaperQuestion
 from evidex.tools.qa.context import Answer, Context
@@ -50,6 +50,20 @@ def test_the_expression_is_computed_safely_and_an_integer_must_be_whole():
     assert computed("x + 1", "float") is None and computed("", "float") is None
     assert computed("__import__('os').system('true')", "int") is None
     assert computed("7 / 2", "int") is None and computed("10 ** 10 ** 10", "int") is None
+
+
+def test_symbols_the_model_leaves_in_get_the_numbers_the_question_sets():
+    """The 1.5B model often writes the equation as printed ("Avg[Gp] / (la - lo) * (l - lo)"); the question set
+    those symbols ("Avg[G_p] = 0.6, l_a = 2 and l_o = 12 ... layer l = 7"), so code puts the numbers in."""
+    q = ask("Equation (3) gives z. If Avg[G_p] = 0.6, l_a = 2 and l_o = 12, what does z give layer l = 7 "
+            "(with Ti = 0, P0(Xi) equals 0.2 and t = N/2)?")
+    assert q.values == {"Avg[G_p]": 0.6, "l_a": 2, "l_o": 12, "l": 7, "Ti": 0, "P0(Xi)": 0.2}  # N/2 is no number
+    assert put_in("Avg[Gp] / (la - lo) * (l - lo)", q.values) == "(0.6) / ((2) - (12)) * ((7) - (12))"
+    assert computed("Avg[Gp] / (la - lo) * (l - lo)", "float", q.values) == "0.3"
+    # a whole name only: "l" is not put into "log" or "la"; a symbol nobody set leaves no value
+    assert put_in("log(l) + la", {"l": 7, "la": 2}) == "log((7)) + (2)"
+    assert computed("Avg[Gp] * k", "float", q.values) is None
+    assert computed("min(x, α * (n - x))", "int", ask("At x = 9, n = 12 and α = 2?").values) == "6"
 
 
 def test_the_early_answer_takes_an_expression_of_the_question_s_values():

@@ -434,6 +434,12 @@ def test_actions_run_as_typed_steps_and_never_raise(store):
     assert refused.observation.failed and refused.observation.message.startswith("[Refused]")
     bad = run_action(papers, CalculateExpr(action="calculate", thought="t", expression="import os"), q)
     assert bad.observation.kind == "error" and bad.observation.message.startswith("[Error]")
+    # the instructions' own example, copied (the 1.5B model did, then answered its 3.338...): refused, not computed
+    from evidex.agents.neusym_policy import task_prompt
+    from evidex.tools.calc import EXAMPLE_EXPRESSION
+    assert f'"expression": "{EXAMPLE_EXPRESSION}"' in task_prompt("q", "f", "s", "", ("calculate",), 6)[0].content
+    copied = run_action(papers, CalculateExpr(action="calculate", thought="t", expression=" (71.2-68.9)/68.9*100"), q)
+    assert copied.observation.kind == "error" and "the example expression" in copied.observation.message
     broken = run_action(papers, ParseFailure(error="no JSON"), q)
     assert "not a valid action (no JSON)" in observation_text(broken.observation)
     # an action taken before is not run again; a repeated search pages on

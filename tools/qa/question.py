@@ -41,6 +41,9 @@ _FORMULA = re.compile(r"\b(?:formula|equation)\b", re.IGNORECASE)
 _STATED_NUMBER = re.compile(r"(?<![A-Za-z\d_^.-])\d+(?:\.\d+)?(?![A-Za-z\d])")
 _NAMED_OBJECT = re.compile(r"\b(?:Table|Tab\.|Figure|Fig\.|Equation|Eqn?\.?|Section|Sec\.|Appendix)\s*\(?[A-Z]?\d+"
                            r"(?:\.\d+)*\)?", re.IGNORECASE)
+# a symbol the question sets to a number: "x = 9", "Avg[G_p] = 0.6", "P0(Xi) equals 0.2", "α = 2"
+_SETS_SYMBOL = re.compile(r"(?<![\w\[])([A-Za-z\u0370-\u03ff][\w\u0370-\u03ff]*(?:[\[(^{][^\s=]*?[\])}]|\^\w+)?)"
+                          r"\s*(?:=|\bequals\b)\s*([-−]?\d+(?:\.\d+)?)(?![\d.]*\s*[/*^])")
 _EXCLUDING = re.compile(r"\b(?:excluding|except(?: for)?|other than|apart from|not counting)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\?|\b(?:which|what|who)\b", re.IGNORECASE)
 # "how many rows have an F1 above 80": a count of what passes a threshold
@@ -96,6 +99,8 @@ class Question(BaseModel):
     states_numbers: bool = Field(False, description="it states numbers of its own, beyond the numbers of the "
                                                     "tables, figures, equations and sections it names ('when "
                                                     "alpha = 2', '24 tokens')")
+    values: dict[str, float] = Field(default_factory=dict, description="symbols it sets to numbers ('x = 9', "
+                                                                        "'alpha = 2'), as written")
     excluded: str = Field("", description="the part that names what it leaves out ('excluding A and B')")
     beats: str = Field("", description="it asks on how many (or on which) columns one row is 'higher' or 'lower' "
                                         "than another "
@@ -137,6 +142,7 @@ def parse_question(q: PaperQuestion) -> Question:
                     relative=bool(_RELATIVE.search(text)),
                     formula=bool(refs["equations"] or _FORMULA.search(text)),
                     states_numbers=bool(_STATED_NUMBER.search(_NAMED_OBJECT.sub(" ", text))),
+                    values={m.group(1): float(m.group(2).replace("−", "-")) for m in _SETS_SYMBOL.finditer(text)},
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
                     beats=_beats(text) if bound is None else "", of_count=_of_count(text))
 
