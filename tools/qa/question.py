@@ -1,7 +1,8 @@
 """A question about papers, parsed once into what every answer reader asks of it.
 
 The answer's kind comes from the answer format (a number, a name, a list, true/false); the question's own words
-say whether it asks for the gap between two values ("how many points higher is A than B"), says a superlative
+say whether it asks for the gap between two values ("how many points higher is A than B"), the value of an
+equation on numbers it gives ("what does Equation 1 give at x = 9", with the symbols it sets), says a superlative
 ("which method has the highest accuracy"), leaves items out ("excluding the baselines"), and which tables, figures
 and equations it names ("in Table 3"). Readers and the early-answer checks decide from these fields, never by
 matching the question again.
