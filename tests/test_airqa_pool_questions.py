@@ -62,13 +62,18 @@ def test_no_question_of_another_file():
     assert not others & {r["question"] for r in ROWS}
 
 
-@pytest.mark.parametrize("row", ROWS, ids=lambda r: r["uuid"][:8])
-def test_each_question_is_objective_and_scores_its_own_gold(row):
+def assert_objective_and_self_scoring(row: dict) -> None:
+    """The question is objective (no LLM judge), its gold scores 1 without error and a constant wrong answer 0."""
     evaluator = row["evaluator"]
     assert "objective" in row["tags"] and not requires_judge(evaluator) and evaluator["eval_func"] in EVAL_FUNCS
     gold = evaluate(gold_prediction(evaluator), evaluator)
     assert gold.score == 1.0 and not gold.error, gold
     assert all(evaluate(wrong, evaluator).score == 0 for wrong in wrong_predictions(evaluator))
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r["uuid"][:8])
+def test_each_question_is_objective_and_scores_its_own_gold(row):
+    assert_objective_and_self_scoring(row)
 
 
 def test_every_gold_is_printed_on_its_pages_of_the_pool_pdfs():
@@ -124,10 +129,7 @@ def test_the_blind_pool_questions_are_over_papers_no_other_question_used():
         p for r in BLIND_ROWS for p in r["anchor_pdf"]}
     assert not {r["question"] for r in BLIND_ROWS} & {r["question"] for r in ROWS + TABLE_ROWS}
     for row in BLIND_ROWS:
-        evaluator = row["evaluator"]
-        assert "objective" in row["tags"] and not requires_judge(evaluator)
-        assert evaluate(gold_prediction(evaluator), evaluator).score == 1.0
-        assert all(evaluate(wrong, evaluator).score == 0 for wrong in wrong_predictions(evaluator))
+        assert_objective_and_self_scoring(row)
     assert check(BLIND_ROWS, pool_or_skip(), splits=("pool_blind",), by_paper=False) == []
 
 
@@ -147,10 +149,7 @@ def test_the_second_blind_pool_questions_are_well_formed_and_printed_on_their_pa
     assert len({p for r in BLIND2_ROWS for p in r["anchor_pdf"]}) == 8
     assert not {r["question"] for r in BLIND2_ROWS} & {r["question"] for r in ROWS + TABLE_ROWS + BLIND_ROWS}
     for row in BLIND2_ROWS:
-        evaluator = row["evaluator"]
-        assert "objective" in row["tags"] and not requires_judge(evaluator)
-        assert evaluate(gold_prediction(evaluator), evaluator).score == 1.0
-        assert all(evaluate(wrong, evaluator).score == 0 for wrong in wrong_predictions(evaluator))
+        assert_objective_and_self_scoring(row)
     assert check(BLIND2_ROWS, pool_or_skip(), splits=("pool_blind2",), by_paper=False) == []
 
 

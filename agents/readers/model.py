@@ -109,22 +109,24 @@ def put_in(expression: str, values: dict[str, float]) -> str:
     return expression
 
 
-def computed(expression: str, kind: str, values: dict[str, float] | None = None) -> str | None:
-    """The value of the model's arithmetic ``expression``, printed as a paper prints numbers; None when it is no
-    valid expression or, for an integer answer, not a whole number (then the model's own answer stands). Symbols
-    the model left in are given the numbers the question set them to (``values``: "x = 9")."""
+def computed(expression: str, kind: str, values: dict[str, float] | None = None) -> tuple[str, str] | None:
+    """The value of the model's arithmetic ``expression``, printed as a paper prints numbers, and the expression it
+    is the value of; None when it is no valid expression or, for an integer answer, not a whole number (then the
+    model's own answer stands). Symbols the model left in are given the numbers the question set them to
+    (``values``: "x = 9"), and the expression returned has them put in."""
     try:
         value = float(calculate(expression))
     except CalcError:
-        if not values or (filled := put_in(expression, values)) == expression:
+        if not values:
             return None
+        expression = put_in(expression, values)
         try:
-            value = float(calculate(filled))
+            value = float(calculate(expression))
         except CalcError:
             return None
     if kind == "int":
-        return str(round(value)) if abs(value - round(value)) < 1e-6 else None
-    return format_result(round(value, 9))
+        return (str(round(value)), expression) if abs(value - round(value)) < 1e-6 else None
+    return format_result(round(value, 9)), expression
 
 
 def ranks(question: Question) -> bool:
@@ -189,8 +191,8 @@ class ModelReader:
                 return Answer(value=picked[0], reader=self.name, expression=picked[1])
         if gap and (worked := difference(out.compared)) is not None:
             return Answer(value=worked[0], reader=self.name, expression=worked[1])
-        if formula and (value := computed(out.expression, q.kind, q.values)) is not None:
-            return Answer(value=value, reader=self.name, expression=put_in(out.expression, q.values))
+        if formula and (worked := computed(out.expression, q.kind, q.values)) is not None:
+            return Answer(value=worked[0], reader=self.name, expression=worked[1])
         return Answer(value=answer_text(out.answer), reader=self.name)
 
 

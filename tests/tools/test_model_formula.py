@@ -41,11 +41,11 @@ def test_a_value_of_an_equation_on_given_values_is_computed_by_code():
 
 
 def test_the_expression_is_computed_safely_and_an_integer_must_be_whole():
-    assert computed("min(9, 2 * (12 - 9))", "int") == "6"
-    assert computed("cos(pi / 2 * 3 / 9) * cos(pi / 2 * abs(0.9 - 0.4))", "float") == "0.612372436"
-    assert computed("0.8 - 0.8 * (1 - 0.5) ** 3", "float") == "0.7"  # not 0.7000000000000001
-    assert computed("0.6 * 3 + 0.4 * 4", "float") == "3.4"
-    assert computed("cos(π/2 * 3/9) * cos(π/2 * (0.9 − 0.4))", "float") == "0.612372436"  # as the paper prints
+    assert computed("min(9, 2 * (12 - 9))", "int") == ("6", "min(9, 2 * (12 - 9))")
+    assert computed("cos(pi / 2 * 3 / 9) * cos(pi / 2 * abs(0.9 - 0.4))", "float")[0] == "0.612372436"
+    assert computed("0.8 - 0.8 * (1 - 0.5) ** 3", "float")[0] == "0.7"  # not 0.7000000000000001
+    assert computed("0.6 * 3 + 0.4 * 4", "float")[0] == "3.4"
+    assert computed("cos(π/2 * 3/9) * cos(π/2 * (0.9 − 0.4))", "float")[0] == "0.612372436"  # as the paper prints
     # no expression, names, code, or a fraction for a count: the model's own answer stands
     assert computed("x + 1", "float") is None and computed("", "float") is None
     assert computed("__import__('os').system('true')", "int") is None
@@ -59,11 +59,12 @@ def test_symbols_the_model_leaves_in_get_the_numbers_the_question_sets():
             "(with Ti = 0, P0(Xi) equals 0.2 and t = N/2)?")
     assert q.values == {"Avg[G_p]": 0.6, "l_a": 2, "l_o": 12, "l": 7, "Ti": 0, "P0(Xi)": 0.2}  # N/2 is no number
     assert put_in("Avg[Gp] / (la - lo) * (l - lo)", q.values) == "(0.6) / ((2) - (12)) * ((7) - (12))"
-    assert computed("Avg[Gp] / (la - lo) * (l - lo)", "float", q.values) == "0.3"
+    assert computed("Avg[Gp] / (la - lo) * (l - lo)", "float", q.values) == (
+        "0.3", "(0.6) / ((2) - (12)) * ((7) - (12))")  # the expression the value is of, numbers put in
     # a whole name only: "l" is not put into "log" or "la"; a symbol nobody set leaves no value
     assert put_in("log(l) + la", {"l": 7, "la": 2}) == "log((7)) + (2)"
     assert computed("Avg[Gp] * k", "float", q.values) is None
-    assert computed("min(x, α * (n - x))", "int", ask("At x = 9, n = 12 and α = 2?").values) == "6"
+    assert computed("min(x, α * (n - x))", "int", ask("At x = 9, n = 12 and α = 2?").values)[0] == "6"
 
 
 def test_the_early_answer_takes_an_expression_of_the_question_s_values():
