@@ -43,8 +43,11 @@ POOL_DESCRIBED = Path(__file__).parent / "data" / "airqa_pool_described_table_qu
 # 24 questions of every kind over 8 pool papers that had one question each, written blind on 2026-12-05 (after the
 # gap and equation arithmetic) by a helper who saw no code or results, fixed before the system first ran them
 POOL_BLIND2 = Path(__file__).parent / "data" / "airqa_pool_blind2_questions.jsonl"
+# 24 more over the 8 pool papers that still had one question each, written blind on 2026-12-05 (after the counted-noun
+# binding) by a helper who saw no code or results, fixed before the system first ran them
+POOL_BLIND3 = Path(__file__).parent / "data" / "airqa_pool_blind3_questions.jsonl"
 SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_tables": POOL_DESCRIBED,
-        "pool_blind2": POOL_BLIND2}
+        "pool_blind2": POOL_BLIND2, "pool_blind3": POOL_BLIND3}
 SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", *SETS)
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"

@@ -2,6 +2,7 @@
 
     python -m benchmarks.check_pool_questions                      # pool from $EVIDEX_DATA_DIR/../corpus/pool
     python -m benchmarks.check_pool_questions --pool ../shared/corpus/pool
+    python -m benchmarks.check_pool_questions --questions benchmarks/data/airqa_pool_blind3_questions.jsonl
 
 For every question it verifies:
 
@@ -235,11 +236,11 @@ def check(rows: list[dict], pool: Path, splits: tuple[str, ...] = SPLITS, by_pap
     return problems
 
 
-def counts(rows: list[dict]) -> dict[str, Counter]:
-    table = {split: Counter() for split in SPLITS}
+def counts(rows: list[dict], splits: tuple[str, ...] = SPLITS) -> dict[str, Counter]:
+    table = {split: Counter() for split in splits}
     for row in rows:
         table[row["split"]].update(["questions"] + [t for t in row["tags"] if t != "objective"])
-    for split in SPLITS:
+    for split in splits:
         table[split]["papers"] = len({p for r in rows if r["split"] == split for p in papers_of(r)})
     return table
 
@@ -255,11 +256,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {pool}/pool_manifest.tsv not found; pass --pool DIR (the folder holding the pool PDFs)")
         return 2
     rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
-    problems = check(rows, pool)
-    table = counts(rows)
+    splits = tuple(dict.fromkeys(str(r.get("split")) for r in rows))
+    if set(splits) <= set(SPLITS):
+        problems, splits = check(rows, pool), SPLITS
+    else:  # a set of its own (a blind set): checked as one set, not split by paper
+        problems = check(rows, pool, splits=splits, by_paper=False)
+    table = counts(rows, splits)
     keys = ["questions", "papers", *TASKS, *CAPABILITIES]
     print("split      " + " ".join(f"{k:>9}" for k in keys))
-    for split in SPLITS:
+    for split in splits:
         print(f"{split:<10} " + " ".join(f"{table[split][k]:>9}" for k in keys))
     funcs = Counter(r["evaluator"]["eval_func"].removeprefix("eval_") for r in rows)
     print("eval functions: " + ", ".join(f"{f} {n}" for f, n in funcs.most_common()))

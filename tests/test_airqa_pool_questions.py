@@ -153,6 +153,28 @@ def test_the_second_blind_pool_questions_are_well_formed_and_printed_on_their_pa
     assert check(BLIND2_ROWS, pool_or_skip(), splits=("pool_blind2",), by_paper=False) == []
 
 
+BLIND3_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_blind3_questions.jsonl").read_text()
+               .splitlines() if line.strip()]
+
+
+def test_the_third_blind_pool_questions_are_well_formed_and_printed_on_their_pages():
+    """24 questions of every kind written blind on 2026-12-05 over the 8 pool papers that still had one question
+    each (3 a paper), by a helper who saw no code, prompt or result; each gold printed on its page, scored 1 by its
+    own evaluator and 0 by a constant."""
+    assert len(BLIND3_ROWS) == 24 and {r["split"] for r in BLIND3_ROWS} == {"pool_blind3"}
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in BLIND3_ROWS)
+    tags = Counter(t for r in BLIND3_ROWS for t in r["tags"])
+    assert all(tags[t] >= n for t, n in {"text": 10, "table": 6, "formula": 3, "metadata": 3, "image": 2,
+                                          "multiple": 2}.items()), tags
+    papers = Counter(r["anchor_pdf"][0] for r in BLIND3_ROWS)
+    assert len(papers) == 8 and set(papers.values()) == {3}
+    assert not {r["question"] for r in BLIND3_ROWS} & {r["question"] for r in ROWS + TABLE_ROWS + BLIND_ROWS
+                                                       + BLIND2_ROWS}
+    for row in BLIND3_ROWS:
+        assert_objective_and_self_scoring(row)
+    assert check(BLIND3_ROWS, pool_or_skip(), splits=("pool_blind3",), by_paper=False) == []
+
+
 DESCRIBED_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_described_table_questions.jsonl")
                   .read_text().splitlines() if line.strip()]
 

@@ -9,7 +9,9 @@ them): a small model names a row near the top, not the maximum. For a number ask
 model that reads both right still subtracts wrong. For a number asked as the value an equation takes on values
 the question gives ("what score does Equation 1 give when alpha = 2") the model writes the equation with the values
 put in as one arithmetic expression, and code computes it (:func:`tools.calc.calculate`): a small model writes the
-expression right more often than it works it out.
+expression right more often than it works it out. For a count ("how many trigger words are inserted ...") a
+number the context prints before nothing the question counts is replaced by the one it binds to the counted noun
+(:func:`tools.qa.bound.rebound`): a small model reading the right sentence takes its neighbouring number.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.agents.structured import call_structured
 from evidex.tools.answer_format import answer_text, answer_type
 from evidex.tools.calc import CalcError, calculate, format_result
+from evidex.tools.qa.bound import rebound
 from evidex.tools.qa.cells import column_candidates
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
@@ -189,11 +192,15 @@ class ModelReader:
             picked = ranked_pick(out.direction, table_candidates(q, request.context) or out.candidates, q)
             if picked is not None:
                 return Answer(value=picked[0], reader=self.name, expression=picked[1])
-        if gap and (worked := difference(out.compared)) is not None:
-            return Answer(value=worked[0], reader=self.name, expression=worked[1])
         if formula and (worked := computed(out.expression, q.kind, q.values)) is not None:
             return Answer(value=worked[0], reader=self.name, expression=worked[1])
-        return Answer(value=answer_text(out.answer), reader=self.name)
+        answer = Answer(value=answer_text(out.answer), reader=self.name)
+        if gap and (worked := difference(out.compared)) is not None:
+            answer = Answer(value=worked[0], reader=self.name, expression=worked[1])
+        if q.counted and (bound := rebound(answer.value, q, request.context)) is not None:
+            # the model's number is bound to nothing the question counts; the context binds this one to it
+            return Answer(value=str(bound.value), reader=self.name, sources=[bound.source], quote=bound.sentence)
+        return answer
 
 
 register_reader(ModelReader())

@@ -64,6 +64,12 @@ _BEATS = re.compile(r"\b(higher|greater|larger|lower|smaller)\b(?:\s+[\w-]+){0,3
 _OF_HOW_MANY = re.compile(r"\b(?:how many|which) of the (\w+)\b", re.IGNORECASE)
 # "on which of the datasets does A score higher than B": the columns where one row beats another, by name
 _ON_WHICH = re.compile(r"\b(?:on|in|for) which\b|\bwhich of the\b", re.IGNORECASE)
+# "how many trigger words are inserted ...": the noun phrase a question counts, up to the verb or preposition after it
+_COUNTED = re.compile(r"\bhow many\s+((?:[^\W\d_][\w-]*\s*)+)", re.IGNORECASE)
+_NOT_COUNTED = {"more", "fewer", "less", "of", "times", "million", "billion", "thousand", "percent"}
+_COUNTED_ENDS = {"are", "is", "was", "were", "do", "does", "did", "have", "has", "had", "can", "could", "will",
+                 "would", "should", "in", "of", "per", "for", "from", "on", "at", "to", "by", "with", "than", "that",
+                 "which", "who", "when", "across"}
 _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
                                             "twenty".split())}
@@ -111,6 +117,9 @@ class Question(BaseModel):
                                                      "None")
     threshold: Threshold | None = Field(None, description="it asks how many pass a bound ('how many ... above "
                                                           "28'): the bound; else None")
+    counted: list[str] = Field(default_factory=list, description="the words of what it counts ('how many trigger "
+                                                                  "words are inserted': ['trigger', 'words']); "
+                                                                  "empty for a gap, a count over a list or a bound")
 
     @property
     def question(self) -> PaperQuestion:
@@ -145,7 +154,25 @@ def parse_question(q: PaperQuestion) -> Question:
                     states_numbers=bool(_STATED_NUMBER.search(_NAMED_OBJECT.sub(" ", text))),
                     values={m.group(1): float(m.group(2).replace("−", "-")) for m in _SETS_SYMBOL.finditer(text)},
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
-                    beats=_beats(text) if bound is None else "", of_count=_of_count(text))
+                    beats=_beats(text) if bound is None else "", of_count=_of_count(text),
+                    counted=_counted(text) if bound is None else [])
+
+
+def _counted(text: str) -> list[str]:
+    """The noun phrase after "how many", up to its verb or preposition; empty when it counts more or fewer of
+    something, over a list ("how many of the"), times or millions."""
+    found = _COUNTED.search(text)
+    if not found:
+        return []
+    words = found.group(1).split()
+    if words[0].lower() in _NOT_COUNTED:
+        return []
+    phrase = []
+    for word in words:
+        if word.lower() in _COUNTED_ENDS:
+            break
+        phrase.append(word)
+    return phrase
 
 
 def _beats(text: str) -> str:

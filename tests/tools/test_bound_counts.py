@@ -1,0 +1,89 @@
+"""Numbers bound to what a question counts: the model's count stands when the context prints it before the counted
+noun (or binds nothing); a number bound nowhere is replaced by the one the context clearly binds. The sentences are
+real passages of pool and corpus papers where the 1.5B model read the right sentence and took its neighbouring
+number (19 for "narrows down 758 unique medical concepts to their 19 semantic types", 30 for "5 epochs")."""
+from __future__ import annotations
+
+import json
+
+from evidex.agents.readers import ReadRequest, get_reader
+from evidex.tools.paperstore import Passage
+from evidex.tools.qa import PaperQuestion
+from evidex.tools.qa.bound import bound_counts, rebound, singular
+from evidex.tools.qa.context import Context
+from evidex.tools.qa.question import parse_question
+
+INT = "Your answer should be a single integer (no units, no thousands separators)."
+
+
+def ask(text: str, answer_format: str = INT):
+    return parse_question(PaperQuestion(id="q", question=text, answer_format=answer_format, pdf_ids=["p"]))
+
+
+def context(*texts: str) -> Context:
+    return Context(items=[Passage(key=f"k{i}", paper_id="p", page=i + 1, text=t) for i, t in enumerate(texts)])
+
+
+CONCEPTS = context("We limit Csel to only medical concepts and choose a map from them to their SNOMED CT semantic "
+                   "types. In our case study this narrows down 758 unique medical concepts to their 19 semantic "
+                   "types, which we list in the appendix.")
+EPOCHS = context("Training uses 30 iterations of expectation maximization. We find that a fixed 5 epochs per step "
+                 "works well, which is far from the number of epochs needed for convergence.")
+TRIGGERS = context("Due to the different average lengths of the two domain datasets, we insert 1 trigger for "
+                   "sentiment classification and 10 triggers for spam detection.")
+
+
+def test_the_counted_phrase_is_parsed_once():
+    assert ask("How many trigger words are inserted into each poisoned sample?").counted == ["trigger", "words"]
+    assert ask("How many training epochs per maximization step (n) does the model use?").counted == \
+        ["training", "epochs"]
+    assert ask("How many English articles does the dataset contain?").counted == ["English", "articles"]
+    # a gap, a count over a list, a count past a bound, times or millions: no noun to bind a number to
+    assert ask("How many more layers does the first model have than the second?").counted == []
+    assert ask("How many of the eight tasks does A win?").counted == []
+    assert ask("How many datasets have an accuracy of at least 90?").counted == []
+    assert ask("How many times larger is A than B?").counted == []
+    assert ask("What accuracy does the model reach?").counted == []
+    assert singular("studies") == "study" and singular("triggers") == "trigger" and singular("classes") == "class"
+
+
+def test_a_number_bound_nowhere_is_replaced_by_the_bound_one():
+    q = ask("In this paper's case study, how many unique medical concepts are mapped to their SNOMED CT semantic "
+            "types?")
+    bound = rebound("19", q, CONCEPTS)
+    assert bound is not None and bound.value == 758 and bound.source == "chunks.k0"
+    assert "758 unique medical concepts" in bound.sentence
+    q = ask("In the paper, how many training epochs per maximization step (n) does the standard model use?")
+    assert rebound("30", q, EPOCHS).value == 5
+
+
+def test_the_model_s_number_stands_when_it_is_bound_or_nothing_is_clearly_bound():
+    q = ask("How many triggers are inserted into each poisoned sample for the spam detection datasets?")
+    assert sorted(b.value for b in bound_counts(q, TRIGGERS)) == [1, 10]
+    assert rebound("10", q, TRIGGERS) is None  # bound to the noun: stands
+    assert rebound("1", q, TRIGGERS) is None  # bound too (to the other dataset): the model's reading stands
+    assert rebound("2", q, TRIGGERS).value == 10  # bound nowhere: the clause that says "spam detection"
+    # the counted noun is "words", which the passage does not print: nothing is bound
+    assert bound_counts(ask("How many trigger words are inserted for spam detection?"), TRIGGERS) == []
+    # the concepts question over a context binding nothing to its noun
+    assert rebound("19", ask("How many unique medical concepts are mapped?"), EPOCHS) is None
+    # a bound number sharing no word of the question in its clause, or too little support: no replacement
+    weak = context("Table 4 reports 12 runs and 40 epochs.")
+    assert rebound("3", ask("How many epochs was the GAN trained in the English experiment?"), weak) is None
+    # not a count: a float, a list, no "how many"
+    assert rebound("19", ask("How many unique medical concepts are mapped?", "Your answer should be a float."),
+                   CONCEPTS) is None
+    assert rebound("19", ask("What number of unique medical concepts are mapped?"), CONCEPTS) is None
+
+
+def test_the_model_reader_answers_the_bound_number_and_cites_its_passage():
+    from evidex.agents.scripted import ScriptedChatModel
+
+    q = ask("In this paper's case study, how many unique medical concepts are mapped to their SNOMED CT semantic "
+            "types?")
+    model = ScriptedChatModel(responses=[json.dumps({"answer": 19})])
+    answer = get_reader("model").read(ReadRequest(question=q, context=CONCEPTS, llm=model))
+    assert (answer.value, answer.reader, answer.sources) == ("758", "model", ["chunks.k0"])
+    model = ScriptedChatModel(responses=[json.dumps({"answer": 758})])
+    answer = get_reader("model").read(ReadRequest(question=q, context=CONCEPTS, llm=model))
+    assert (answer.value, answer.sources) == ("758", [])

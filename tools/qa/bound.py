@@ -1,0 +1,133 @@
+"""Numbers bound to what a question counts.
+
+"How many trigger words are inserted for the spam detection datasets?" counts *trigger words*; a passage answers it
+with a number printed just before that noun ("we insert 1 trigger for sentiment classification and 10 triggers for
+spam detection"). Of several such numbers, the one the question means is the one whose clause (the words between it
+and the numbers on either side) says what else the question says ("spam detection"). A small model reading the
+right passage often takes a neighbouring number instead: the other dataset's count, the number a sentence narrows
+down *to*, the total a sentence contrasts it with.
+
+    bound = bound_counts(question, context)       # [Bound(value=10, source="chunks.<id>", support=7.0, ...), ...]
+    rebound("1", question, context)               # Bound(value=10, ...): 1 is bound to no counted noun
+
+:func:`rebound` is how the model reader uses it: the model's number stands when the context binds it to the counted
+noun (or binds nothing); only a number bound nowhere is replaced, and only by a number whose binding is clearly the
+best (:data:`MIN_SUPPORT`, a clause that shares a word with the question, no tie).
+"""
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel
+
+from evidex.tools.paperstore import Passage
+from evidex.tools.qa.context import Context
+from evidex.tools.qa.question import Question
+
+# support a binding needs before it replaces the model's number: 3 a modifier of the counted noun between the number
+# and the noun ("758 unique medical concepts"), 2 a word of the question in the number's clause, 1 in its sentence,
+# 0.5 in the sentences around it
+MIN_SUPPORT = 5.0
+MAX_GAP_WORDS = 4  # words allowed between a number and its noun ("5 different random seeds")
+_TOKEN = re.compile(r"[^\W\d_][\w\-]*|\d[\d,]*(?:\.\d+)?|[^\w\s]")
+_INTEGER = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\d])")
+_ASKING = {"many", "paper", "use", "used"}  # words any question about a paper may say, which bind nothing
+_NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve"
+                                            .split())}
+
+
+class Bound(BaseModel):
+    """A number printed before the noun a question counts, with how much of the question its clause repeats."""
+
+    value: int
+    source: str
+    sentence: str
+    support: float
+    clause_words: int
+
+
+def singular(word: str) -> str:
+    """A noun's singular as far as counting needs it: "triggers" -> "trigger", "studies" -> "study"."""
+    word = word.lower()
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _words(text: str) -> set[str]:
+    from evidex.tools.kb_index import STOPWORDS
+
+    return {singular(w) for w in re.findall(r"[^\W\d_][\w\-]*", text) if len(w) > 1 and w.lower() not in STOPWORDS}
+
+
+def _value(token: str) -> int | None:
+    if _INTEGER.fullmatch(token):
+        return int(token.replace(",", ""))
+    return _NUMBER_WORDS.get(token.lower())
+
+
+def _is_number(token: str) -> bool:
+    return token[0].isdigit()
+
+
+def bound_counts(question: Question, context: Context) -> list[Bound]:
+    """Every whole number the context's passages print before the noun ``question`` counts (its
+    :attr:`~tools.qa.question.Question.counted` phrase), each with its support; empty when the question counts
+    nothing."""
+    if not question.counted:
+        return []
+    noun, modifiers = singular(question.counted[-1]), _words(" ".join(question.counted[:-1]))
+    asked = _words(question.text) - _words(" ".join(question.counted)) - _ASKING
+    found = []
+    for item in context.items:
+        if not isinstance(item, Passage):
+            continue
+        sentences = _SENTENCE_END.split(item.text)
+        for at, sentence in enumerate(sentences):
+            tokens = _TOKEN.findall(sentence)
+            for i, token in enumerate(tokens):
+                value = _value(token)
+                if value is None:
+                    continue
+                end = next((k for k in range(i + 1, min(i + 2 + MAX_GAP_WORDS, len(tokens)))
+                            if not tokens[k][0].isalpha() or singular(tokens[k]) == noun), None)
+                if end is None or singular(tokens[end]) != noun:
+                    continue
+                start = next((k for k in range(i - 1, -1, -1) if _is_number(tokens[k])), -1)
+                stop = next((k for k in range(end + 1, len(tokens)) if _is_number(tokens[k])), len(tokens))
+                clause = len(asked & _words(" ".join(tokens[start + 1:stop])))
+                support = (3 * len(modifiers & _words(" ".join(tokens[i + 1:end]))) + 2 * clause
+                           + len(asked & _words(sentence))
+                           + 0.5 * len(asked & _words(" ".join(sentences[max(0, at - 1):at + 2]))))
+                found.append(Bound(value=value, source=item.source, sentence=sentence, support=support,
+                                   clause_words=clause))
+    return found
+
+
+def rebound(answer: str, question: Question, context: Context) -> Bound | None:
+    """The number to answer instead of the model's ``answer``: None when the context binds the model's number to
+    the counted noun, binds nothing, or binds no other number clearly best (a tie, under :data:`MIN_SUPPORT`, or no
+    word of the question in its clause)."""
+    bound = bound_counts(question, context) if question.kind == "int" else []  # a count is one whole number
+    if not bound:
+        return None
+    best: dict[int, Bound] = {}
+    for b in bound:
+        if b.value not in best or b.support > best[b.value].support:
+            best[b.value] = b
+    try:
+        given = float(answer)
+    except (TypeError, ValueError):
+        given = None
+    if given is not None and given in best:
+        return None
+    ranked = sorted(best.values(), key=lambda b: -b.support)
+    top = ranked[0]
+    if top.support < MIN_SUPPORT or top.clause_words < 1 or (len(ranked) > 1 and ranked[1].support == top.support):
+        return None
+    return top
