@@ -244,8 +244,8 @@ def main(argv: list[str] | None = None) -> int:
                         "../shared/corpus/pool/metadata), tune on pool_dev, report pool_test; pool_tables: 14 table "
                         "questions over pool papers; pool_blind: 24 questions of every kind over the 6 pool papers "
                         "no other split uses; pool_described_tables: 8 questions about a table described without "
-                        "its number; pool_blind2: 24 questions of every kind over 8 pool papers with one "
-                        "question each (default test; with "
+                        "its number; pool_blind2 and pool_blind3: 24 questions of every kind over 8 pool papers "
+                        "each, written blind (default test; with "
                         "--from-runs: the split the runs answered, as their config.yaml records it)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
