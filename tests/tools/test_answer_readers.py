@@ -13,6 +13,7 @@ from evidex.agents.readers import DEFAULT_READERS, ReadRequest, get_reader, read
 from evidex.agents.readers.checks import grounded, grounding, looped_list, printed_cell
 from evidex.tools.paperstore import Paper, Passage, Table
 from evidex.tools.qa import PaperQuestion
+from evidex.tools.qa.cells import named_rows
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import named_in, parse_question
 from evidex.tools.text import value_in
@@ -250,6 +251,30 @@ def test_the_cell_reader_leaves_text_gaps_and_extremes_to_the_next_reader():
     assert not reader.applies(ask("In Table 2, what is the highest execution accuracy of Ada?", fmt), context)
     assert not reader.applies(ask("In Table 2, how much higher is Ada than DaVinci in BERTScore?", fmt), context)
     assert not reader.applies(ask("In Table 2, what BERTScore does Ada reach?", fmt), Context(items=[]))
+    # a ratio "than" another row names one row's cell but asks for no printed value
+    assert not reader.applies(ask("In Table 2, how many times more BERTScore does Ada reach than DaVinci?", fmt),
+                              context)
+
+
+# a method row printed with its citation, and a row whose label holds the other's
+CITED = Table(key="t8", paper_id="p1", page=6, caption="Table 1: Evaluation results.",
+              markdown=("|Method|SST-2|SNLI|Trec|AVG|\n|---|---|---|---|---|\n|Random|73.7|43.4|19.7|45.6|\n"
+                        "|TopK (Liu et al., 2022)|83.9|57.5|40.8|60.7|\n|TopK+LocalE (Lu et al., 2022)|67.1|46.8|36.2|50.0|\n"
+                        "|Ours (TopK+MDL)|91.5|58.8|40.1|63.5|"))
+
+
+def test_a_row_is_named_without_its_citation_and_outside_the_labels_that_hold_it():
+    """"the TopK baseline (Liu et al., 2022)" names the row "TopK (Liu et al., 2022)"; "TopK" inside "Ours
+    (TopK+MDL)" is not the TopK row, but said again on its own it is."""
+    reader, fmt = get_reader("wins"), "Your answer should be a single integer."
+    q = ask("In Table 1, on how many of the three datasets does Ours (TopK+MDL) achieve a higher accuracy than the "
+            "TopK baseline (Liu et al., 2022)?", fmt)
+    assert [label for label, _ in named_rows(CITED, q)] == ["Ours (TopK+MDL)", "TopK (Liu et al., 2022)"]
+    wins = reader.read(ReadRequest(question=q, context=Context(items=[CITED])))
+    assert (wins.value, wins.expression) == ("2", "count(91.5 > 83.9, 58.8 > 57.5)")
+    # said only inside the longer label: one row, so the reader passes to the next
+    only = ask("In Table 1, what accuracy does Ours (TopK+MDL) reach on SST-2?", "Your answer should be a float.")
+    assert [label for label, _ in named_rows(CITED, only)] == ["Ours (TopK+MDL)"]
 
 
 def test_readers_are_tried_in_order_and_the_first_answer_wins(registry):

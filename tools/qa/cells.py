@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from evidex.tools.answer_format import without_citations
 from evidex.tools.paperstore.models import Table, has_number, section_label
 from evidex.tools.qa.question import Question
 
@@ -190,10 +191,24 @@ def named_rows(table: Table, question: Question) -> list[tuple[str, list[str]]]:
             if max(written) == 0 or len(best) > 1:
                 return []
             found[label] = best
-    at = {label: _said_at(label, text) for label in found}
-    kept = [label for label in found if at[label] >= 0 and not any(
-        other != label and _said_at(label, other.lower()) >= 0 and at[other] >= 0 for other in found)]
+    spans = {label: _said_spans(label, text) for label in found}
+    # where each label is said outside every other label said ("TopK" alone, not inside "Ours (TopK+MDL)")
+    at = {label: next((a for a, b in spans[label] if not any(
+        other != label and any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans[other]) for other in found)),
+        -1) for label in found}
+    kept = [label for label in found if at[label] >= 0]
     return [(label, found[label][0]) for label in sorted(kept, key=at.get)]
+
+
+def _said_spans(label: str, text: str) -> list[tuple[int, int]]:
+    """Where ``label`` is written in ``text`` as a whole item, or, when it never is, the label without the citation
+    a table prints after a method ("TopK (Liu et al., 2022)" said as "the TopK baseline (Liu et al., 2022)")."""
+    for form in dict.fromkeys((label, without_citations(label))):
+        pattern = rf"(?<![\w-]){re.escape(' '.join(form.lower().split()))}(?![\w-])"
+        found = [(m.start(), m.end()) for m in re.finditer(pattern, text)]
+        if found:
+            return found
+    return []
 
 
 def _written(cell: str, said: set[str], text: str) -> bool:

@@ -66,6 +66,7 @@ _OF_HOW_MANY = re.compile(r"\b(?:how many|which) of the (\w+)\b", re.IGNORECASE)
 _ON_WHICH = re.compile(r"\b(?:on|in|for) which\b|\bwhich of the\b", re.IGNORECASE)
 # "how many trigger words are inserted ...": the noun phrase a question counts, up to the verb or preposition after it
 _COUNTED = re.compile(r"\bhow many\s+((?:[^\W\d_][\w-]*\s*)+)", re.IGNORECASE)
+_THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 _NOT_COUNTED = {"more", "fewer", "less", "of", "times", "million", "billion", "thousand", "percent"}
 _COUNTED_ENDS = {"are", "is", "was", "were", "do", "does", "did", "have", "has", "had", "can", "could", "will",
                  "would", "should", "in", "of", "per", "for", "from", "on", "at", "to", "by", "with", "than", "that",
@@ -117,6 +118,8 @@ class Question(BaseModel):
                                                      "None")
     threshold: Threshold | None = Field(None, description="it asks how many pass a bound ('how many ... above "
                                                           "28'): the bound; else None")
+    compares: bool = Field(False, description="it compares with 'than' (a gap, a ratio, a win), so it asks for no "
+                                               "one printed value")
     counted: list[str] = Field(default_factory=list, description="the words of what it counts ('how many trigger "
                                                                   "words are inserted': ['trigger', 'words']); "
                                                                   "empty for a gap, a count over a list or a bound")
@@ -155,7 +158,7 @@ def parse_question(q: PaperQuestion) -> Question:
                     values={m.group(1): float(m.group(2).replace("−", "-")) for m in _SETS_SYMBOL.finditer(text)},
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
                     beats=_beats(text) if bound is None else "", of_count=_of_count(text),
-                    counted=_counted(text) if bound is None else [])
+                    compares=bool(_THAN.search(text)), counted=_counted(text) if bound is None else [])
 
 
 def _counted(text: str) -> list[str]:
