@@ -259,6 +259,13 @@ def test_the_probe_searches_without_the_titles_of_the_papers_in_scope():
     quoted = 'Which paper says "we propagate decomposed token vectors"?'
     assert without_titles(quoted, titles) == quoted
     assert without_titles(asked, []) == asked  # no paper in scope: nothing to take out
+    # single quotes too (the blind questions' way), while an apostrophe quotes nothing
+    single = ("In 'DecompX: Explaining Transformers Decisions by Propagating Token Decomposition', what step size do "
+              "the authors' experiments use?")
+    assert without_titles(single, titles) == "what step size do the authors' experiments use?"
+    assert without_titles("In this paper's ‘G-Eval’ runs, which model's 'score' is used?", titles) == \
+        "In this paper's runs, which model's 'score' is used?"
+    assert without_titles("In 'Don't Stop Pretraining', what?", ["Don't Stop Pretraining"]) == "what?"
     alone = '"DecompX: Explaining Transformers Decisions by Propagating Token Decomposition"'
     assert without_titles(alone, titles) == alone  # a question that is only the title keeps it
 

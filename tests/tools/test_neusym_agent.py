@@ -361,6 +361,7 @@ def test_store_titles_are_read_again_after_the_store_changes(tmp_path, fake_embe
     assert papers.papers_named_in('In Table 2 of the paper "A second study of wombats", what is the F1?') == [wombats]
     assert papers.papers_named_in("In Table 2 of the paper A Second Study of Wombats, what is the F1?") == []
     assert papers.papers_named_in('Which paper is about "A Study of Wombats"?') == []  # not the whole title
+    assert papers.papers_named_in("In 'A second study of wombats', what is the F1?") == [wombats]  # single quotes
 
 
 # ------------------------------------------------------------------------------------------------ settings per run

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evidex.tools.paperstore.models import Equation, Figure, Page, Paper, Passage, Reference, SearchHits, Table
+from evidex.tools.text import QUOTED_SPAN, quoted
 
 _FIGURE_TEXT_CHARS = 600  # figure text is extraction noise past the first labels
 # table -> (primary key, the text of a row): the rows that have a box on a page
@@ -127,8 +128,8 @@ class PaperStore:
     def papers_named_in(self, text: str) -> list[str]:
         """The ids of the store's papers whose whole title the text quotes ('In Table 2 of the paper "<title>"';
         letters and digits compared, case and punctuation aside), in the order the store lists them."""
-        quoted = {title_letters(m) for m in re.findall(r"[\"“”]([^\"“”]{12,})[\"“”]", text or "")}
-        return [pid for pid, title in self.titles().items() if (key := title_letters(title)) and key in quoted]
+        said = {title_letters(quoted(m)) for m in re.finditer(QUOTED_SPAN, text or "") if len(quoted(m)) >= 12}
+        return [pid for pid, title in self.titles().items() if (key := title_letters(title)) and key in said]
 
     def missing(self, ids: list[str]) -> list[str]:
         """The ids of ``ids`` that are not papers of the store."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from evidex.tools.answer_format import without_citations
 from evidex.tools.paperstore.models import Table, has_number, section_label
 from evidex.tools.qa.question import Question
+from evidex.tools.text import QUOTED_SPAN, quoted
 
 _PRINTED_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?%?")
 _NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
@@ -333,13 +334,13 @@ def _said_words(name: str, said: set[str]) -> tuple[int, int] | None:
     return len(words), sum(exact)
 
 
-_QUOTED = re.compile(r"[\"“”]([^\"“”]+)[\"“”]")
+_QUOTED = re.compile(QUOTED_SPAN)
 
 
 def _said(question: str) -> set[str]:
     """The words of a question that may name a row or a column: its words, less a quoted paper title (a quoted
     span of four words or more: "In Table 2 of the paper "Model M: ..."" names the paper, not a row M)."""
-    return set(_stems(_QUOTED.sub(lambda m: " " if len(m.group(1).split()) >= 4 else m.group(0), question or "")))
+    return set(_stems(_QUOTED.sub(lambda m: " " if len(quoted(m).split()) >= 4 else m.group(0), question or "")))
 
 
 _SCALED = re.compile(r"^\s*([-−]?\d[\d,]*(?:\.\d+)?)\s?([KkMB])(?![A-Za-z])")

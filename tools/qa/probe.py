@@ -23,11 +23,12 @@ from evidex.tools.first_page import asks_first_page
 from evidex.tools.paperstore import Note, Passage, PaperStore, SearchHits, scope_filter, title_letters
 from evidex.tools.qa.context import Context
 from evidex.tools.qa.question import Question
+from evidex.tools.text import QUOTED_SPAN, quoted
 
 log = logging.getLogger(__name__)
 _MAX_PAPERS = 4  # beyond this the question is a retrieval one; the metadata of many papers says little
 # a quoted span with the words that lead into it ('In the paper "X",'): a paper title as questions cite one
-_QUOTED = re.compile(r'(?:\b(?:in|of|from|by)\s+)?(?:the\s+)?(?:paper|work|article)?\s*["“]([^"”]{2,})["”],?',
+_QUOTED = re.compile(rf"(?:\b(?:in|of|from|by)\s+)?(?:the\s+)?(?:paper|work|article)?\s*{QUOTED_SPAN},?",
                      re.IGNORECASE)
 
 
@@ -73,8 +74,8 @@ def without_titles(question: str, titles: list[str]) -> str:
     known = [title_letters(t) for t in titles if t]
 
     def cut(match: re.Match) -> str:
-        quoted = title_letters(match.group(1))
-        is_title = quoted and any(quoted == t or (len(quoted) > 20 and (quoted in t or t in quoted)) for t in known)
+        said = title_letters(quoted(match))
+        is_title = said and any(said == t or (len(said) > 20 and (said in t or t in said)) for t in known)
         return " " if is_title else match.group(0)
 
     return " ".join(_QUOTED.sub(cut, question).split()) or question
