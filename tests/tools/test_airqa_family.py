@@ -266,6 +266,9 @@ def test_the_probe_searches_without_the_titles_of_the_papers_in_scope():
     assert without_titles("In this paper's ‘G-Eval’ runs, which model's 'score' is used?", titles) == \
         "In this paper's runs, which model's 'score' is used?"
     assert without_titles("In 'Don't Stop Pretraining', what?", ["Don't Stop Pretraining"]) == "what?"
+    nested = 'Do Androids Laugh? Humor “Understanding” Benchmarks'  # a title that quotes a word itself
+    assert without_titles(f'According to the paper "{nested}", by how many points?', [nested]) == \
+        "According to by how many points?"
     alone = '"DecompX: Explaining Transformers Decisions by Propagating Token Decomposition"'
     assert without_titles(alone, titles) == alone  # a question that is only the title keeps it
 
