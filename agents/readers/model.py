@@ -9,7 +9,7 @@ them): a small model names a row near the top, not the maximum. For a number ask
 model that reads both right still subtracts wrong. For a number asked as the value an equation takes on values
 the question gives ("what score does Equation 1 give when alpha = 2") the model writes the equation with the values
 put in as one arithmetic expression, and code computes it (:func:`tools.calc.calculate`): a small model writes the
-expression right more often than it works it out. For a count ("how many trigger words are inserted ...") a
+expression right more often than it works it out. For a count ("how many triggers are inserted ...") a
 number the context prints before nothing the question counts is replaced by the one it binds to the counted noun
 (:func:`tools.qa.bound.rebound`): a small model reading the right sentence takes its neighbouring number.
 """

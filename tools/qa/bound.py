@@ -1,14 +1,16 @@
 """Numbers bound to what a question counts.
 
-"How many trigger words are inserted for the spam detection datasets?" counts *trigger words*; a passage answers it
-with a number printed just before that noun ("we insert 1 trigger for sentiment classification and 10 triggers for
+"How many triggers are inserted for the spam detection datasets?" counts *triggers*; a passage answers it with a
+number printed just before that noun ("we insert 1 trigger for sentiment classification and 10 triggers for
 spam detection"). Of several such numbers, the one the question means is the one whose clause (the words between it
 and the numbers on either side) says what else the question says ("spam detection"). A small model reading the
 right passage often takes a neighbouring number instead: the other dataset's count, the number a sentence narrows
-down *to*, the total a sentence contrasts it with.
+down *to*, the total a sentence contrasts it with. The counted noun must be printed as the question writes it (its
+plural aside): "trigger words" is not "triggers".
 
     bound = bound_counts(question, context)       # [Bound(value=10, source="chunks.<id>", support=7.0, ...), ...]
-    rebound("1", question, context)               # Bound(value=10, ...): 1 is bound to no counted noun
+    rebound("5", question, context)               # Bound(value=10, ...): 5 is bound to no counted noun
+    rebound("1", question, context)               # None: 1 is bound too ("1 trigger"), so the model's reading stands
 
 :func:`rebound` is how the model reader uses it: the model's number stands when the context binds it to the counted
 noun (or binds nothing); only a number bound nowhere is replaced, and only by a number whose binding is clearly the
