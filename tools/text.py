@@ -95,11 +95,10 @@ GREEK_MARKS = "\u0370-\u03ff\u00b5"  # a character-class range: Greek and Coptic
 NOTE_MARKS = "∗*⁎✉"
 
 
-# a span a question quotes (a paper's title, a phrase of the paper): in double quotes, or in single quotes that open
-# after no letter and close before none, so "the paper's" and "authors' data" quote nothing and an apostrophe
-# between letters stays inside ('Don't Stop Pretraining')
-# (straight double quotes may hold curly ones: "Humor “Understanding” Benchmarks"); the span is the group "dq", "cq"
-# or "sq" (:func:`quoted`)
+# a span a question quotes (a paper's title, a phrase of the paper): in double quotes (straight ones may hold curly
+# ones: "Humor “Understanding” Benchmarks"), or in single quotes that open after no letter and close before none, so
+# "the paper's" and "authors' data" quote nothing and an apostrophe between letters stays inside ('Don't Stop
+# Pretraining'); the span is the group "dq", "cq" or "sq" (:func:`quoted`)
 QUOTED_SPAN = (r"(?:\"(?P<dq>[^\"]{2,})\"|[\"“](?P<cq>[^\"”]{2,})[\"”]"
                r"|(?<!\w)['‘](?P<sq>(?:[^'‘’]|(?<=\w)['’](?=\w))+?)['’](?!\w))")
 

@@ -31,7 +31,8 @@ from evidex.tools.qa.question import Question
 # 0.5 in the sentences around it
 MIN_SUPPORT = 5.0
 MAX_GAP_WORDS = 4  # words allowed between a number and its noun ("5 different random seeds")
-_TOKEN = re.compile(r"[^\W\d_][\w\-]*|\d[\d,]*(?:\.\d+)?|[^\w\s]")
+_WORD = r"[^\W\d_][\w\-]*"
+_TOKEN = re.compile(rf"{_WORD}|\d[\d,]*(?:\.\d+)?|[^\w\s]")
 _INTEGER = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\d])")
 _ASKING = {"many", "paper", "use", "used"}  # words any question about a paper may say, which bind nothing
@@ -64,7 +65,7 @@ def singular(word: str) -> str:
 def _words(text: str) -> set[str]:
     from evidex.tools.kb_index import STOPWORDS
 
-    return {singular(w) for w in re.findall(r"[^\W\d_][\w\-]*", text) if len(w) > 1 and w.lower() not in STOPWORDS}
+    return {singular(w) for w in re.findall(_WORD, text) if len(w) > 1 and w.lower() not in STOPWORDS}
 
 
 def _value(token: str) -> int | None:
@@ -92,6 +93,9 @@ def bound_counts(question: Question, context: Context) -> list[Bound]:
         sentences = _SENTENCE_END.split(item.text)
         for at, sentence in enumerate(sentences):
             tokens = _TOKEN.findall(sentence)
+            # the question's words in this sentence and in the sentences around it, counted once per sentence
+            in_sentence = len(asked & _words(sentence))
+            around = len(asked & _words(" ".join(sentences[max(0, at - 1):at + 2])))
             for i, token in enumerate(tokens):
                 value = _value(token)
                 if value is None:
@@ -103,9 +107,8 @@ def bound_counts(question: Question, context: Context) -> list[Bound]:
                 start = next((k for k in range(i - 1, -1, -1) if _is_number(tokens[k])), -1)
                 stop = next((k for k in range(end + 1, len(tokens)) if _is_number(tokens[k])), len(tokens))
                 clause = len(asked & _words(" ".join(tokens[start + 1:stop])))
-                support = (3 * len(modifiers & _words(" ".join(tokens[i + 1:end]))) + 2 * clause
-                           + len(asked & _words(sentence))
-                           + 0.5 * len(asked & _words(" ".join(sentences[max(0, at - 1):at + 2]))))
+                support = (3 * len(modifiers & _words(" ".join(tokens[i + 1:end]))) + 2 * clause + in_sentence
+                           + 0.5 * around)
                 found.append(Bound(value=value, source=item.source, sentence=sentence, support=support,
                                    clause_words=clause))
     return found

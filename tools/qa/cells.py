@@ -193,12 +193,16 @@ def named_rows(table: Table, question: Question) -> list[tuple[str, list[str]]]:
                 return []
             found[label] = best
     spans = {label: _said_spans(label, text) for label in found}
-    # where each label is said outside every other label said ("TopK" alone, not inside "Ours (TopK+MDL)")
-    at = {label: next((a for a, b in spans[label] if not any(
-        other != label and any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans[other]) for other in found)),
-        -1) for label in found}
+    at = {label: _said_alone(spans[label], [spans[other] for other in found if other != label]) for label in found}
     kept = [label for label in found if at[label] >= 0]
     return [(label, found[label][0]) for label in sorted(kept, key=at.get)]
+
+
+def _said_alone(spans: list[tuple[int, int]], others: list[list[tuple[int, int]]]) -> int:
+    """Where the first of ``spans`` lies outside every span of the other labels said ("TopK" alone, not inside
+    "Ours (TopK+MDL)"); -1 when each lies inside one."""
+    inside = [(c, d) for other in others for c, d in other]
+    return next((a for a, b in spans if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in inside)), -1)
 
 
 def _said_spans(label: str, text: str) -> list[tuple[int, int]]:

@@ -65,7 +65,7 @@ _OF_HOW_MANY = re.compile(r"\b(?:how many|which) of the (\w+)\b", re.IGNORECASE)
 # "on which of the datasets does A score higher than B": the columns where one row beats another, by name
 _ON_WHICH = re.compile(r"\b(?:on|in|for) which\b|\bwhich of the\b", re.IGNORECASE)
 # "how many trigger words are inserted ...": the noun phrase a question counts, up to the verb or preposition after it
-_COUNTED = re.compile(r"\bhow many\s+((?:[^\W\d_][\w-]*\s*)+)", re.IGNORECASE)
+_COUNTED = re.compile(r"\bhow many\s+([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)*)", re.IGNORECASE)
 _THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 _NOT_COUNTED = {"more", "fewer", "less", "of", "times", "million", "billion", "thousand", "percent"}
 _COUNTED_ENDS = {"are", "is", "was", "were", "do", "does", "did", "have", "has", "had", "can", "could", "will",
