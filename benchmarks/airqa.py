@@ -46,8 +46,12 @@ POOL_BLIND2 = Path(__file__).parent / "data" / "airqa_pool_blind2_questions.json
 # 24 more over the 8 pool papers that still had one question each, written blind on 2026-12-05 (after the counted-noun
 # binding) by a helper who saw no code or results, fixed before the system first ran them
 POOL_BLIND3 = Path(__file__).parent / "data" / "airqa_pool_blind3_questions.jsonl"
+# 16 questions about what a figure prints (axis titles, ticks, legends, panels, printed values, diagram labels) over
+# 13 pool papers no blind set uses, written blind on 2026-12-05 by a helper who saw no code or results, fixed before
+# the system first ran them (after the chart reading of figure text was written from the blind sets' figures)
+POOL_FIGURES = Path(__file__).parent / "data" / "airqa_pool_figures_questions.jsonl"
 SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_tables": POOL_DESCRIBED,
-        "pool_blind2": POOL_BLIND2, "pool_blind3": POOL_BLIND3}
+        "pool_blind2": POOL_BLIND2, "pool_blind3": POOL_BLIND3, "pool_figures": POOL_FIGURES}
 SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", *SETS)
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
@@ -245,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                         "questions over pool papers; pool_blind: 24 questions of every kind over the 6 pool papers "
                         "no other split uses; pool_described_tables: 8 questions about a table described without "
                         "its number; pool_blind2 and pool_blind3: 24 questions of every kind over 8 pool papers "
-                        "each, written blind (default test; with "
+                        "each, written blind; pool_figures: 16 questions about what a figure prints, written "
+                        "blind (default test; with "
                         "--from-runs: the split the runs answered, as their config.yaml records it)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

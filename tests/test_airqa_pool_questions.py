@@ -175,6 +175,25 @@ def test_the_third_blind_pool_questions_are_well_formed_and_printed_on_their_pag
     assert check(BLIND3_ROWS, pool_or_skip(), splits=("pool_blind3",), by_paper=False) == []
 
 
+FIGURE_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_figures_questions.jsonl").read_text()
+               .splitlines() if line.strip()]
+
+
+def test_the_blind_figure_questions_are_well_formed_and_printed_on_their_pages():
+    """16 questions about what one figure prints, written blind on 2026-12-05 over 13 pool papers no blind set uses
+    (at most 2 a paper), by a helper who saw no code, prompt or result; each gold printed on its page."""
+    assert len(FIGURE_ROWS) == 16 and {r["split"] for r in FIGURE_ROWS} == {"pool_figures"}
+    assert all(r["tags"] == ["single", "image", "objective"] for r in FIGURE_ROWS)
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in FIGURE_ROWS)
+    papers = Counter(r["anchor_pdf"][0] for r in FIGURE_ROWS)
+    assert len(papers) == 13 and max(papers.values()) <= 2
+    blind = {p for r in BLIND_ROWS + BLIND2_ROWS + BLIND3_ROWS for p in r["anchor_pdf"] + r["reference_pdf"]}
+    assert not set(papers) & blind
+    for row in FIGURE_ROWS:
+        assert_objective_and_self_scoring(row)
+    assert check(FIGURE_ROWS, pool_or_skip(), splits=("pool_figures",), by_paper=False) == []
+
+
 DESCRIBED_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_described_table_questions.jsonl")
                   .read_text().splitlines() if line.strip()]
 
