@@ -15,6 +15,7 @@ from typing import Literal
 import pymupdf
 from pydantic import BaseModel, Field, field_validator
 
+from evidex.tools.paperstore.figure_text import FigureLine
 from evidex.tools.store import StoreError, connect_readonly, require_store, store_paths
 
 MAX_SIDE_PX = 1600
@@ -118,6 +119,43 @@ def render(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | N
             ocr=ocr,
             pdf_path=pdf,
         )
+
+
+def text_lines(page: pymupdf.Page, clip: pymupdf.Rect) -> list[FigureLine]:
+    """The text layer's lines inside ``clip``: words, box and whether the line runs vertically."""
+    out: list[FigureLine] = []
+    for block in page.get_text("dict", clip=clip).get("blocks", []):
+        for line in block.get("lines", []):
+            text = " ".join("".join(s.get("text", "") for s in line.get("spans", [])).split())
+            if text:
+                out.append(FigureLine(text=text, box=tuple(line["bbox"]), rotated=abs(line["dir"][0]) < 0.5))
+    return out
+
+
+def region_lines(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | None = None) -> list[FigureLine]:
+    """The lines of text inside a page region, each with its box and writing direction (a figure's axis titles,
+    ticks and legend entries, for :func:`tools.paperstore.figure_text.read_figure`); OCR'd words when the region
+    has no text layer and tesseract is installed, ``[]`` when nothing can be read."""
+    paths = require_store(store_paths(db, store_dir))
+    con = connect_readonly(paths.db)
+    pdf = _pdf_path(con, args.paper_id)
+    with pymupdf.open(pdf) as doc:
+        if args.page_number > doc.page_count:
+            raise ViewImageError(f"Page {args.page_number} does not exist: the paper has {doc.page_count} pages.")
+        page = doc[args.page_number - 1]
+        clip = page.rect
+        if args.bounding_box:
+            x, y, w, h = args.bounding_box
+            clip = pymupdf.Rect(x, y, x + w, y + h) & page.rect
+        out = text_lines(page, clip)
+        if out:
+            return out
+        try:
+            tp = page.get_textpage_ocr(full=True, dpi=200)
+            words = page.get_text("words", textpage=tp)
+        except Exception:  # noqa: BLE001 - tesseract missing: nothing to read
+            return []
+        return [FigureLine(text=w[4], box=tuple(w[:4])) for w in words if pymupdf.Rect(w[:4]).intersects(clip)]
 
 
 def describe(view: ImageView, args: ViewImageArgs) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Literal
 
 from evidex.tools.first_page import affiliations, corresponding_authors, proceedings_line
+from evidex.tools.paperstore.figure_text import FigureText
 from evidex.tools.paperstore.models import Equation, Figure, Note, Page, Paper, Passage, Table
 from evidex.tools.qa.context import Context, Rows
 from evidex.tools.qa.question import Question
@@ -78,6 +79,33 @@ def paper_line(p: Paper, aliases: dict[str, str] | None = None) -> str:
             + (f" | first page header: {header}" if header else ""))
 
 
+def figure_text(printed: FigureText, *, max_ticks: int = 10, max_chars: int = 700) -> str:
+    """A chart's printed words as it shows them: each axis with its title and ticks, rotated labels no axis
+    claims, then the other lines row by row (" | " between lines of a row). A figure with no axis (a diagram, an
+    example) keeps the order its text blocks have in the PDF, which holds each box's words together."""
+    if not printed.axes:
+        words = printed.words
+        return words if len(words) <= max_chars else words[:max_chars].rsplit(" ", 1)[0] + " ..."
+    out = []
+    for axis in printed.axes:
+        ticks = axis.ticks if len(axis.ticks) <= max_ticks else [*axis.ticks[:4], "...", *axis.ticks[-3:]]
+        title = f' "{axis.title}"' if axis.title else " (untitled)"
+        out.append(f"{axis.which} axis{title}: {', '.join(ticks)}")
+    if printed.rotated:
+        out.append("rotated labels: " + " | ".join(printed.rotated))
+    rows, size = [], sum(len(line) for line in out)
+    for row in printed.rows:
+        line = " | ".join(row)
+        if size + len(line) > max_chars:
+            rows.append("...")
+            break
+        rows.append(line)
+        size += len(line)
+    if rows:
+        out.append("labels (legend entries, titles), row by row:\n" + "\n".join(rows))
+    return "\n".join(out)
+
+
 def render_item(item, *, titles: dict[str, str] | None = None, aliases: dict[str, str] | None = None,
                 keys: bool = True) -> str:
     """One item's block: tagged with its store key (``keys``) and paper id, or with ``aliases``
@@ -90,7 +118,7 @@ def render_item(item, *, titles: dict[str, str] | None = None, aliases: dict[str
     if isinstance(item, Table):
         return f"{_tag(item, aliases, keys=keys)} {item.caption}\n{item.text}"
     if isinstance(item, Figure):
-        inside = f"\nText inside the figure: {item.text}" if item.text else ""
+        inside = f"\nText inside the figure:\n{figure_text(item.printed)}" if item.printed else ""
         return f"{_tag(item, aliases, keys=keys)} {item.caption}{inside}"
     if isinstance(item, Equation):
         return f"{_tag(item, aliases, keys=keys)} Equation ({item.number}): {item.text}"

@@ -13,6 +13,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evidex.tools.paperstore.figure_text import FigureText
 from evidex.tools.paperstore.table_text import (_LETTER, centred_labels, column_parts, glued_first_column,
                                                joined_names, markdown_rows, rows_markdown)
 
@@ -186,7 +187,12 @@ class Figure(_Row):
     page: int
     caption: str = ""
     bbox: Box | None = None
-    text: str = ""  # the words printed inside the figure's box (axis labels, legends), when read
+    printed: FigureText = FigureText()  # the words printed inside the figure's box (axes, legends), when read
+
+    @property
+    def text(self) -> str:
+        """The printed words as one string."""
+        return self.printed.words
 
     @property
     def source(self) -> str:

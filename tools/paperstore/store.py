@@ -16,10 +16,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from evidex.tools.paperstore.figure_text import FigureText, read_figure
 from evidex.tools.paperstore.models import Equation, Figure, Page, Paper, Passage, Reference, SearchHits, Table
 from evidex.tools.text import QUOTED_SPAN, quoted
 
-_FIGURE_TEXT_CHARS = 600  # figure text is extraction noise past the first labels
+_FIGURE_LINES = 150  # a figure with more lines than this is a page of text, not a chart
 # table -> (primary key, the text of a row): the rows that have a box on a page
 _BOXED = {
     "chunks": ("chunk_id", "x.text_content"),
@@ -254,7 +255,8 @@ class PaperStore:
                               "regexp_matches(x.image_caption, ?, 'i')", rf"^\s*(figure|fig\.)\s*{number}\b", limit)
         return [Figure(key=r["id"], paper_id=r["pdf_id"], page=r["page_number"], caption=r["image_caption"] or "",
                        bbox=list(r["bounding_box"]) if r["bounding_box"] else None,
-                       text=self.region_text(r["pdf_id"], r["page_number"], r["bounding_box"]) if with_text else "")
+                       printed=self.region_text(r["pdf_id"], r["page_number"], r["bounding_box"]) if with_text
+                       else FigureText())
                 for r in rows]
 
     def equations(self, ids: list[str], number: str, limit: int = 2) -> list[Equation]:
@@ -267,20 +269,20 @@ class PaperStore:
                          text=r["equation_content"] or "",
                          bbox=list(r["bounding_box"]) if r["bounding_box"] else None) for r in rows]
 
-    def region_text(self, pdf_id: str, page: int, box) -> str:
-        """The words inside a region of a page (a figure's labels and legend), up to a few hundred characters;
-        "" when none can be read."""
+    def region_text(self, pdf_id: str, page: int, box) -> FigureText:
+        """The words printed inside a region of a page (a figure's axes, labels and legend), grouped as a chart
+        prints them (:func:`tools.paperstore.figure_text.read_figure`); empty when none can be read."""
         from evidex.tools.store import StoreError
-        from evidex.tools.view_image import ViewImageArgs, ViewImageError, render
+        from evidex.tools.view_image import ViewImageArgs, ViewImageError, region_lines
 
         if not box:
-            return ""
+            return FigureText()
         try:
-            view = render(ViewImageArgs(paper_id=pdf_id, page_number=page, bounding_box=list(box)), self.db,
-                          self.store_dir)
+            lines = region_lines(ViewImageArgs(paper_id=pdf_id, page_number=page, bounding_box=list(box)), self.db,
+                                 self.store_dir)
         except (ViewImageError, StoreError, ValueError, RuntimeError):
-            return ""
-        return " ".join(view.text.split())[:_FIGURE_TEXT_CHARS]
+            return FigureText()
+        return read_figure(lines[:_FIGURE_LINES])
 
     # -- search ------------------------------------------------------------------------------------------------
     def search(self, query: str, *, papers: list[str] | None = None, filter: str | None = None, k: int = 5,

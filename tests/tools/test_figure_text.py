@@ -1,0 +1,80 @@
+"""A figure's printed words read as a chart prints them (tools.paperstore.figure_text), from a real PDF's text
+layer (tools.view_image.text_lines), and rendered once at the model call (agents.qa.render.figure_text)."""
+from __future__ import annotations
+
+import pymupdf
+
+from evidex.agents.qa.render import figure_text
+from evidex.tools.paperstore.figure_text import FigureLine, read_figure
+from evidex.tools.view_image import text_lines
+
+
+def _chart_pdf(tmp_path):
+    """Two side-by-side panels, each with a rotated y title, y ticks, x ticks, an x title, a panel title and a
+    two-entry legend; the right panel's y ticks run on a different scale."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=600, height=400)
+    for left, title, yticks, ytitle in ((60, "Panel One", (0, 10, 20, 30, 40), "Accuracy (%)"),
+                                        (330, "Panel Two", (0.5, 1.0, 1.5, 2.0), "Loss")):
+        for i, v in enumerate(yticks):
+            s = str(v)
+            page.insert_text((left + 20 - 5 * len(s), 300 - 50 * i), s, fontsize=8)  # right-aligned column
+        page.insert_text((left + 2, 260), ytitle, fontsize=8, rotate=90)  # reads bottom to top
+        for i, v in enumerate((1, 2, 4, 8, 16)):
+            page.insert_text((left + 30 + 40 * i, 315), str(v), fontsize=8)
+        page.insert_text((left + 80, 330), "Number of shots", fontsize=8)
+        page.insert_text((left + 90, 80), title, fontsize=9)
+        page.insert_text((left + 150, 100), "ours", fontsize=7)
+        page.insert_text((left + 150, 110), "baseline", fontsize=7)
+    path = tmp_path / "chart.pdf"
+    doc.save(path)
+    return path
+
+
+def test_chart_read_from_a_real_pdf(tmp_path):
+    with pymupdf.open(_chart_pdf(tmp_path)) as doc:
+        lines = text_lines(doc[0], doc[0].rect)
+    assert any(ln.rotated and ln.text == "Accuracy (%)" for ln in lines)
+    printed = read_figure(lines)
+    ys = [a for a in printed.axes if a.which == "y"]
+    xs = [a for a in printed.axes if a.which == "x"]
+    assert [(a.title, a.ticks) for a in ys] == [("Accuracy (%)", ["0", "10", "20", "30", "40"]),
+                                               ("Loss", ["0.5", "1.0", "1.5", "2.0"])]
+    # the two panels' x ticks share a baseline: the values turning back (16 -> 1) cut them into two axes
+    assert [(a.title, a.ticks) for a in xs] == [("Number of shots", ["1", "2", "4", "8", "16"])] * 2
+    assert ["Panel One", "Panel Two"] in printed.rows and ["ours", "ours"] in printed.rows
+    assert not printed.rotated and "Accuracy (%)" in printed.words
+    text = figure_text(printed)
+    assert 'y axis "Accuracy (%)": 0, 10, 20, 30, 40' in text and 'y axis "Loss": 0.5' in text
+    assert "Panel One | Panel Two" in text
+
+
+def _line(text, x0, y0, x1, y1, rotated=False):
+    return FigureLine(text=text, box=(x0, y0, x1, y1), rotated=rotated)
+
+
+def test_stacked_panels_cut_where_the_values_turn_back():
+    # two stacked panels whose tick columns share a right edge and nearly touch: 45 ... 5 then 100 ... 0
+    top = [_line(str(v), 80, 80 + 16 * i, 87, 88 + 16 * i) for i, v in enumerate((45, 35, 25, 15, 5))]
+    bottom = [_line(str(v), 80, 170 + 26 * i, 87, 178 + 26 * i) for i, v in enumerate((100, 50, 0))]
+    titles = [_line("CLI", 70, 110, 78, 130, rotated=True), _line("LWF", 70, 190, 78, 210, rotated=True)]
+    printed = read_figure(top + bottom + titles)
+    assert [(a.title, a.ticks) for a in printed.axes] == [("CLI", ["5", "15", "25", "35", "45"]),
+                                                         ("LWF", ["0", "50", "100"])]
+
+
+def test_what_is_not_an_axis_stays_in_rows():
+    # a matrix's column of equal numbers is no axis; rotated category labels no axis claims are kept apart
+    matrix = [_line("1", 100, 100 + 10 * i, 104, 108 + 10 * i) for i in range(3)]
+    cats = [_line(w, 200 + 10 * i, 200, 208 + 10 * i, 240, rotated=True) for i, w in enumerate(("ALPHA", "BETA"))]
+    printed = read_figure(matrix + cats + [_line("two", 10, 5, 20, 10), _line("one", 0, 5, 8, 10)])
+    assert printed.axes == [] and printed.rotated == ["ALPHA", "BETA"]
+    assert printed.rows[0] == ["one", "two"] and ["1"] in printed.rows
+    assert read_figure([]).words == "" and not read_figure([])
+    # no axis: a diagram's words in the PDF's block order, cut at a word
+    assert figure_text(printed) == printed.words == "1 1 1 ALPHA BETA two one"
+    long = read_figure([_line(f"label {i}", 0, 20 * i, 50, 20 * i + 8) for i in range(200)])
+    assert figure_text(long, max_chars=100).endswith("label 11 ...")
+    chart = read_figure([*(_line(str(v), 0, 100 - 10 * v, 8, 108 - 10 * v) for v in range(5)),
+                         *(_line(f"series {i}", 50, 20 * i, 90, 20 * i + 8) for i in range(100))])
+    assert figure_text(chart, max_chars=100).endswith("series 7\n...")
