@@ -78,3 +78,16 @@ def test_what_is_not_an_axis_stays_in_rows():
     chart = read_figure([*(_line(str(v), 0, 100 - 10 * v, 8, 108 - 10 * v) for v in range(5)),
                          *(_line(f"series {i}", 50, 20 * i, 90, 20 * i + 8) for i in range(100))])
     assert figure_text(chart, max_chars=100).endswith("series 7\n...")
+
+
+def test_a_legend_row_under_an_axis_is_not_its_title():
+    # stacked panels: the lower panel's legend (two entries side by side, off centre) sits right under the upper
+    # panel's x ticks; the upper panel's x axis stays untitled and the legend stays a row
+    ticks = [_line(f"0.{2 * i}", 100 + 36 * i, 148, 109 + 36 * i, 156) for i in range(5)]
+    legend = [_line("Ground truth", 120, 159, 190, 166), _line("Context words", 214, 159, 290, 166)]
+    printed = read_figure(ticks + legend)
+    assert [(a.which, a.title) for a in printed.axes] == [("x", "")]
+    assert printed.rows == [["Ground truth", "Context words"]]
+    # a line centred under the ticks and alone at its height is the title
+    printed = read_figure(ticks + [_line("Probability", 150, 159, 204, 166)])
+    assert [(a.which, a.title) for a in printed.axes] == [("x", "Probability")] and printed.rows == []

@@ -7,8 +7,8 @@ one panel's ticks from the next. :func:`read_figure` groups the lines by the con
 * a **y axis** is a column of numbers sharing a right edge (tick labels), titled by the rotated line just left of
   it; stacked panels give one column each, cut where the spacing jumps or the values turn back (an axis's ticks
   run one way and never repeat: a column of equal numbers is a table or matrix, read in rows);
-* an **x axis** is a row of numbers at one height, titled by the line just below it; side-by-side panels give one
-  row each, cut the same way;
+* an **x axis** is a row of numbers at one height, titled by the line centred just below it and alone at its
+  height; side-by-side panels give one row each, cut the same way;
 * everything else is read in **rows**, top to bottom and left to right (legend entries, panel titles, category
   labels, values printed on bars), and rotated lines no axis claims are kept apart.
 
@@ -124,10 +124,16 @@ def _y_title(span, candidates: list[FigureLine]) -> FigureLine | None:
 
 
 def _x_title(span, candidates: list[FigureLine]) -> FigureLine | None:
-    """The horizontal line just below a row of tick labels, under it."""
+    """The horizontal line just below a row of tick labels, centred under it and alone at its height there (a
+    legend row under an axis holds several entries side by side, often off centre)."""
+    width = span[2] - span[0]
     near = [c for c in candidates if not c.rotated and not c.number and c.box[1] >= span[3] - _ALIGN
-            and c.box[1] - span[3] <= _TITLE_GAP / 2 and span[0] - _ALIGN <= _x_centre(c.box) <= span[2] + _ALIGN]
-    return min(near, key=lambda c: c.box[1], default=None)
+            and c.box[1] - span[3] <= _TITLE_GAP / 2 and abs(_x_centre(c.box) - (span[0] + span[2]) / 2) <= width / 6]
+    best = min(near, key=lambda c: c.box[1], default=None)
+    if best is None or any(c is not best and not c.rotated and c.box[1] <= _y_centre(best.box) <= c.box[3]
+                           and c.box[2] >= span[0] and c.box[0] <= span[2] for c in candidates):
+        return None
+    return best
 
 
 def _rows(lines: list[FigureLine]) -> list[list[str]]:
