@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from statistics import median
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -55,7 +56,7 @@ class Axis(BaseModel):
     in the order the axis runs (a y axis bottom to top, an x axis left to right)."""
 
     model_config = ConfigDict(frozen=True)
-    which: str
+    which: Literal["x", "y"]
     title: str = ""
     ticks: list[str]
 
