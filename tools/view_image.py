@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import base64
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -81,7 +82,10 @@ def _captions(con, paper_id: str, page_number: int, clip: pymupdf.Rect | None) -
     return out
 
 
-def render(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | None = None, dpi: int = DEFAULT_DPI) -> ImageView:
+@contextmanager
+def _region(args: ViewImageArgs, db: str | None, store_dir: str | Path | None):
+    """The store connection, the PDF's path, the page and the clip (``None``: the whole page) that ``args`` name;
+    raises :class:`ViewImageError` for a page the paper lacks or a box outside the page."""
     paths = require_store(store_paths(db, store_dir))
     con = connect_readonly(paths.db)
     pdf = _pdf_path(con, args.paper_id)
@@ -95,6 +99,18 @@ def render(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | N
             clip = pymupdf.Rect(x, y, x + w, y + h) & page.rect
             if clip.is_empty:
                 raise ViewImageError(f"The box {args.bounding_box} lies outside page {args.page_number} ({page.rect}).")
+        yield con, pdf, page, clip
+
+
+def _ocr_words(page: pymupdf.Page, clip: pymupdf.Rect | None) -> list[tuple]:
+    """The page's OCR'd words inside ``clip`` (PyMuPDF ignores ``clip`` when given a textpage); raises when
+    tesseract is missing."""
+    tp = page.get_textpage_ocr(full=True, dpi=200)
+    return [w for w in page.get_text("words", textpage=tp) if clip is None or pymupdf.Rect(w[:4]).intersects(clip)]
+
+
+def render(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | None = None, dpi: int = DEFAULT_DPI) -> ImageView:
+    with _region(args, db, store_dir) as (con, pdf, page, clip):
         area = clip or page.rect
         zoom = min(dpi / 72.0, MAX_SIDE_PX / max(area.width, area.height, 1))
         pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=clip)
@@ -102,11 +118,7 @@ def render(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | N
         ocr = False
         if not text:
             try:
-                tp = page.get_textpage_ocr(full=True, dpi=200)
-                # PyMuPDF ignores ``clip`` when given a textpage: keep the OCR'd words inside the region
-                words = page.get_text("words", textpage=tp)
-                inside = [w for w in words if clip is None or pymupdf.Rect(w[:4]).intersects(clip)]
-                text = " ".join(w[4] for w in inside).strip()
+                text = " ".join(w[4] for w in _ocr_words(page, clip)).strip()
                 ocr = True
             except Exception:  # noqa: BLE001 - tesseract missing: the caption is still useful
                 text = ""
@@ -135,27 +147,18 @@ def text_lines(page: pymupdf.Page, clip: pymupdf.Rect) -> list[FigureLine]:
 def region_lines(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | None = None) -> list[FigureLine]:
     """The lines of text inside a page region, each with its box and writing direction (a figure's axis titles,
     ticks and legend entries, for :func:`tools.paperstore.figure_text.read_figure`); OCR'd words when the region
-    has no text layer and tesseract is installed, ``[]`` when nothing can be read."""
-    paths = require_store(store_paths(db, store_dir))
-    con = connect_readonly(paths.db)
-    pdf = _pdf_path(con, args.paper_id)
-    with pymupdf.open(pdf) as doc:
-        if args.page_number > doc.page_count:
-            raise ViewImageError(f"Page {args.page_number} does not exist: the paper has {doc.page_count} pages.")
-        page = doc[args.page_number - 1]
-        clip = page.rect
-        if args.bounding_box:
-            x, y, w, h = args.bounding_box
-            clip = pymupdf.Rect(x, y, x + w, y + h) & page.rect
+    has no text layer and tesseract is installed, ``[]`` when nothing can be read (:class:`ViewImageError` for a
+    page the paper lacks or a box outside the page)."""
+    with _region(args, db, store_dir) as (_, _, page, clip):
+        clip = clip or page.rect
         out = text_lines(page, clip)
         if out:
             return out
         try:
-            tp = page.get_textpage_ocr(full=True, dpi=200)
-            words = page.get_text("words", textpage=tp)
+            words = _ocr_words(page, clip)
         except Exception:  # noqa: BLE001 - tesseract missing: nothing to read
             return []
-        return [FigureLine(text=w[4], box=tuple(w[:4])) for w in words if pymupdf.Rect(w[:4]).intersects(clip)]
+        return [FigureLine(text=w[4], box=tuple(w[:4])) for w in words]
 
 
 def describe(view: ImageView, args: ViewImageArgs) -> str:

@@ -157,17 +157,22 @@ def read_figure(lines: list[FigureLine]) -> FigureText:
     numbers = [ln for ln in lines if ln.number and not ln.rotated]
     axes: list[tuple[tuple, Axis]] = []
     used: set[int] = set()
-    for run in _runs(numbers, key=lambda ln: ln.box[2], pos=lambda ln: _y_centre(ln.box)):
+    def claim(run: list[FigureLine], find_title) -> tuple[tuple, str]:
+        """Mark an axis's ticks and its title (found among the lines no axis holds yet) used."""
         span = _span(run)
-        title = _y_title(span, [c for c in lines if id(c) not in used])
-        used |= {id(r) for r in run} | ({id(title)} if title else set())
-        axes.append((span, Axis(which="y", title=title.text if title else "", ticks=[r.text for r in run[::-1]])))
+        used.update(id(r) for r in run)
+        title = find_title(span, [c for c in lines if id(c) not in used])
+        if title:
+            used.add(id(title))
+        return span, title.text if title else ""
+
+    for run in _runs(numbers, key=lambda ln: ln.box[2], pos=lambda ln: _y_centre(ln.box)):
+        span, title = claim(run, _y_title)
+        axes.append((span, Axis(which="y", title=title, ticks=[r.text for r in run[::-1]])))
     rest = [ln for ln in numbers if id(ln) not in used]
     for run in _runs(rest, key=lambda ln: _y_centre(ln.box), pos=lambda ln: _x_centre(ln.box)):
-        span = _span(run)
-        title = _x_title(span, [c for c in lines if id(c) not in used and id(c) not in {id(r) for r in run}])
-        used |= {id(r) for r in run} | ({id(title)} if title else set())
-        axes.append((span, Axis(which="x", title=title.text if title else "", ticks=[r.text for r in run])))
+        span, title = claim(run, _x_title)
+        axes.append((span, Axis(which="x", title=title, ticks=[r.text for r in run])))
     axes.sort(key=lambda a: (a[1].which != "y", round(a[0][1] / 50), a[0][0]))
     left = [ln for ln in lines if id(ln) not in used]
     return FigureText(axes=[a for _, a in axes], rows=_rows([ln for ln in left if not ln.rotated]),
