@@ -194,6 +194,26 @@ def test_the_blind_figure_questions_are_well_formed_and_printed_on_their_pages()
     assert check(FIGURE_ROWS, pool_or_skip(), splits=("pool_figures",), by_paper=False) == []
 
 
+COMPARISON_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_comparison_questions.jsonl")
+                   .read_text().splitlines() if line.strip()]
+# the papers of the three blind questions the transposed comparison and the reference-row count were written from
+COMPARISON_SOURCES = {"4db81bb8-d830-5bb3-b799-398dd010ed35", "b2993524-b1ac-52bd-9dd6-b19fc287ef45",
+                      "5ebe6cec-1234-5780-8268-2cc2318bf74c"}
+
+
+def test_the_blind_comparison_questions_are_over_other_papers_and_printed_on_their_pages():
+    """12 table comparisons written blind on 2026-12-05 (6 with two systems printed as columns, 6 counting rows
+    against a reference row) over 12 pool papers other than those the readers were written from."""
+    assert len(COMPARISON_ROWS) == 12 and {r["split"] for r in COMPARISON_ROWS} == {"pool_comparison"}
+    assert Counter(r["shape"] for r in COMPARISON_ROWS) == {"A": 6, "B": 6}
+    assert len({r["uuid"] for r in COMPARISON_ROWS}) == 12
+    papers = Counter(r["anchor_pdf"][0] for r in COMPARISON_ROWS)
+    assert len(papers) == 12 and not set(papers) & COMPARISON_SOURCES
+    for row in COMPARISON_ROWS:
+        assert_objective_and_self_scoring(row)
+    assert check(COMPARISON_ROWS, pool_or_skip(), splits=("pool_comparison",), by_paper=False) == []
+
+
 DESCRIBED_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_described_table_questions.jsonl")
                   .read_text().splitlines() if line.strip()]
 

@@ -3,8 +3,9 @@
 Question shape: "According to Table 1, how many more examples does split A hold than split B?" or "by how many
 points does method A beat method B on dataset X in Table 3?" (:attr:`tools.qa.question.Question.difference`), over a
 table the question names, whose two rows it says in full (:func:`tools.qa.cells.named_rows`) and whose column it
-names, or that has one value column only. A small model asked for a difference reads the two cells and then
-subtracts numbers of its own. The answer is the absolute difference, with as many decimals as the cells print.
+names, or that has one value column only; or whose two columns it says, and a row (the table read transposed:
+"how many more A tokens than B tokens does dataset X hold", A and B printed as columns). A small model asked for
+a difference reads the two cells and then subtracts numbers of its own. The answer is the absolute difference, with as many decimals as the cells print.
 Left to the next reader: a ratio or a percentage change ("how many times", "by what percent"), two rows not said
 apart, or a column that cannot be told.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 
 from evidex.agents.readers.base import ReadRequest, register_reader
-from evidex.tools.qa.cells import cell_value, named_column, named_rows, named_table, value_columns
+from evidex.tools.qa.cells import cell_value, named_column, named_table, two_named_rows, value_columns
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question
 
@@ -31,7 +32,7 @@ class CellGapReader:
         table = named_table(request.context.tables, question)
         if table is None:
             return None
-        rows = named_rows(table, question)
+        table, rows = two_named_rows(table, question)  # the two may be printed as columns
         if len(rows) != 2:
             return None
         values = value_columns(table)

@@ -85,7 +85,7 @@ def registry(monkeypatch):
 
 
 def test_the_built_in_readers_are_registered_and_the_model_comes_last():
-    assert DEFAULT_READERS == ("cell", "count", "wins", "gap", "model") and set(DEFAULT_READERS) <= set(reader_names())
+    assert DEFAULT_READERS == ("cell", "count", "wins", "against", "gap", "model") and set(DEFAULT_READERS) <= set(reader_names())
     assert [get_reader(n).name for n in DEFAULT_READERS] == list(DEFAULT_READERS)
     with pytest.raises(KeyError, match=r"no answer reader named 'nope' \(known: .*model"):
         get_reader("nope")
@@ -241,6 +241,55 @@ def test_the_columns_one_row_beats_another_on_are_counted_by_code():
     count = ask("In Table 6, on Wiki, how many of the 3 methods (not counting the mean row) have a T1 accuracy "
                 "above 59.5?", fmt)
     assert get_reader("count").read(ReadRequest(question=count, context=context)).value == "2"
+
+
+# two systems printed as columns, the tasks they are compared on as rows
+SIDE_BY_SIDE = Table(key="t9", paper_id="p1", page=8, caption="Table 9: Accuracy of two systems on each task.",
+                     markdown="|Task|System-X|Baseline-Y|\n|---|---|---|\n|T1|70.2|42.6|\n|T2|83.6|52.4|\n"
+                              "|T3|71.8|38.5|\n|T4|82.1|82.1|\n|T5|30.0|31.5|")
+# a reference row (a baseline) and an aggregate row among the rows counted against it
+AGAINST = Table(key="t10", paper_id="p1", page=9, caption="Table 10: Loss and F1 of each variant.",
+                markdown="||Dev|Dev|Test|Test|\n|---|---|---|---|---|\n|Variant|Loss|F1|Loss|F1|\n"
+                         "|Baseline|0.64|0.54|0.99|0.16|\n|Var-A|0.64|0.53|0.98|0.17|\n|Var-B|0.65|0.53|1.02|0.17|\n"
+                         "|Var-C|0.63|0.57|0.89|0.16|\n|Var-D|0.66|0.56|1.01|0.19|\n|Avg. (all runs)|0.64|0.55|0.97|0.18|")
+
+
+def test_two_systems_printed_as_columns_are_compared_down_the_rows():
+    fmt = "Your answer should be a single integer."
+    reader, context = get_reader("wins"), Context(items=[SIDE_BY_SIDE])
+    q = ask("In Table 9, on how many of the five tasks does System-X score strictly higher than Baseline-Y?", fmt)
+    answer = reader.read(ReadRequest(question=q, context=context))
+    assert (answer.value, answer.sources) == ("3", ["tables.t9"])     # T4 is a tie, T5 is lost
+    assert answer.expression == "count(70.2 > 42.6, 83.6 > 52.4, 71.8 > 38.5)"
+    lower = ask("In Table 9, on how many tasks is System-X lower than Baseline-Y?", fmt)
+    assert reader.read(ReadRequest(question=lower, context=context)).value == "1"
+    # a count over a number of tasks the table does not hold is left to the model
+    six = ask("In Table 9, on how many of the six tasks does System-X score higher than Baseline-Y?", fmt)
+    assert reader.read(ReadRequest(question=six, context=context)) is None
+    # the gap between two columns in the row the question names
+    gap = ask("According to Table 9, how many more points does System-X score than Baseline-Y on T2?", fmt)
+    answer = get_reader("gap").read(ReadRequest(question=gap, context=context))
+    assert (answer.value, answer.expression) == ("31.2", "abs(83.6 - 52.4)")
+
+
+def test_rows_are_counted_against_a_reference_row_of_the_column_the_question_names():
+    fmt = "Your answer should be a single integer."
+    reader, context = get_reader("against"), Context(items=[AGAINST])
+
+    def read(question):
+        q = ask(question, fmt)
+        return reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+    answer = read("In Table 10, how many of the variants (Baseline excluded) reach a Test loss strictly lower than "
+                  "the Baseline's?")
+    # the reference and the average row are not counted; the cells compared are the expression
+    assert (answer.value, answer.expression) == ("2", "count(0.98 < 0.99, 0.89 < 0.99)")
+    # the baseline is counted when it is not the reference
+    assert read("In Table 10, how many of the five methods have a Test F1 higher than the average over all "
+                "runs?").value == "1"
+    assert read("In Table 10, how many of the four variants have a Dev F1 higher than Baseline?").value == "2"
+    assert read("In Table 10, how many of the three variants have a Test F1 higher than Baseline?") is None
+    assert read("In Table 10, how many variants have a Test F1 higher than the best one?") is None  # no row said
+    assert read("In Table 10, how many variants have an F1 higher than Baseline?") is None  # Dev or Test
 
 
 def test_the_cell_reader_leaves_text_gaps_and_extremes_to_the_next_reader():

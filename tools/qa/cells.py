@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from evidex.tools.answer_format import without_citations
 from evidex.tools.paperstore.models import Table, has_number, section_label
+from evidex.tools.paperstore.table_text import rows_markdown
 from evidex.tools.qa.question import Question
 from evidex.tools.text import QUOTED_SPAN, quoted
 
@@ -55,6 +56,13 @@ def column_candidates(tables: list[Table], question: Question, before: int | Non
     t = named_table(tables, question)
     if t is None:
         return []
+    return [(labels[-1], value) for labels, _, value in column_rows(t, question, before)]
+
+
+def column_rows(t: Table, question: Question, before: int | None = None) -> list[tuple[list[str], list[str], float]]:
+    """The body rows of ``t`` (in the section the question names, if any) with a number under the column the
+    question words most (:func:`column_candidates` says how), as (label cells, row, value); empty when no one
+    column is worded best or fewer than two rows hold a number there."""
     asked = set(_tokens(question.text))
     scores = [len(set(_tokens(f"{t.corner} {name}")) & asked) if j else 0 for j, name in enumerate(t.columns)]
     best = max(scores, default=0)
@@ -68,12 +76,12 @@ def column_candidates(tables: list[Table], question: Question, before: int | Non
     if best == 0 or scores.count(best) > 1:
         return []
     j = scores.index(best)
-    found: list[tuple[str, float]] = []
+    found = []
     for r in _rows_in_named_section(t, question.text):
         labels = _row_labels(r, j)
         value = scaled_value(r[j]) if j < len(r) else None
         if labels and value is not None:
-            found.append((labels[-1], value))
+            found.append((labels, r, value))
     return found if len(found) >= 2 else []
 
 
@@ -163,6 +171,32 @@ def value_columns(table: Table) -> list[int]:
     """The columns (after the first) that hold a number in at least half the body rows."""
     return [j for j in range(1, len(table.columns))
             if sum(has_number([r[j]]) for r in table.rows if j < len(r)) * 2 >= len(table.rows)]
+
+
+def transposed(table: Table) -> Table:
+    """``table`` with rows and columns swapped: each value column a body row named by its full column name, each
+    labelled body row a column named by its innermost label. Two methods printed as columns ("Task | A | B") are
+    then two rows, compared across the tasks as the columns (:func:`named_rows`). Section rows and rows without a
+    label are left out; the key, page and caption stay the table's own."""
+    values = value_columns(table)
+    first = _first_value(values)
+    rows = [(labels[-1], r) for r in table.rows if (labels := _row_labels(r, first))]
+    printed = [[table.corner] + [label for label, _ in rows]]
+    printed += [[table.columns[j]] + [r[j] if j < len(r) else "" for _, r in rows] for j in values]
+    return Table(key=table.key, paper_id=table.paper_id, page=table.page, caption=table.caption,
+                 markdown=rows_markdown(printed), bbox=table.bbox)
+
+
+def two_named_rows(table: Table, question: Question) -> tuple[Table, list[tuple[str, list[str]]]]:
+    """The two rows the question says in full (:func:`named_rows`) and the table they are rows of: ``table`` itself,
+    or, when it does not say two of its rows, ``table`` :func:`transposed` (two things compared printed as its
+    columns). The rows are empty when neither way gives two."""
+    rows = named_rows(table, question)
+    if len(rows) == 2:
+        return table, rows
+    turned = transposed(table)
+    rows = named_rows(turned, question)
+    return (turned, rows) if len(rows) == 2 else (table, [])
 
 
 def _first_value(values: list[int]) -> int:
@@ -318,6 +352,11 @@ def _row_labels(row: list[str], upto: int) -> list[str]:
     return [c for c in row[:upto] if _LETTER.search(c) and not has_number([c])]
 
 
+def label_said(label: str, text: str) -> bool:
+    """Whether ``text`` says every word of the row or column label ``label`` (:func:`named_rows` says how)."""
+    return _said_in_full(label, _said(text))
+
+
 def _said_in_full(name: str, said: set[str]) -> bool:
     """Every word of ``name`` is among the question's words ``said`` (a name of no words is not said); a word printed
     with a full stop ("Prec.", "Context.") is said by any word it begins."""
@@ -384,5 +423,6 @@ def _label_key(label: str) -> str:
     return m.group(1).upper() if m else ""
 
 
-__all__ = ["NamedCell", "cell_value", "column_candidates", "named_cell", "named_column", "named_rows", "named_table",
-           "row_named", "scaled_value", "value_columns"]
+__all__ = ["NamedCell", "cell_value", "column_candidates", "column_rows", "label_said", "named_cell", "named_column", "named_rows", "named_table",
+           "row_named", "scaled_value", "transposed", "two_named_rows",
+           "value_columns"]

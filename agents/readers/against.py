@@ -1,0 +1,62 @@
+"""``against``: how many rows of a table beat one reference row of it in one column, counted by code.
+
+Question shape: "In Table 2, how many of the variants reach a loss strictly lower than the baseline's?" or "how
+many of the four small models have an error higher than the average over all models?"
+(:attr:`tools.qa.question.Question.beats` with no second row to compare across columns), over a table the question
+names. The column is the one the question words most (:func:`tools.qa.cells.column_rows`); the reference is the one
+row whose label the question says after "than", or, when it says an average (mean, overall, total) there, the one
+aggregate row. The rows counted are the column's other rows, less aggregate rows and those the question leaves out;
+when it says how many it counts over ("of the four models"), that must be their number, else the reader passes. A
+small model comparing a dozen cells with one reference by eye miscounts.
+"""
+from __future__ import annotations
+
+import re
+
+from evidex.agents.readers.base import ReadRequest, register_reader
+from evidex.tools.qa.cells import column_rows, label_said, named_table
+from evidex.tools.qa.context import Answer, Context
+from evidex.tools.qa.question import Question, named_in
+
+_AGGREGATE = re.compile(r"\b(?:avg|average|mean|overall|total)\b", re.IGNORECASE)
+_THAN = re.compile(r"\b(?:higher|greater|larger|lower|smaller)\b(?:\s+[\w-]+){0,3}?\s+than\s+", re.IGNORECASE)
+
+
+class ReferenceRowCountReader:
+    name = "against"
+
+    def applies(self, question: Question, context: Context) -> bool:
+        return question.kind == "int" and bool(question.beats) and not question.gap and bool(context.tables)
+
+    def read(self, request: ReadRequest) -> Answer | None:
+        question = request.question
+        table = named_table(request.context.tables, question)
+        than = _THAN.search(question.text)
+        if table is None or than is None:
+            return None
+        reference_text = question.text[than.end():]
+        rows = column_rows(table, question)
+        aggregate = [i for i, (labels, _, _) in enumerate(rows) if _AGGREGATE.search(labels[-1])]
+        said = [i for i, (labels, _, _) in enumerate(rows) if label_said(labels[-1], reference_text)]
+        if len(said) != 1 and _AGGREGATE.search(reference_text):
+            said = aggregate
+        if len(said) != 1:
+            return None
+        reference = rows[said[0]]
+        counted = [(labels[-1], value) for i, (labels, _, value) in enumerate(rows)
+                   if i != said[0] and i not in aggregate
+                   and not (question.excluded and named_in(labels[-1], question.excluded))]
+        if len(counted) < 2 or (question.of_count is not None and question.of_count != len(counted)):
+            return None
+        higher = question.beats == "higher"
+        ref = reference[2]
+        passing = [(name, v) for name, v in counted if (v > ref if higher else v < ref)]
+        sign = ">" if higher else "<"
+        # the expression holds the cells compared (all of them when none passes), so its numbers are the table's
+        return Answer(value=str(len(passing)), reader=self.name, by_code=True, sources=[table.source],
+                      quote=f"{table.label}: {len(passing)} of {len(counted)} rows {question.beats} than "
+                            f"{reference[0][-1]} ({ref:g}): {', '.join(name for name, _ in passing)}",
+                      expression=f"count({', '.join(f'{v:g} {sign} {ref:g}' for _, v in passing or counted)})")
+
+
+register_reader(ReferenceRowCountReader())
