@@ -54,9 +54,13 @@ POOL_FIGURES = Path(__file__).parent / "data" / "airqa_pool_figures_questions.js
 # reference row) over 12 pool papers other than the 3 those readers were written from, written blind on 2026-12-05 by
 # a helper who saw no code or results, fixed before the system first ran them
 POOL_COMPARISON = Path(__file__).parent / "data" / "airqa_pool_comparison_questions.jsonl"
+# 10 questions asking which organization a named author is at, over 10 pool papers (5 marking affiliations after the
+# names, 5 printing names and affiliations in columns), written blind on 2026-12-05 by a helper who saw no code or
+# results, fixed before the system first ran them
+POOL_AFFILIATIONS = Path(__file__).parent / "data" / "airqa_pool_affiliation_questions.jsonl"
 SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_tables": POOL_DESCRIBED,
         "pool_blind2": POOL_BLIND2, "pool_blind3": POOL_BLIND3, "pool_figures": POOL_FIGURES,
-        "pool_comparison": POOL_COMPARISON}
+        "pool_comparison": POOL_COMPARISON, "pool_affiliations": POOL_AFFILIATIONS}
 SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", *SETS)
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
@@ -256,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
                         "its number; pool_blind2 and pool_blind3: 24 questions of every kind over 8 pool papers "
                         "each, written blind; pool_figures: 16 questions about what a figure prints, written "
                         "blind; pool_comparison: 12 table comparisons (columns counted down the rows, rows against "
-                        "a reference row), written blind (default test; with "
+                        "a reference row), written blind; pool_affiliations: 10 questions on an author's organization, written "
+                        "blind (default test; with "
                         "--from-runs: the split the runs answered, as their config.yaml records it)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

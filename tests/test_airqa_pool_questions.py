@@ -214,6 +214,22 @@ def test_the_blind_comparison_questions_are_over_other_papers_and_printed_on_the
     assert check(COMPARISON_ROWS, pool_or_skip(), splits=("pool_comparison",), by_paper=False) == []
 
 
+AFFILIATION_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_affiliation_questions.jsonl")
+                    .read_text().splitlines() if line.strip()]
+
+
+def test_the_blind_affiliation_questions_are_well_formed_and_printed_on_their_first_pages():
+    """10 questions on which organization a named author is at, written blind on 2026-12-05 over 10 pool papers (5
+    with marks after the names, 5 with names and affiliations in columns), by a helper who saw no code or result."""
+    assert len(AFFILIATION_ROWS) == 10 and {r["split"] for r in AFFILIATION_ROWS} == {"pool_affiliations"}
+    assert Counter(r["layout"] for r in AFFILIATION_ROWS) == {"marks": 5, "columns": 5}
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in AFFILIATION_ROWS)
+    assert len(Counter(r["anchor_pdf"][0] for r in AFFILIATION_ROWS)) == 10
+    for row in AFFILIATION_ROWS:
+        assert_objective_and_self_scoring(row)
+    assert check(AFFILIATION_ROWS, pool_or_skip(), splits=("pool_affiliations",), by_paper=False) == []
+
+
 DESCRIBED_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_described_table_questions.jsonl")
                   .read_text().splitlines() if line.strip()]
 

@@ -121,6 +121,17 @@ _ASKS = re.compile(r"\b(?:authors?|institutions?|affiliat\w*|universit(?:y|ies)|
 _NAME_WORD = re.compile(r"[^\W\d_]{3,}")
 
 
+# the words of a question about where an author is
+_ASKS_PLACE = re.compile(r"\b(?:affiliat\w*|institutions?|organi[sz]ations?|universit(?:y|ies)|compan(?:y|ies)|"
+                         r"employer)\b", re.IGNORECASE)
+
+
+def asks_affiliation(question: str) -> bool:
+    """Whether a question asks where an author is (affiliation, institution, organization, university, company):
+    only then are affiliations the marks do not give read off the first page's layout."""
+    return bool(_ASKS_PLACE.search(question or ""))
+
+
 def asks_first_page(question: str, authors: list[str]) -> bool:
     """Whether a question asks for what these functions read off the first page: it uses the words of those facts
     (author, institution, affiliation, corresponding, proceedings, venue, long paper, first page ...) or names one of
@@ -132,4 +143,4 @@ def asks_first_page(question: str, authors: list[str]) -> bool:
     return any(w in words for a in authors for w in _NAME_WORD.findall(a))
 
 
-__all__ = ["affiliations", "asks_first_page", "corresponding_authors", "proceedings_line"]
+__all__ = ["affiliations", "asks_affiliation", "asks_first_page", "corresponding_authors", "proceedings_line"]

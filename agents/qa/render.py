@@ -72,7 +72,9 @@ def paper_line(p: Paper, aliases: dict[str, str] | None = None) -> str:
     # marked on the first page, not in the metadata row: a small model named the first author or all of them
     corresponding = corresponding_authors(p.first_page, p.authors)
     # the marks resolved: asked which institution an author is at, the 1.5B model did not follow "Ann Lee♣ ... ♣Univ"
-    where = "; ".join(f"{a}: {' / '.join(places)}" for a, places in affiliations(p.first_page, p.authors).items())
+    # (read by the store when the question asks: the marks, else the layout of names over affiliations)
+    where = "; ".join(f"{a}: {' / '.join(places)}"
+                      for a, places in (p.affiliations or affiliations(p.first_page, p.authors)).items())
     header = proceedings_line(p.first_page)
     return (text + (f" | corresponding authors: {', '.join(corresponding)}" if corresponding else "")
             + (f" | affiliations: {where}" if where else "")

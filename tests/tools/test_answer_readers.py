@@ -85,7 +85,7 @@ def registry(monkeypatch):
 
 
 def test_the_built_in_readers_are_registered_and_the_model_comes_last():
-    assert DEFAULT_READERS == ("cell", "count", "wins", "against", "gap", "model") and set(DEFAULT_READERS) <= set(reader_names())
+    assert DEFAULT_READERS == ("cell", "count", "wins", "against", "gap", "affiliation", "model") and set(DEFAULT_READERS) <= set(reader_names())
     assert [get_reader(n).name for n in DEFAULT_READERS] == list(DEFAULT_READERS)
     with pytest.raises(KeyError, match=r"no answer reader named 'nope' \(known: .*model"):
         get_reader("nope")
@@ -290,6 +290,28 @@ def test_rows_are_counted_against_a_reference_row_of_the_column_the_question_nam
     assert read("In Table 10, how many of the three variants have a Test F1 higher than Baseline?") is None
     assert read("In Table 10, how many variants have a Test F1 higher than the best one?") is None  # no row said
     assert read("In Table 10, how many variants have an F1 higher than Baseline?") is None  # Dev or Test
+
+
+def test_the_affiliation_of_the_author_a_question_names_is_read_by_code():
+    fmt = "Your answer should be a short string: the organization name as printed on the first page."
+    paper = Paper(paper_id="p1", title="A Paper", authors=["Ann Bee", "Cy Dee", "Ed Fox"],
+                  affiliations={"Ann Bee": ["Lab X"], "Cy Dee": ["Univ Y"], "Ed Fox": ["Lab X", "Univ Z"]})
+    reader, context = get_reader("affiliation"), Context(items=[paper])
+
+    def read(question, answer_format=fmt):
+        q = ask(question, answer_format)
+        return reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+    # by name, or by the place in the author list; the paper's metadata item is the source
+    answer = read("Which organization is the second author, Cy Dee, affiliated with?")
+    assert (answer.value, answer.sources, answer.by_code) == ("Univ Y", ["metadata.p1"], True)
+    assert read("Which institution is Cy Dee at?").value == "Univ Y"
+    assert read("Which institution is the first author at?").value == "Lab X"
+    assert read("Which organization is the last author affiliated with?") is None     # two: the model's
+    assert read("Which university is Zed Quay at?") is None                             # no author named
+    assert read("How many authors are affiliated with Lab X?", "Your answer should be an integer.") is None
+    # without affiliations read (a question that does not ask where), the reader does not apply
+    assert not reader.applies(ask("Which institution is Cy Dee at?", fmt), Context(items=[paper.model_copy(
+        update={"affiliations": {}})]))
 
 
 def test_the_cell_reader_leaves_text_gaps_and_extremes_to_the_next_reader():

@@ -54,3 +54,68 @@ def test_marks_come_off_names_and_accents_join_their_letters():
     assert _clean_name(_marks_as_dagger("Ondˇrej Bojar")) == "Ondřej Bojar"
     assert _clean_name(_marks_as_dagger("Ana Marasovi´c⋄")) == "Ana Marasović"
     assert _clean_name("Αλέξανδρος Παπαδόπουλος") == "Αλέξανδρος Παπαδόπουλος"  # a Greek name keeps its letters
+
+
+@pytest.mark.parametrize("name, expected", [
+    # four names on one row over their affiliations, no marks; the first author has two lines under the name
+    ("Injecting-knowledge-into-language-generation", {"Maksim Eremeev": ["Elemental Cognition", "New York University"],
+                                                      "Ilya Valmianski": ["AuxHealth"],
+                                                      "Xavier Amatriain": ["Curai Health"],
+                                                      "Anitha Kannan": ["Curai Health"]}),
+    ("does-gpt3-grasp-metaphors", {"Lennart Wachowiak": ["King’s College London"],
+                                   "Dagmar Gromann": ["University of Vienna"]}),
+])
+def test_affiliations_printed_under_names_without_marks_are_read_by_position(corpus, name, expected):
+    from evidex.tools.first_page import affiliations
+    from evidex.tools.ingest.parser import first_page_affiliations
+
+    pdf = _pdf(corpus, name)
+    parsed = PyMuPDFParser(ParserConfig(tables="off", ocr="off")).parse(pdf, "0" * 64)
+    authors = parsed.metadata.authors
+    assert affiliations(parsed.pages[0].content, authors) == {}  # no marks: text order does not say who is where
+    assert first_page_affiliations(pdf, authors) == expected
+
+
+def test_affiliations_that_carry_marks_the_text_reader_missed_are_not_guessed_by_position(tmp_path):
+    """Letters as marks ("Ann Beea" over "aUniv A, bLab B") put every affiliation on one line under all the
+    names: by position, each author would be at all of them."""
+    import pymupdf
+
+    from evidex.tools.ingest.parser import first_page_affiliations
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 80), "A Study of Something Rather Interesting", fontsize=16)
+    page.insert_text((72, 110), "Ann Beea, Cy Deeb", fontsize=11)
+    page.insert_text((72, 125), "aUniversity of Somewhere, bLab of Elsewhere", fontsize=11)
+    page.insert_text((72, 170), "Abstract", fontsize=11)
+    page.insert_text((72, 185), "We study something. " * 6, fontsize=9)
+    doc.save(tmp_path / "p.pdf")
+    assert first_page_affiliations(tmp_path / "p.pdf", ["Ann Beea", "Cy Deeb"]) == {}
+    assert first_page_affiliations(tmp_path / "missing.pdf", ["Ann Bee"]) == {}
+
+
+def test_an_affiliation_question_gets_the_affiliations_the_store_reads_by_layout(corpus, tmp_path):
+    """Through the store and the probe to the reader: where an author is, read off the first page's layout only
+    for a question that asks it (other first-page questions keep the prompt they had)."""
+    from evidex.agents.readers import ReadRequest, read_answer
+    from evidex.tools.ingest import ingest
+    from evidex.tools.paperstore import PaperStore
+    from evidex.tools.qa import PaperQuestion
+    from evidex.tools.qa.probe import probe
+    from evidex.tools.qa.question import parse_question
+
+    ingest([_pdf(corpus, "does-gpt3-grasp-metaphors")], store_dir=tmp_path / "store", workers=1, progress=False)
+    store = PaperStore(None, tmp_path / "store")
+    [paper] = store.papers(None)
+
+    def probed(text):
+        q = parse_question(PaperQuestion(id="q", question=text, answer_format="A short string.",
+                                         pdf_ids=[paper.paper_id]))
+        return q, probe(store, q, 0)
+    q, context = probed("Which institution is the second author, Dagmar Gromann, at?")
+    assert context.papers[0].affiliations == {"Lennart Wachowiak": ["King’s College London"],
+                                              "Dagmar Gromann": ["University of Vienna"]}
+    answer = read_answer(["affiliation"], ReadRequest(question=q, context=context))
+    assert (answer.value, answer.sources) == ("University of Vienna", [f"metadata.{paper.paper_id}"])
+    assert probed("On which pages of the proceedings does the paper appear?")[1].papers[0].affiliations == {}

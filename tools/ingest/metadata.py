@@ -150,6 +150,59 @@ def _authors(page: PageLayout, title_lines: list[Line]) -> list[str]:
     return names[:40]
 
 
+_CONTACT = re.compile(r"\S+@\S+|https?://|^\s*[{<]")
+# an affiliation that still carries a mark ("China1", "NAVER†", ", bIBM Research"): the page marks who is where,
+# and position does not say it
+_MARKED_PLACE = re.compile(rf"[{NOTE_MARKS}{AFFILIATION_SYMBOLS}\x80-\x9f]|(?<=[^\W\d_])\d\b|(?:^|,\s*)[a-h](?=[A-Z][a-z])"
+                           r"|^[^\w(\"“']")
+
+
+def layout_affiliations(page: PageLayout, body_size: float, authors: list[str]) -> dict[str, list[str]]:
+    """Each author's affiliations as a page prints them without marks: under the name, in its column ("Ann Bee
+    Cy Dee" over "Univ A   Lab B"). A run between the title and the abstract that names no author is an
+    affiliation of the nearest run of names above it that it overlaps horizontally (the most, of several on one
+    row); e-mails and links are none. Authors with nothing printed under them are left out, so are names the
+    ``authors`` list does not hold; {} when no run names an author, or an affiliation carries a mark (the page
+    marks who is where, and the marks could not be read: position would mislead)."""
+    title_lines = _title_lines(page, body_size)
+    if not title_lines or not authors:
+        return {}
+    bottom = max(ln.y1 for ln in title_lines)
+    stop = page.height * 0.6
+    for ln in page.lines:
+        low = ln.text.strip().lower()
+        if ln.y0 > bottom and (low.startswith("abstract") or ln.kind == "heading"):
+            stop = min(stop, ln.y0)
+    named: list[tuple[float, float, float, list[str]]] = []  # a run of names: x0, x1, its middle's height, the names
+    found: dict[str, list[str]] = {}
+    for ln in sorted(page.lines, key=lambda x: (x.y0, x.x0)):
+        if (ln.y0 + ln.y1) / 2 <= bottom or ln.y0 >= stop or ln.kind in ("furniture", "title"):
+            continue
+        if len(ln.text.split()) > 24:
+            break  # running text
+        for frags in ln.frag_groups:
+            part, x0, x1 = run_text(frags), min(f.x0 for f in frags), max(f.x1 for f in frags)
+            marked = _marks_as_dagger(part)
+            names = [n for c in re.split(r",|;|\band\b|&|\s{2,}|·|•", _BETWEEN_NAMES.sub(", ", marked))
+                     if (n := _clean_name(c)) in authors]
+            if names and not AFFILIATION_RE.search(part):
+                named.append((x0, x1, (ln.y0 + ln.y1) / 2, names))
+                continue
+            text = " ".join(_LEADING_MARK.sub("", part).split()).strip(" ,;")
+            above = [(y, min(x1, b) - max(x0, a), ns) for a, b, y, ns in named
+                     if y < (ln.y0 + ln.y1) / 2 - 2 and min(x1, b) > max(x0, a)]  # boxes of two rows overlap
+            if not text or _CONTACT.search(text) or not above:
+                continue
+            nearest = max(y for y, _, _ in above)  # the row of names right above (one row's boxes differ a little)
+            _, _, owners = max((r for r in above if r[0] >= nearest - 3), key=lambda r: r[1])
+            for n in owners:
+                if text not in found.setdefault(n, []):
+                    found[n].append(text)
+    if any(_MARKED_PLACE.search(place) for places in found.values() for place in places):
+        return {}
+    return {a: found[a] for a in authors if a in found}
+
+
 def _marks_as_dagger(s: str) -> str:
     """Affiliation marks are any symbol a font offers (♢ ♡ ◦ ▲ ◁ ⋄ ...), not a fixed list: every character of
     Unicode's symbol categories (So, Sm) reads as a dagger, which the name rules treat as a mark. A spacing accent

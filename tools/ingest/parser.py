@@ -32,7 +32,7 @@ from evidex.tools.ingest.layout import (
     mark_furniture,
     to_box,
 )
-from evidex.tools.ingest.metadata import parse_abstract, parse_title_authors
+from evidex.tools.ingest.metadata import layout_affiliations, parse_abstract, parse_title_authors
 from evidex.tools.ingest.records import (
     ChunkRecord,
     EquationRecord,
@@ -319,3 +319,20 @@ def _image_coverage(page: pymupdf.Page) -> float:
 
 
 __all__ = ["PDFParser", "PyMuPDFParser", "make_parser", "open_pdf", "ocr_available"]
+
+
+def first_page_affiliations(path: str | Path, authors: list[str]) -> dict[str, list[str]]:
+    """Each author's affiliations read off the layout of the PDF's first page
+    (:func:`tools.ingest.metadata.layout_affiliations`: names over their affiliations, no marks); {} when the file
+    cannot be read. For a question about the author block, at question time: page 1 alone is parsed again."""
+    try:
+        with pymupdf.open(path) as doc:
+            if not doc.page_count:
+                return {}
+            body_is_cmr = bool(re.match(r"(.*\+)?CMR\d", dominant_font(doc)))
+            layout = PyMuPDFParser(ParserConfig(tables="off", ocr="off"))._page_layout(doc[0], 1, body_is_cmr)
+    except Exception as exc:  # a moved, unreadable or damaged file: the question is the model's
+        log.debug("first page of %s not read: %s", path, exc)
+        return {}
+    mark_furniture(layout)
+    return layout_affiliations(layout, body_font_size([layout]), authors)

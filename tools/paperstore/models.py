@@ -39,6 +39,8 @@ class Paper(_Row):
     year: int | None = None
     pdf_path: str | None = None  # the ingested file
     first_page: str | None = None
+    # each author's affiliations, when read for a question about them (PaperStore.affiliations)
+    affiliations: dict[str, list[str]] = Field(default_factory=dict)
 
     @property
     def source(self) -> str:

@@ -115,6 +115,20 @@ class PaperStore:
                       venue=r["conference_abbreviation"], year=r["pub_year"], pdf_path=r["pdf_path"],
                       first_page=r.get("first_page")) for r in rows]
 
+    def affiliations(self, paper: Paper) -> dict[str, list[str]]:
+        """Each author's affiliations: as the first page's marks give them (:func:`tools.first_page.affiliations`;
+        ``paper`` read with ``first_page=True``), else as its layout prints them, read again from the PDF
+        (:func:`tools.ingest.parser.first_page_affiliations`: names over their affiliations); {} when neither
+        says (no file, or a layout that does not tell)."""
+        from evidex.tools.first_page import affiliations
+
+        marked = affiliations(paper.first_page, paper.authors)
+        if marked or not paper.pdf_path or not paper.authors:
+            return marked
+        from evidex.tools.ingest.parser import first_page_affiliations
+
+        return first_page_affiliations(paper.pdf_path, paper.authors)
+
     def titles(self) -> dict[str, str]:
         """paper id -> title of every paper in the store, read again only when the store file changed (a server's
         store lives as long as it does, and an upload adds papers)."""

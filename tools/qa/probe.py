@@ -19,7 +19,7 @@ import re
 from itertools import zip_longest
 
 from evidex.tools.filters import MAX_FILTER_CHARS
-from evidex.tools.first_page import asks_first_page
+from evidex.tools.first_page import asks_affiliation, asks_first_page
 from evidex.tools.paperstore import Note, Passage, PaperStore, SearchHits, scope_filter, title_letters
 from evidex.tools.qa.context import Context
 from evidex.tools.qa.question import Question
@@ -167,7 +167,9 @@ def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool 
     if ids and lookups:
         # the first page's facts (affiliations, corresponding authors, proceedings header) only for a question
         # about them: the rest of the prompt is what other questions need
-        papers = [p if asks_first_page(q.text, p.authors) else p.model_copy(update={"first_page": None})
+        # (and where the authors are, read by the store, for a question that asks it)
+        papers = [(p.model_copy(update={"affiliations": store.affiliations(p)}) if asks_affiliation(q.text) else p)
+                  if asks_first_page(q.text, p.authors) else p.model_copy(update={"first_page": None})
                   for p in store.papers(ids, first_page=True)]
         items += papers
         common = _common_authors([p.authors for p in papers])
