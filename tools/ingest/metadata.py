@@ -10,6 +10,7 @@ import json
 import re
 import unicodedata
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,27 +114,34 @@ _SPACING_ACCENTS = {"\u00b4": "\u0301", "`": "\u0300", "\u00a8": "\u0308", "\u02
 _ACCENTED = re.compile(r"([\u00b4`\u00a8\u02c6\u02dc\u02c7\u00b8\u02da])\s?([A-Za-z])")
 
 
-def _authors(page: PageLayout, title_lines: list[Line]) -> list[str]:
-    """Name-like runs of the lines between the title and the abstract. The first run that gives a name sets the
-    names' type: when it is bold, a later run that is not is an affiliation ("UNC Chapel Hill" under the bold
-    names), and a run in smaller type is an affiliation, an e-mail or a figure's text. A run that starts with a mark
-    is an affiliation ("2FAR AI")."""
+def _author_block(page: PageLayout, title_lines: list[Line]) -> Iterator[Line]:
+    """The lines under the title, top to bottom, up to the abstract or the first heading (at most 60% down the
+    page), until running text; none without a title."""
     if not title_lines:
-        return []
+        return
     bottom = max(ln.y1 for ln in title_lines)
     stop = page.height * 0.6
     for ln in page.lines:
         low = ln.text.strip().lower()
         if ln.y0 > bottom and (low.startswith("abstract") or ln.kind == "heading"):
             stop = min(stop, ln.y0)
-    names: list[str] = []
-    first: tuple[float, bool] | None = None  # the size and boldness of the first run that gave a name
     for ln in sorted(page.lines, key=lambda x: (x.y0, x.x0)):
         # a line is under the title when its middle is (the boxes of the title's last line and the names overlap)
         if (ln.y0 + ln.y1) / 2 <= bottom or ln.y0 >= stop or ln.kind in ("furniture", "title"):
             continue
         if len(ln.text.split()) > 24:
-            break  # running text
+            return  # running text
+        yield ln
+
+
+def _authors(page: PageLayout, title_lines: list[Line]) -> list[str]:
+    """Name-like runs of the lines between the title and the abstract. The first run that gives a name sets the
+    names' type: when it is bold, a later run that is not is an affiliation ("UNC Chapel Hill" under the bold
+    names), and a run in smaller type is an affiliation, an e-mail or a figure's text. A run that starts with a mark
+    is an affiliation ("2FAR AI")."""
+    names: list[str] = []
+    first: tuple[float, bool] | None = None  # the size and boldness of the first run that gave a name
+    for ln in _author_block(page, title_lines):
         for frags in ln.frag_groups:  # runs apart on the line: names, or a name beside its e-mail
             part = run_text(frags)
             size, bold = run_size(frags), run_bold(frags)
@@ -153,8 +161,8 @@ def _authors(page: PageLayout, title_lines: list[Line]) -> list[str]:
 _CONTACT = re.compile(r"\S+@\S+|https?://|^\s*[{<]")
 # an affiliation that still carries a mark ("China1", "NAVER†", ", bIBM Research"): the page marks who is where,
 # and position does not say it
-_MARKED_PLACE = re.compile(rf"[{NOTE_MARKS}{AFFILIATION_SYMBOLS}\x80-\x9f]|(?<=[^\W\d_])\d\b|(?:^|,\s*)[a-h](?=[A-Z][a-z])"
-                           r"|^[^\w(\"“']")
+_MARKED_PLACE = re.compile(rf"[{NOTE_MARKS}{AFFILIATION_SYMBOLS}\x80-\x9f]|(?<=[^\W\d_])\d\b"
+                           r"|(?:^|,\s*)[a-h](?=[A-Z][a-z])|^[^\w(\"“']")
 
 
 def layout_affiliations(page: PageLayout, body_size: float, authors: list[str]) -> dict[str, list[str]]:
@@ -164,22 +172,11 @@ def layout_affiliations(page: PageLayout, body_size: float, authors: list[str]) 
     row); e-mails and links are none. Authors with nothing printed under them are left out, so are names the
     ``authors`` list does not hold; {} when no run names an author, or an affiliation carries a mark (the page
     marks who is where, and the marks could not be read: position would mislead)."""
-    title_lines = _title_lines(page, body_size)
-    if not title_lines or not authors:
+    if not authors:
         return {}
-    bottom = max(ln.y1 for ln in title_lines)
-    stop = page.height * 0.6
-    for ln in page.lines:
-        low = ln.text.strip().lower()
-        if ln.y0 > bottom and (low.startswith("abstract") or ln.kind == "heading"):
-            stop = min(stop, ln.y0)
     named: list[tuple[float, float, float, list[str]]] = []  # a run of names: x0, x1, its middle's height, the names
     found: dict[str, list[str]] = {}
-    for ln in sorted(page.lines, key=lambda x: (x.y0, x.x0)):
-        if (ln.y0 + ln.y1) / 2 <= bottom or ln.y0 >= stop or ln.kind in ("furniture", "title"):
-            continue
-        if len(ln.text.split()) > 24:
-            break  # running text
+    for ln in _author_block(page, _title_lines(page, body_size)):
         for frags in ln.frag_groups:
             part, x0, x1 = run_text(frags), min(f.x0 for f in frags), max(f.x1 for f in frags)
             marked = _marks_as_dagger(part)

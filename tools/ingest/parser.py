@@ -318,9 +318,6 @@ def _image_coverage(page: pymupdf.Page) -> float:
     return min(1.0, covered / area)
 
 
-__all__ = ["PDFParser", "PyMuPDFParser", "make_parser", "open_pdf", "ocr_available"]
-
-
 def first_page_affiliations(path: str | Path, authors: list[str]) -> dict[str, list[str]]:
     """Each author's affiliations read off the layout of the PDF's first page
     (:func:`tools.ingest.metadata.layout_affiliations`: names over their affiliations, no marks); {} when the file
@@ -336,3 +333,6 @@ def first_page_affiliations(path: str | Path, authors: list[str]) -> dict[str, l
         return {}
     mark_furniture(layout)
     return layout_affiliations(layout, body_font_size([layout]), authors)
+
+
+__all__ = ["PDFParser", "PyMuPDFParser", "first_page_affiliations", "make_parser", "open_pdf", "ocr_available"]
