@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 
 from evidex.agents.readers.base import ReadRequest, register_reader
-from evidex.tools.qa.cells import column_rows, label_said, named_table
+from evidex.tools.qa.cells import AGGREGATE, column_rows, label_said, named_table
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
 
-_AGGREGATE = re.compile(r"\b(?:avg|average|mean|overall|total)\b", re.IGNORECASE)
 _THAN = re.compile(r"\b(?:higher|greater|larger|lower|smaller)\b(?:\s+[\w-]+){0,3}?\s+than\s+", re.IGNORECASE)
 
 
@@ -36,9 +35,9 @@ class ReferenceRowCountReader:
             return None
         reference_text = question.text[than.end():]
         rows = column_rows(table, question)
-        aggregate = [i for i, (labels, _, _) in enumerate(rows) if _AGGREGATE.search(labels[-1])]
+        aggregate = [i for i, (labels, _, _) in enumerate(rows) if AGGREGATE.search(labels[-1])]
         said = [i for i, (labels, _, _) in enumerate(rows) if label_said(labels[-1], reference_text)]
-        if len(said) != 1 and _AGGREGATE.search(reference_text):
+        if len(said) != 1 and AGGREGATE.search(reference_text):
             said = aggregate
         if len(said) != 1:
             return None

@@ -5,7 +5,8 @@ points does method A beat method B on dataset X in Table 3?" (:attr:`tools.qa.qu
 table the question names, whose two rows it says in full (:func:`tools.qa.cells.named_rows`) and whose column it
 names, or that has one value column only; or whose two columns it says, and a row (the table read transposed:
 "how many more A tokens than B tokens does dataset X hold", A and B printed as columns). A small model asked for
-a difference reads the two cells and then subtracts numbers of its own. The answer is the absolute difference, with as many decimals as the cells print.
+a difference reads the two cells and then subtracts numbers of its own. The answer is the absolute difference, with
+as many decimals as the cells print.
 Left to the next reader: a ratio or a percentage change ("how many times", "by what percent"), two rows not said
 apart, or a column that cannot be told.
 """

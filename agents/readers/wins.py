@@ -3,8 +3,8 @@
 Question shape: "In Table 2, on how many of the eight datasets does method A score higher than method B?" or
 "on which of the six datasets does A reach a higher accuracy than B?" (a name: the one column won, as printed)
 (:attr:`tools.qa.question.Question.beats`), over a table the question names, whose two rows it says in full
-(:func:`tools.qa.cells.named_rows`; the one said before "than" is the one compared), or whose two columns it names, the
-things compared being its rows (:func:`tools.qa.cells.two_named_rows`). A small model comparing two rows of a
+(:func:`tools.qa.cells.named_rows`; the one said before "than" is the one compared), or whose two columns it
+names, the things compared being its rows (:func:`tools.qa.cells.two_named_rows`). A small model comparing two rows of a
 wide table pair by pair loses its place. The columns compared are the value columns, less those the question leaves
 out ("not counting the average column"); when it says how many it counts over ("of the eight datasets"), that must
 be the number of columns, else the reader passes. "Better" and "outperforms" are left to the model: their direction
@@ -16,11 +16,10 @@ from __future__ import annotations
 import re
 
 from evidex.agents.readers.base import ReadRequest, register_reader
-from evidex.tools.qa.cells import cell_value, label_said, named_table, two_named_rows, value_columns
+from evidex.tools.qa.cells import AGGREGATE, cell_value, label_said, named_table, two_named_rows, value_columns
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
 
-_AGGREGATE = re.compile(r"\b(?:avg|average|mean|overall|total)\b", re.IGNORECASE)
 _THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 
 
@@ -46,7 +45,7 @@ class ColumnWinsReader:
         columns = [j for j in value_columns(table)
                    if not (question.excluded and named_in(table.columns[j], question.excluded))]
         columns, kept_part = _under_said_name(table, columns, question)
-        if question.of_count == len(columns) - 1 and _AGGREGATE.search(table.columns[columns[-1]]):
+        if question.of_count == len(columns) - 1 and AGGREGATE.search(table.columns[columns[-1]]):
             columns = columns[:-1]  # "of the six datasets" and an average column after them
         if question.of_count is not None and question.of_count != len(columns):
             return None

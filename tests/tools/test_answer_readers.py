@@ -25,6 +25,14 @@ def ask(text: str, answer_format: str = "A short answer.", papers=("p1",), confe
 
 
 # ------------------------------------------------------------------------------------------------ the question
+def reading(reader, context: Context, fmt: str):
+    """``read(question, answer_format=fmt)``: ``reader``'s answer over ``context``, or None when it does not apply."""
+    def read(question: str, answer_format: str = fmt):
+        q = ask(question, answer_format)
+        return reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+    return read
+
+
 def test_a_question_is_parsed_once_into_what_readers_decide_by():
     q = ask("In Table 2 and Fig. 3 (see Eq. (4) and Table 2), which model has the highest F1?",
             "Your answer should be a string.", papers=("a", "b"), conferences=("acl2023",))
@@ -210,9 +218,7 @@ def test_the_columns_one_row_beats_another_on_are_counted_by_code():
     fmt = "Your answer should be a single integer."
     reader, context = get_reader("wins"), Context(items=[STACKED])
 
-    def read(question):
-        q = ask(question, fmt)
-        return reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+    read = reading(reader, context, fmt)
     # the block the question names (a header printed again inside the body starts one); the first row said is
     # compared; a number said must be the columns' number, the average column left out when it says so
     wiki = read("In Table 6, on Wiki, on how many of the three tasks (not counting the Avg. column) does Beta "
@@ -276,9 +282,7 @@ def test_rows_are_counted_against_a_reference_row_of_the_column_the_question_nam
     fmt = "Your answer should be a single integer."
     reader, context = get_reader("against"), Context(items=[AGAINST])
 
-    def read(question):
-        q = ask(question, fmt)
-        return reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+    read = reading(reader, context, fmt)
     answer = read("In Table 10, how many of the variants (Baseline excluded) reach a Test loss strictly lower than "
                   "the Baseline's?")
     # the reference and the average row are not counted; the cells compared are the expression
@@ -298,9 +302,7 @@ def test_the_affiliation_of_the_author_a_question_names_is_read_by_code():
                   affiliations={"Ann Bee": ["Lab X"], "Cy Dee": ["Univ Y"], "Ed Fox": ["Lab X", "Univ Z"]})
     reader, context = get_reader("affiliation"), Context(items=[paper])
 
-    def read(question, answer_format=fmt):
-        q = ask(question, answer_format)
-        return reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+    read = reading(reader, context, fmt)
     # by name, or by the place in the author list; the paper's metadata item is the source
     answer = read("Which organization is the second author, Cy Dee, affiliated with?")
     assert (answer.value, answer.sources, answer.by_code) == ("Univ Y", ["metadata.p1"], True)
@@ -646,9 +648,7 @@ def test_the_gap_between_two_named_rows_is_worked_out_by_code():
     fmt = "Your answer should be a single integer (no units, no thousands separators)."
     reader, context = get_reader("gap"), Context(items=[COUNTS])
 
-    def read(question, answer_format=fmt):
-        q = ask(question, answer_format)
-        return reader.read(ReadRequest(question=q, context=context)) if reader.applies(q, context) else None
+    read = reading(reader, context, fmt)
     # "Male" is no row said on its own inside "Female"; the only value column is the one meant; a third row said
     # would leave it to the model
     found = read("According to Table 1, how many more utterances come from female speakers than from male speakers?")

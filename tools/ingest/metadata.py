@@ -150,12 +150,18 @@ def _authors(page: PageLayout, title_lines: list[Line]) -> list[str]:
             marked = _marks_as_dagger(part)
             if AFFILIATION_RE.search(part) or _LEADING_MARK.match(marked):
                 continue
-            for cand in re.split(r",|;|\band\b|&|\s{2,}|·|•", _BETWEEN_NAMES.sub(", ", marked)):
-                name = _clean_name(cand)
-                if name and name not in names:
+            for name in _run_names(marked):
+                if name not in names:
                     names.append(name)
                     first = first or (size, bold)
     return names[:40]
+
+
+def _run_names(marked: str) -> list[str]:
+    """The names a run of the author block gives (``marked``: its text with marks as daggers), in order: split at
+    commas, "and", wide gaps and the marks glued between two names, each cleaned (:func:`_clean_name`)."""
+    return [name for cand in re.split(r",|;|\band\b|&|\s{2,}|·|•", _BETWEEN_NAMES.sub(", ", marked))
+            if (name := _clean_name(cand))]
 
 
 _CONTACT = re.compile(r"\S+@\S+|https?://|^\s*[{<]")
@@ -179,9 +185,7 @@ def layout_affiliations(page: PageLayout, body_size: float, authors: list[str]) 
     for ln in _author_block(page, _title_lines(page, body_size)):
         for frags in ln.frag_groups:
             part, x0, x1 = run_text(frags), min(f.x0 for f in frags), max(f.x1 for f in frags)
-            marked = _marks_as_dagger(part)
-            names = [n for c in re.split(r",|;|\band\b|&|\s{2,}|·|•", _BETWEEN_NAMES.sub(", ", marked))
-                     if (n := _clean_name(c)) in authors]
+            names = [n for n in _run_names(_marks_as_dagger(part)) if n in authors]
             if names and not AFFILIATION_RE.search(part):
                 named.append((x0, x1, (ln.y0 + ln.y1) / 2, names))
                 continue

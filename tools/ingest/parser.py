@@ -142,7 +142,7 @@ class PyMuPDFParser:
     def _parse(self, doc: pymupdf.Document, path: Path, sha256: str, t0: float) -> ParsedPaper:
         cfg = self.config
         warnings: list[str] = []
-        body_is_cmr = bool(re.match(r"(.*\+)?CMR\d", dominant_font(doc)))
+        body_is_cmr = _body_is_cmr(doc)
         layouts: list[PageLayout] = []
         per_page: list[tuple[list, list, list]] = []
         scanned_unread = 0
@@ -318,6 +318,11 @@ def _image_coverage(page: pymupdf.Page) -> float:
     return min(1.0, covered / area)
 
 
+def _body_is_cmr(doc: pymupdf.Document) -> bool:
+    """Whether the body is set in Computer Modern (TeX's CMR fonts), which then do not count as math."""
+    return bool(re.match(r"(.*\+)?CMR\d", dominant_font(doc)))
+
+
 def first_page_affiliations(path: str | Path, authors: list[str]) -> dict[str, list[str]]:
     """Each author's affiliations read off the layout of the PDF's first page
     (:func:`tools.ingest.metadata.layout_affiliations`: names over their affiliations, no marks); {} when the file
@@ -326,8 +331,7 @@ def first_page_affiliations(path: str | Path, authors: list[str]) -> dict[str, l
         with pymupdf.open(path) as doc:
             if not doc.page_count:
                 return {}
-            body_is_cmr = bool(re.match(r"(.*\+)?CMR\d", dominant_font(doc)))
-            layout = PyMuPDFParser(ParserConfig(tables="off", ocr="off"))._page_layout(doc[0], 1, body_is_cmr)
+            layout = PyMuPDFParser(ParserConfig(tables="off", ocr="off"))._page_layout(doc[0], 1, _body_is_cmr(doc))
     except Exception as exc:  # a moved, unreadable or damaged file: the question is the model's
         log.debug("first page of %s not read: %s", path, exc)
         return {}

@@ -24,6 +24,8 @@ _PRINTED_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?%?")
 _NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?")
 _WORD = re.compile(r"[a-z0-9]+(?:[.\-][a-z0-9]+)*")
 _LETTER = re.compile(r"[^\W\d_]")
+# a row or column that aggregates the others: "Average", "Avg.", "Mean", "Overall", "Total"
+AGGREGATE = re.compile(r"\b(?:avg|average|mean|overall|total)\b", re.IGNORECASE)
 
 
 def named_table(tables: list[Table], question: Question) -> Table | None:
@@ -423,6 +425,6 @@ def _label_key(label: str) -> str:
     return m.group(1).upper() if m else ""
 
 
-__all__ = ["NamedCell", "cell_value", "column_candidates", "column_rows", "label_said", "named_cell", "named_column", "named_rows", "named_table",
+__all__ = ["AGGREGATE", "NamedCell", "cell_value", "column_candidates", "column_rows", "label_said", "named_cell", "named_column", "named_rows", "named_table",
            "row_named", "scaled_value", "transposed", "two_named_rows",
            "value_columns"]
