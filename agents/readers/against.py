@@ -4,21 +4,17 @@ Question shape: "In Table 2, how many of the variants reach a loss strictly lowe
 many of the four small models have an error higher than the average over all models?"
 (:attr:`tools.qa.question.Question.beats` with no second row to compare across columns), over a table the question
 names. The column is the one the question words most (:func:`tools.qa.cells.column_rows`); the reference is the one
-row whose label the question says after "than", or, when it says an average (mean, overall, total) there, the one
-aggregate row. The rows counted are the column's other rows, less aggregate rows and those the question leaves out;
+row whose label the question says after "than" (:attr:`~tools.qa.question.Question.against`), or, when it says an
+average (mean, overall, total) there, the one aggregate row. The rows counted are the column's other rows, less aggregate rows and those the question leaves out;
 when it says how many it counts over ("of the four models"), that must be their number, else the reader passes. A
 small model comparing a dozen cells with one reference by eye miscounts.
 """
 from __future__ import annotations
 
-import re
-
 from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.tools.qa.cells import AGGREGATE, column_rows, label_said, named_table
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
-
-_THAN = re.compile(r"\b(?:higher|greater|larger|lower|smaller)\b(?:\s+[\w-]+){0,3}?\s+than\s+", re.IGNORECASE)
 
 
 class ReferenceRowCountReader:
@@ -30,10 +26,9 @@ class ReferenceRowCountReader:
     def read(self, request: ReadRequest) -> Answer | None:
         question = request.question
         table = named_table(request.context.tables, question)
-        than = _THAN.search(question.text)
-        if table is None or than is None:
+        reference_text = question.against
+        if table is None or not reference_text:
             return None
-        reference_text = question.text[than.end():]
         rows = column_rows(table, question)
         aggregate = [i for i, (labels, _, _) in enumerate(rows) if AGGREGATE.search(labels[-1])]
         said = [i for i, (labels, _, _) in enumerate(rows) if label_said(labels[-1], reference_text)]

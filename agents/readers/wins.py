@@ -13,14 +13,10 @@ count leaves it out.
 """
 from __future__ import annotations
 
-import re
-
 from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.tools.qa.cells import AGGREGATE, cell_value, label_said, named_table, two_named_rows, value_columns
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
-
-_THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 
 
 class ColumnWinsReader:
@@ -37,8 +33,7 @@ class ColumnWinsReader:
         table, rows = two_named_rows(table, question)  # the two may be printed as columns
         if len(rows) != 2:
             return None
-        than = _THAN.search(question.text)
-        after = question.text[than.end():] if than else ""
+        after = question.against
         if label_said(rows[0][0], after) and not label_said(rows[1][0], after):
             rows = rows[::-1]  # "compares A and B: on how many does B score higher than A": B is compared
         (first, a), (second, b) = rows

@@ -269,6 +269,10 @@ def test_two_systems_printed_as_columns_are_compared_down_the_rows():
     assert answer.expression == "count(70.2 > 42.6, 83.6 > 52.4, 71.8 > 38.5)"
     lower = ask("In Table 9, on how many tasks is System-X lower than Baseline-Y?", fmt)
     assert reader.read(ReadRequest(question=lower, context=context)).value == "1"
+    # the row compared against is the one after the comparative's "than", not after an "other than" before it
+    other = ask("In Table 9, on how many of the tasks other than T5 does Baseline-Y score lower than System-X?", fmt)
+    assert (other.beats, other.against) == ("lower", "System-X?")
+    assert reader.read(ReadRequest(question=other, context=context)).value == "3"
     # a count over a number of tasks the table does not hold is left to the model
     six = ask("In Table 9, on how many of the six tasks does System-X score higher than Baseline-Y?", fmt)
     assert reader.read(ReadRequest(question=six, context=context)) is None

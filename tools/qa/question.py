@@ -113,6 +113,8 @@ class Question(BaseModel):
     beats: str = Field("", description="it asks on how many (or on which) columns one row is 'higher' or 'lower' "
                                         "than another "
                                         "('on how many of the tasks does A score higher than B'); else ''")
+    against: str = Field("", description="with beats: the words after its 'than', what the one row is compared "
+                                          "against ('B' and what follows); else ''")
     of_count: int | None = Field(None, description="how many things it says it counts or picks over ('how many "
                                                      "of the eight tasks', 'which of the eight tasks': 8); else "
                                                      "None")
@@ -157,7 +159,7 @@ def parse_question(q: PaperQuestion) -> Question:
                     states_numbers=bool(_STATED_NUMBER.search(_NAMED_OBJECT.sub(" ", text))),
                     values={m.group(1): float(m.group(2).replace("−", "-")) for m in _SETS_SYMBOL.finditer(text)},
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
-                    beats=_beats(text) if bound is None else "", of_count=_of_count(text),
+                    **(_beats(text) if bound is None else {}), of_count=_of_count(text),
                     compares=bool(_THAN.search(text)), counted=_counted(text) if bound is None else [])
 
 
@@ -178,17 +180,18 @@ def _counted(text: str) -> list[str]:
     return phrase
 
 
-def _beats(text: str) -> str:
-    """"higher" or "lower" when the question asks on how many (or on which) things one named item is higher
-    (lower) than another ("on how many of the tasks does A score higher than B", "on which datasets does A reach
-    a higher accuracy than B"); "" otherwise, and for "better" or "outperforms", whose direction depends on the
-    measure."""
+def _beats(text: str) -> dict[str, str]:
+    """``beats``: "higher" or "lower" when the question asks on how many (or on which) things one named item is
+    higher (lower) than another ("on how many of the tasks does A score higher than B", "on which datasets does A
+    reach a higher accuracy than B"), with ``against``, the words after that "than"; nothing otherwise, and for
+    "better" or "outperforms", whose direction depends on the measure."""
     if not (_HOW_MANY.search(text) or _ON_WHICH.search(text)):
-        return ""
-    found = _BEATS.findall(text)
+        return {}
+    found = list(_BEATS.finditer(text))
     if len(found) != 1:
-        return ""
-    return "higher" if found[0].lower() in ("higher", "greater", "larger") else "lower"
+        return {}
+    word = found[0].group(1).lower()
+    return {"beats": "higher" if word in ("higher", "greater", "larger") else "lower", "against": text[found[0].end():]}
 
 
 def _of_count(text: str) -> int | None:
