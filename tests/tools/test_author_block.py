@@ -95,6 +95,41 @@ def test_affiliations_that_carry_marks_the_text_reader_missed_are_not_guessed_by
     assert first_page_affiliations(tmp_path / "missing.pdf", ["Ann Bee"]) == {}
 
 
+def test_the_first_page_is_parsed_once_for_each_version_of_its_file(tmp_path, monkeypatch):
+    """Each affiliation question over a paper would parse its page 1 again; the reading is kept per file version,
+    and a file rewritten on disk is read again."""
+    import os
+
+    import pymupdf
+
+    from evidex.tools.ingest import parser
+
+    def write(place: str) -> None:
+        doc = pymupdf.open()
+        page = doc.new_page()
+        page.insert_text((72, 80), "A Study of Something Rather Interesting", fontsize=16)
+        page.insert_text((72, 110), "Ann Bee", fontsize=11)
+        page.insert_text((72, 125), place, fontsize=11)
+        page.insert_text((72, 170), "Abstract", fontsize=11)
+        page.insert_text((72, 185), "We study something. " * 6, fontsize=9)
+        doc.save(tmp_path / "p.pdf")
+
+    opened = []
+    real_open = parser.pymupdf.open
+    monkeypatch.setattr(parser.pymupdf, "open", lambda *a, **k: (a and opened.append(a)) or real_open(*a, **k))
+    write("University of Somewhere")
+    first = parser.first_page_affiliations(tmp_path / "p.pdf", ["Ann Bee"])
+    assert first == {"Ann Bee": ["University of Somewhere"]}
+    first["Ann Bee"].append("changed by a caller")  # a caller's copy: the kept reading is not changed
+    again = parser.first_page_affiliations(str(tmp_path / "p.pdf"), ["Ann Bee"])
+    assert again == {"Ann Bee": ["University of Somewhere"]}
+    assert len(opened) == 1
+    write("Lab of Elsewhere")
+    os.utime(tmp_path / "p.pdf", ns=(1, 1))  # a new version of the file, whatever the clock's resolution
+    assert parser.first_page_affiliations(tmp_path / "p.pdf", ["Ann Bee"]) == {"Ann Bee": ["Lab of Elsewhere"]}
+    assert len(opened) == 2
+
+
 def test_an_affiliation_question_gets_the_affiliations_the_store_reads_by_layout(corpus, tmp_path):
     """Through the store and the probe to the reader: where an author is, read off the first page's layout only
     for a question that asks it (other first-page questions keep the prompt they had)."""

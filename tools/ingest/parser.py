@@ -326,7 +326,19 @@ def _body_is_cmr(doc: pymupdf.Document) -> bool:
 def first_page_affiliations(path: str | Path, authors: list[str]) -> dict[str, list[str]]:
     """Each author's affiliations read off the layout of the PDF's first page
     (:func:`tools.ingest.metadata.layout_affiliations`: names over their affiliations, no marks); {} when the file
-    cannot be read. For a question about the author block, at question time: page 1 alone is parsed again."""
+    cannot be read. For a question about the author block, at question time: page 1 alone is parsed, once for each
+    version of the file (a file changed on disk is read again)."""
+    try:
+        stat = Path(path).stat()
+    except OSError as exc:  # a moved or deleted file: the question is the model's
+        log.debug("first page of %s not read: %s", path, exc)
+        return {}
+    found = _first_page_affiliations(str(path), stat.st_mtime_ns, stat.st_size, tuple(authors))
+    return {name: list(places) for name, places in found.items()}
+
+
+@lru_cache(maxsize=256)
+def _first_page_affiliations(path: str, _mtime_ns: int, _size: int, authors: tuple[str, ...]) -> dict[str, tuple]:
     try:
         with pymupdf.open(path) as doc:
             if not doc.page_count:
@@ -336,7 +348,8 @@ def first_page_affiliations(path: str | Path, authors: list[str]) -> dict[str, l
         log.debug("first page of %s not read: %s", path, exc)
         return {}
     mark_furniture(layout)
-    return layout_affiliations(layout, body_font_size([layout]), authors)
+    return {name: tuple(places) for name, places in layout_affiliations(layout, body_font_size([layout]),
+                                                                         list(authors)).items()}
 
 
 __all__ = ["PDFParser", "PyMuPDFParser", "first_page_affiliations", "make_parser", "open_pdf", "ocr_available"]
