@@ -332,6 +332,30 @@ def test_store_config_mismatch_requires_from_scratch(tmp_path, fake_embeddings, 
     assert max(r[0] for r in q(store, "SELECT token_count FROM chunks")) <= 64 and not report.failed
 
 
+def test_a_store_parsed_by_an_earlier_parser_says_so_when_papers_are_added(tmp_path, fake_embeddings, synthetic_dir,
+                                                                          caplog):
+    """A change of the parser's code that alters stored rows bumps its revision: a store parsed before it warns
+    on the next ingest (its papers keep their rows), and --from-scratch parses them all again by this code."""
+    from evidex.tools.ingest.pipeline import PARSER_REVISION
+
+    store = tmp_path / "store"
+    ingest([synthetic_dir], store_dir=store, embeddings=fake_embeddings, progress=False)
+    revision = "SELECT value FROM evidex.info WHERE key = 'parser_revision'"
+    assert q(store, revision) == [(str(PARSER_REVISION),)]
+    with caplog.at_level("WARNING"):
+        ingest([synthetic_dir], store_dir=store, embeddings=fake_embeddings, progress=False)
+    assert "earlier parser" not in caplog.text
+    close_readonly()
+    with duckdb.connect(str(store_paths(store_dir=store).db)) as con:  # a store made before revisions were kept
+        con.execute("DELETE FROM evidex.info WHERE key = 'parser_revision'")
+    with caplog.at_level("WARNING"):
+        ingest([synthetic_dir], store_dir=store, embeddings=fake_embeddings, progress=False)
+    assert f"earlier parser (revision 1, now {PARSER_REVISION}" in caplog.text and "--from-scratch" in caplog.text
+    caplog.clear()
+    ingest([synthetic_dir], store_dir=store, from_scratch=True, embeddings=fake_embeddings, progress=False)
+    assert q(store, revision) == [(str(PARSER_REVISION),)]
+
+
 # ------------------------------------------------------------------------------------------------ real corpus
 
 
@@ -523,3 +547,28 @@ def test_group_labels_only_fill_bands_with_one_label():
     got = carry_group_labels(rows, ys, rule_ys=[20, 60])
     assert [r[0] for r in got] == ["Model", "LLaMA", "LLaMA", "LLaMA", "GPT", "PaLM"]  # two labels: left as printed
     assert carry_group_labels(rows, ys, rule_ys=[]) == rows
+
+
+@pytest.mark.shared_data
+def test_a_figure_holds_every_panel_above_its_sub_captions(corpus):
+    """Panels set side by side each carry a sub-caption ("(a) ...", "(b) ...") between them and the figure's
+    caption. A long sub-caption is not running text that ends the figure: the region takes both panels and
+    their sub-captions, and the sub-captions stay in the page's text as well. Self-Edit's Figure 3 (page 3,
+    right column) and, in the pool papers, the two bar charts of Figure 2 of "Injecting knowledge into
+    language generation" (page 4, full width)."""
+    from evidex.tools.ingest.config import ParserConfig
+    from evidex.tools.ingest.parser import PyMuPDFParser
+
+    parser = PyMuPDFParser(ParserConfig())
+    paper = parser.parse(corpus / "pdfs" / "self-edit-fault-aware-code-editor.pdf", "0" * 64)
+    fig3 = next(f for f in paper.images if f.caption.startswith("Figure 3:"))
+    assert fig3.page_number == 3 and fig3.box[0] < 320 and fig3.box[0] + fig3.box[2] > 500, fig3.box
+    pool = corpus / "pool" / "pdfs"
+    if not pool.is_dir():
+        pytest.skip(f"{pool} not found")
+    paper = parser.parse(pool / "Injecting-knowledge-into-language-generation-a-case-study-in_395b8b83.pdf", "0" * 64)
+    fig2 = next(f for f in paper.images if f.caption.startswith("Figure 2:"))
+    x0, y0, w, h = fig2.box
+    assert fig2.page_number == 4 and x0 < 90 and x0 + w > 500 and h > 190, fig2.box  # both panels, sub-captions
+    page4 = " ".join(c.text for c in paper.chunks if c.page_number == 4)
+    assert "(a) Average marginal probability of every semantic type." in page4

@@ -18,6 +18,8 @@ from evidex.tools.ingest.layout import Line, PageLayout, union_rect
 
 TABLE_CAPTION_RE = re.compile(r"^\s*(Table|TABLE|Tab\.)\s*([A-Z]?\d+|[IVXLC]+)\s*[:.|–—]", re.U)
 FIGURE_CAPTION_RE = re.compile(r"^\s*(Figure|FIGURE|Fig\.|FIG\.)\s*([A-Z]?\d+)\s*[:.|–—]", re.U)
+# a sub-figure's caption printed under its panel, between the panels and the figure's caption: "(a) Accuracy"
+SUBCAPTION_RE = re.compile(r"^\s*\((?:[a-hA-H]|i{1,3}|iv|vi{0,3})\)\s*\S", re.U)
 EQ_NUMBER_RE = re.compile(r"\(\s*([A-Z]?\d{1,3}(?:\.\d{1,3})?[a-z]?)\s*\)\s*$")
 EQ_NUMBER_ONLY_RE = re.compile(r"^\s*\(\s*([A-Z]?\d{1,3}(?:\.\d{1,3})?[a-z]?)\s*\)\s*$")
 
@@ -737,18 +739,26 @@ def detect_figures(
     body = page_body_size(layout)
     # running text is what separates a figure from its neighbours; figure labels are smaller or short
     prose = [ln for ln in layout.lines if ln.kind in ("text", "heading") and len(ln.text.split()) >= 6 and ln.size >= body - 1.0]
+    captioned: set[int] = set()  # sub-figure caption lines: read inside their figure, and kept as text too
     for cap in (c for c in captions if c.kind == "figure"):
         cb = cap.bbox
         x_lo, x_hi = layout.column_extent(cap.col)
+        # sub-figure captions over this caption are part of the figure, not running text that ends it
+        subs = _subcaptions(layout, cb, x_lo, x_hi)
+        captioned |= subs
+        text = [ln for ln in prose if id(ln) not in subs]
         region = None
         for direction in ("above", "below"):
-            members = _collect_graphics(graphics, used, cb, x_lo, x_hi, direction, prose)
+            members = _collect_graphics(graphics, used, cb, x_lo, x_hi, direction, text)
             if members:
                 region = union_rect(graphics[k] for k in members)
                 used.update(members)
+                if direction == "above":
+                    region = union_rect([region, *(ln.bbox for ln in layout.lines if id(ln) in subs
+                                                   and ln.y0 >= region[1] and _hoverlap(ln.bbox, region) > 0.5)])
                 break
         if region is None:
-            region = _empty_region_above(layout, cap, x_lo, x_hi, prose)
+            region = _empty_region_above(layout, cap, x_lo, x_hi, text)
         cap.used = True
         figures.append(FoundFigure(region, cap))
     # large pictures without a caption still count as images
@@ -762,7 +772,7 @@ def detect_figures(
         figures.append(FoundFigure(g, None))
     for f in figures:
         for ln in layout.lines:
-            if ln.kind == "text" and _inside(ln.bbox, f.bbox, tol=3):
+            if ln.kind == "text" and id(ln) not in captioned and _inside(ln.bbox, f.bbox, tol=3):
                 ln.kind = "figure"
     figures.sort(key=lambda f: (f.bbox[1], f.bbox[0]))
     return figures
@@ -779,6 +789,23 @@ def page_body_size(layout: PageLayout) -> float:
 
 def _area(r) -> float:
     return max(0.0, r[2] - r[0]) * max(0.0, r[3] - r[1])
+
+
+def _subcaptions(layout: PageLayout, cb, x_lo: float, x_hi: float, reach: float = 120.0) -> set[int]:
+    """The lines (as ``id``) of sub-figure captions printed in the band just above a figure's caption box ``cb``:
+    each line that starts with a panel label ("(a) ...", ``SUBCAPTION_RE``) and the lines that carry it on just
+    below it, down to the caption."""
+    band = [ln for ln in layout.lines if ln.y1 <= cb[1] + 1 and ln.y0 >= cb[1] - reach and x_lo - 2 <= ln.x0
+            and ln.x1 <= x_hi + 2 and not FIGURE_CAPTION_RE.match(ln.text)]
+    found = [ln for ln in band if SUBCAPTION_RE.match(ln.text)]
+    subs = {id(ln) for ln in found}
+    while found:
+        top = found.pop()
+        for ln in band:
+            if id(ln) not in subs and 0 <= ln.y0 - top.y1 <= 0.8 * top.size and _hoverlap(ln.bbox, top.bbox) > 0.3:
+                subs.add(id(ln))
+                found.append(ln)
+    return subs
 
 
 def _collect_graphics(graphics, used, cb, x_lo, x_hi, direction, prose) -> list[int]:

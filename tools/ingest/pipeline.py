@@ -40,6 +40,14 @@ from evidex.tools.store import TABLES, StorePaths, close_readonly, connect_writa
 
 log = logging.getLogger(__name__)
 
+# what the PDF parser reads changes with its code as well as its settings: each change that alters stored rows adds
+# a line here, and a store parsed before it says so when papers are added to it (its other papers keep their rows)
+PARSER_CHANGES = (
+    "stores without a recorded revision",
+    "a figure holds every panel above its sub-captions ('(a) ...'), which stay in the page's text",
+)
+PARSER_REVISION = len(PARSER_CHANGES)
+
 
 class FileResult(BaseModel):
     path: str
@@ -203,6 +211,13 @@ def _check_store_config(con, config: IngestConfig, paths: StorePaths) -> IngestC
             f"(fingerprint {info.get('parse_fingerprint')} vs {fp}). Rebuild it with --from-scratch, "
             f"or use the config it was built with."
         )
+    revision = int(info.get("parser_revision", 1))
+    if not n_files:  # a new (or rebuilt) store: every paper in it is parsed by this code
+        con.execute("INSERT OR REPLACE INTO evidex.info VALUES (?, ?)", ["parser_revision", str(PARSER_REVISION)])
+    elif revision < PARSER_REVISION:
+        log.warning("The store at %s was parsed by an earlier parser (revision %d, now %d: %s). Papers added now "
+                    "are parsed by this one; rebuild with --from-scratch to parse the others again.", paths.root,
+                    revision, PARSER_REVISION, PARSER_CHANGES[-1])
     return record_signatures(con, config, paths, info, fp)
 
 
