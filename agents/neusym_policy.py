@@ -138,17 +138,6 @@ def task_prompt(question: str, answer_format: str, scope: str, schema: str, acti
     return [SystemMessage(content=system), HumanMessage(content=task)]
 
 
-def history_messages(steps: list[tuple[str, str]], window: int) -> list[BaseMessage]:
-    """The last ``window`` (action JSON, observation) pairs as assistant/user messages; older turns are summarised
-    in one line so the prompt stays short and its prefix stable."""
-    out: list[BaseMessage] = []
-    if len(steps) > window:
-        out.append(HumanMessage(content=load_prompt("neusym_older_turns").format(n=len(steps) - window)))
-    for action_json, observation in steps[-window:]:
-        out += [AIMessage(content=action_json), HumanMessage(content=f"[Observation]:\n{observation}")]
-    return out
-
-
 def next_action(llm: BaseChatModel, messages: list[BaseMessage], actions: tuple[ActionName, ...] = ALL_ACTIONS,
                 *, max_tokens: int = 700, answer_type: Any = str, native: bool = False) -> AnyAction | ParseFailure:
     """The model's next action, or a :class:`ParseFailure` the loop shows it as an error observation. ``native``:

@@ -48,12 +48,24 @@ class _CutOff(ValueError):
     """The reply hit the token limit before the JSON closed."""
 
 
+class ContextOverflow(RuntimeError):
+    """The prompt is longer than the model's context (llama.cpp and OpenAI-style servers reject it): a caller that
+    can send a shorter one (fewer turns of history) tries again."""
+
+
+# how servers say a prompt does not fit: llama.cpp, OpenAI, vLLM
+_OVERFLOW = ("exceed_context_size", "exceeds the available context size", "context_length_exceeded",
+             "maximum context length")
+
+
 def _invoke(llm: BaseChatModel, messages: list[BaseMessage], name: str, kwargs: dict) -> AIMessage:
     try:
         return unwrap(llm).invoke(messages, config={"run_name": name}, **kwargs)
     except Exception as exc:  # openai raises LengthFinishReasonError instead of returning a truncated reply
         if type(exc).__name__ == "LengthFinishReasonError":
             raise _CutOff("the reply was cut off at the token limit; answer more briefly") from exc
+        if any(mark in str(exc) for mark in _OVERFLOW):
+            raise ContextOverflow(f"{name}: the prompt does not fit the model's context: {str(exc)[:200]}") from exc
         raise
 
 

@@ -16,6 +16,8 @@ passages, and ``iterative_rag`` keeps every search on the question's papers' pas
 """
 from __future__ import annotations
 
+import logging
+
 import operator
 from dataclasses import dataclass
 from functools import partial
@@ -31,7 +33,7 @@ from evidex.agents.prompts import render
 from evidex.agents.qa.render import scope_line
 from evidex.agents.readers import ReadRequest, read_answer
 from evidex.agents.readers.checks import grounding, rejects
-from evidex.agents.structured import StructuredOutputError
+from evidex.agents.structured import ContextOverflow, StructuredOutputError
 from evidex.graphs.qa.config import QATaskConfig
 from evidex.graphs.settings import config_of_run
 from evidex.tools.answer_format import answer_text, answer_type
@@ -40,6 +42,8 @@ from evidex.tools.qa import CitedPage, PaperQuestion, QAPrediction
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.probe import probe
 from evidex.tools.qa.question import Question, parse_question
+
+log = logging.getLogger(__name__)
 
 
 class QAInput(BaseModel):
@@ -119,15 +123,24 @@ def decide_node(state: NeuSymState, *, deps: Deps) -> dict:
     if turns >= qa.max_turns - 1:
         return {}  # the last turn answers from what was found (the answer node)
     q = state.question
-    messages = task_prompt(q.text, q.answer_format, scope_line(q), deps.store(cfg).schema_text(), qa.actions,
-                           qa.max_turns) + history_messages(state.steps, qa.window, qa.observation_chars)
+    task = task_prompt(q.text, q.answer_format, scope_line(q), deps.store(cfg).schema_text(), qa.actions,
+                       qa.max_turns)
     actions = qa.actions
     last = state.steps[-1]
     if last.observation.kind == "repeat" and len(actions) > 1:
         # a model that repeats itself at temperature 0 would do so forever: take that action away for a turn
         actions = tuple(a for a in actions if a != last.action.action) or actions
-    action = next_action(deps.llm, messages, actions, max_tokens=qa.max_tokens, answer_type=answer_type(q.answer_format),
-                         native=qa.tool_calling == "native")
+    # a prompt longer than the model's context is sent again with one turn fewer each time
+    for window in range(min(qa.window, len(state.steps)), 0, -1):
+        try:
+            action = next_action(deps.llm, task + history_messages(state.steps, window, qa.observation_chars),
+                                 actions, max_tokens=qa.max_tokens, answer_type=answer_type(q.answer_format),
+                                 native=qa.tool_calling == "native")
+            break
+        except ContextOverflow as exc:
+            log.warning("%s: %s; showing %d turn(s) of history", q.id, exc, window - 1)
+    else:
+        return {}  # not even the last turn fits: the answer node answers from what the turns found
     if isinstance(action, GenerateAnswer):
         cited = [CitedPage(pdf_id=c.pdf_id, page_number=c.page_number, source=c.source) for c in action.citations]
         return {"answer": Answer(value=answer_text(action.answer), reader="agent"), "cited": cited}

@@ -151,6 +151,39 @@ def test_the_last_turn_answers_from_what_was_found(store):
     assert "discriminator" not in turn_schema(()).model_json_schema()["properties"]["step"]  # answer only
 
 
+class Overflowing(Script):
+    """A model whose context holds at most ``fits`` observations: a longer turn prompt is rejected the way the
+    llama.cpp server rejects it."""
+
+    def __init__(self, fits: int, **kw):
+        super().__init__(**kw)
+        self.fits, self.rejected = fits, 0
+
+    def __call__(self, prompt: str) -> str:
+        if ANSWER_CALL not in prompt and prompt.count("[Observation]") > self.fits:
+            self.rejected += 1
+            raise RuntimeError("Error code: 400 - {'error': {'code': 400, 'message': 'request (8240 tokens) exceeds "
+                               "the available context size (8192 tokens), try increasing it', "
+                               "'type': 'exceed_context_size_error'}}")
+        return super().__call__(prompt)
+
+
+def test_a_turn_too_long_for_the_context_is_sent_again_with_fewer_turns_of_history(store):
+    """Each observation is cut to qa.observation_chars, but several of them can still overflow the model's context
+    (a real run: 8,240 tokens against 8,192, recorded as an error). The turn is sent again showing fewer turns;
+    when not even the last one fits, the answer node answers from what the turns found."""
+    store_dir, paper_id, _ = store
+    script = Overflowing(2, turns=[{"action": "sql", "sql": "SELECT 1 AS one"}, {"action": "sql", "sql": "SELECT 2 AS two"},
+                                   {"action": "answer", "answer": "2"}], answers=[MISS, "2"])
+    pred = ask(graph_for(script.llm(), store_dir, "qa.window=5"), paper_id)
+    assert pred.answer == "2" and pred.actions == ["sql", "sql", "answer"] and script.rejected == 1
+    assert script.turn_prompts[-1].count("[Observation]") == 2 and '{"two": 2}' in script.turn_prompts[-1]
+    # nothing fits: no turn is taken, and the answer call reads the probe
+    script = Overflowing(0, turns=[], answers=[MISS, "7"])
+    pred = ask(graph_for(script.llm(), store_dir, "qa.window=2"), paper_id)
+    assert pred.answer == "7" and script.rejected == 1 and script.turn_prompts == []
+
+
 def test_the_answer_reads_what_the_turns_found_even_after_a_long_probe(store):
     """The answer call's context is cut to qa.evidence_chars: what the turns looked up (here the SQL rows) must
     survive the cut, not only the probe that came before them (the probe alone may fill the limit: a real paper's
