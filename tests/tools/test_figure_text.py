@@ -91,3 +91,13 @@ def test_a_legend_row_under_an_axis_is_not_its_title():
     # a line centred under the ticks and alone at its height is the title
     printed = read_figure(ticks + [_line("Probability", 150, 159, 204, 166)])
     assert [(a.which, a.title) for a in printed.axes] == [("x", "Probability")] and printed.rows == []
+
+
+def test_labels_stacked_tighter_than_their_height_stay_one_a_row():
+    """A column of category names beside a column of legend entries, each line taller than the spacing of the
+    column: a row is what lies level with its first line, so the two columns pair up line by line instead of
+    chaining into one row of every label."""
+    names = [_line(w, 20, 364 + 8 * i, 60, 374 + 8 * i) for i, w in enumerate(("Alpha", "Beta", "Gamma", "Delta"))]
+    legend = [_line(w, 190, 366 + 8.5 * i, 212, 376 + 8.5 * i) for i, w in enumerate(("Human", "Model A", "Model B"))]
+    printed = read_figure(names + legend)
+    assert printed.rows == [["Alpha", "Human"], ["Beta", "Model A"], ["Gamma", "Model B"], ["Delta"]]

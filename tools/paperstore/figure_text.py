@@ -138,12 +138,14 @@ def _x_title(span, candidates: list[FigureLine]) -> FigureLine | None:
 
 
 def _rows(lines: list[FigureLine]) -> list[list[str]]:
-    """Horizontal lines in reading order: a row is lines whose middles lie inside each other's height."""
+    """Horizontal lines in reading order: a row is the lines whose middles lie inside the height of its first
+    (topmost) line. Measured against the first line only, labels stacked tighter than their own height (a column of
+    category names beside a column of legend entries) stay one a row instead of chaining into one."""
     rows: list[list[FigureLine]] = []
     for ln in sorted(lines, key=lambda ln: (_y_centre(ln.box), ln.box[0])):
-        row = rows[-1] if rows else None
-        if row and any(r.box[1] - 1 <= _y_centre(ln.box) <= r.box[3] + 1 for r in row):
-            row.append(ln)
+        first = rows[-1][0] if rows else None
+        if first is not None and first.box[1] - 1 <= _y_centre(ln.box) <= first.box[3] + 1:
+            rows[-1].append(ln)
         else:
             rows.append([ln])
     return [[ln.text for ln in sorted(row, key=lambda ln: ln.box[0])] for row in rows]
