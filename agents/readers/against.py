@@ -5,9 +5,10 @@ many of the four small models have an error higher than the average over all mod
 (:attr:`tools.qa.question.Question.beats` with no second row to compare across columns), over a table the question
 names. The column is the one the question words most (:func:`tools.qa.cells.column_rows`); the reference is the one
 row whose label the question says after "than" (:attr:`~tools.qa.question.Question.against`), or, when it says an
-average (mean, overall, total) there, the one aggregate row. The rows counted are the column's other rows, less aggregate rows and those the question leaves out;
-when it says how many it counts over ("of the four models"), that must be their number, else the reader passes. A
-small model comparing a dozen cells with one reference by eye miscounts.
+average (mean, overall, total) there, the one aggregate row. The rows counted are the column's other rows, less
+aggregate rows and those the question leaves out; when it says how many it counts over ("of the four models"), that
+must be their number, else the reader passes. A small model comparing a dozen cells with one reference by eye
+miscounts.
 """
 from __future__ import annotations
 

@@ -4,12 +4,12 @@ Question shape: "In Table 2, on how many of the eight datasets does method A sco
 "on which of the six datasets does A reach a higher accuracy than B?" (a name: the one column won, as printed)
 (:attr:`tools.qa.question.Question.beats`), over a table the question names, whose two rows it says in full
 (:func:`tools.qa.cells.named_rows`; the one said before "than" is the one compared), or whose two columns it
-names, the things compared being its rows (:func:`tools.qa.cells.two_named_rows`). A small model comparing two rows of a
-wide table pair by pair loses its place. The columns compared are the value columns, less those the question leaves
-out ("not counting the average column"); when it says how many it counts over ("of the eight datasets"), that must
-be the number of columns, else the reader passes. "Better" and "outperforms" are left to the model: their direction
-depends on the measure. An aggregate column ("Average", "Overall") is no column of its own when the question's
-count leaves it out.
+names, the things compared being its rows (:func:`tools.qa.cells.two_named_rows`). A small model comparing two
+rows of a wide table pair by pair loses its place. The columns compared are the value columns, less those the
+question leaves out ("not counting the average column"); when it says how many it counts over ("of the eight
+datasets"), that must be the number of columns, else the reader passes. "Better" and "outperforms" are left to the
+model: their direction depends on the measure. An aggregate column ("Average", "Overall") is no column of its own
+when the question's count leaves it out.
 """
 from __future__ import annotations
 

@@ -17,7 +17,6 @@ passages, and ``iterative_rag`` keeps every search on the question's papers' pas
 from __future__ import annotations
 
 import logging
-
 import operator
 from dataclasses import dataclass
 from functools import partial
