@@ -62,9 +62,14 @@ POOL_AFFILIATIONS = Path(__file__).parent / "data" / "airqa_pool_affiliation_que
 # labels) over 14 pool papers whose figures no set asked about, written blind on 2026-12-06 by a helper who saw no
 # code or results, fixed before the system first ran them
 POOL_FIGURES2 = Path(__file__).parent / "data" / "airqa_pool_figures2_questions.jsonl"
+# 16 more questions about what one figure prints (values printed in a diagram, series compared, legends, headings and
+# panel titles, panel counts, diagram labels) over 13 pool papers whose figures no earlier set asked about, written
+# blind on 2026-12-06 by a helper who saw no code or results, fixed before the system first ran them
+POOL_FIGURES3 = Path(__file__).parent / "data" / "airqa_pool_figures3_questions.jsonl"
 SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_tables": POOL_DESCRIBED,
         "pool_blind2": POOL_BLIND2, "pool_blind3": POOL_BLIND3, "pool_figures": POOL_FIGURES,
-        "pool_comparison": POOL_COMPARISON, "pool_affiliations": POOL_AFFILIATIONS, "pool_figures2": POOL_FIGURES2}
+        "pool_comparison": POOL_COMPARISON, "pool_affiliations": POOL_AFFILIATIONS, "pool_figures2": POOL_FIGURES2,
+        "pool_figures3": POOL_FIGURES3}
 SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", *SETS)
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
@@ -265,8 +270,9 @@ def main(argv: list[str] | None = None) -> int:
                         "each, written blind; pool_figures: 16 questions about what a figure prints, written "
                         "blind; pool_comparison: 12 table comparisons (columns counted down the rows, rows against "
                         "a reference row), written blind; pool_affiliations: 10 questions on an author's organization, written "
-                        "blind; pool_figures2: 16 more figure questions, written blind (default test; with "
-                        "--from-runs: the split the runs answered, as their config.yaml records it)")
+                        "blind; pool_figures2 and pool_figures3: 16 more figure questions each, written blind "
+                        "(default test; with --from-runs: the split the runs answered, as their config.yaml "
+                        "records it)")
     p.add_argument("--llm", help="model spec (default: local)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value for every method, e.g. --set qa.warm_start=true")

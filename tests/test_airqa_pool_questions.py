@@ -265,3 +265,24 @@ def test_the_second_blind_figure_questions_are_over_papers_whose_figures_no_set_
     for row in FIGURE2_ROWS:
         assert_objective_and_self_scoring(row)
     assert check(FIGURE2_ROWS, pool_or_skip(), splits=("pool_figures2",), by_paper=False) == []
+
+
+FIGURE3_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_figures3_questions.jsonl").read_text()
+                .splitlines() if line.strip()]
+
+
+def test_the_third_blind_figure_questions_are_over_papers_whose_figures_no_set_asked_about():
+    """16 more questions about what one figure prints, written blind on 2026-12-06 over 13 pool papers whose figures
+    no earlier set asked about (pool_figures2 included; at most 2 a paper), by a helper who saw no code, prompt or
+    result."""
+    assert len(FIGURE3_ROWS) == 16 and {r["split"] for r in FIGURE3_ROWS} == {"pool_figures3"}
+    assert all(r["tags"] == ["single", "image", "objective"] for r in FIGURE3_ROWS)
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in FIGURE3_ROWS)
+    papers = Counter(r["anchor_pdf"][0] for r in FIGURE3_ROWS)
+    assert len(papers) == 13 and max(papers.values()) <= 2
+    earlier = {p for r in FIGURE_ROWS + FIGURE2_ROWS + BLIND_ROWS + BLIND2_ROWS + BLIND3_ROWS + ROWS
+               if "image" in r["tags"] for p in r["anchor_pdf"] + r["reference_pdf"]}
+    assert not set(papers) & earlier
+    for row in FIGURE3_ROWS:
+        assert_objective_and_self_scoring(row)
+    assert check(FIGURE3_ROWS, pool_or_skip(), splits=("pool_figures3",), by_paper=False) == []
