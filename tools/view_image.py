@@ -16,7 +16,7 @@ from typing import Literal
 import pymupdf
 from pydantic import BaseModel, Field, field_validator
 
-from evidex.tools.paperstore.figure_text import FigureLine
+from evidex.tools.paperstore.figure_text import FigureLine, FigureMark
 from evidex.tools.store import StoreError, connect_readonly, require_store, store_paths
 
 MAX_SIDE_PX = 1600
@@ -144,21 +144,69 @@ def text_lines(page: pymupdf.Page, clip: pymupdf.Rect) -> list[FigureLine]:
     return out
 
 
-def region_lines(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | None = None) -> list[FigureLine]:
+_MAX_MARKS = 2000  # a region drawing more shapes than this is a plot of points, not bars and legends
+BELOW = 20.0  # points under a region read for the category labels a figure's box cut off
+
+
+def _rgb(color) -> tuple[float, float, float] | None:
+    """A PDF colour as RGB: gray (1 value), RGB (3) or CMYK (4)."""
+    if not color:
+        return None
+    if len(color) == 1:
+        return (color[0],) * 3
+    if len(color) == 4:
+        c, m, y, k = color
+        return ((1 - c) * (1 - k), (1 - m) * (1 - k), (1 - y) * (1 - k))
+    return tuple(color[:3])
+
+
+def drawn_marks(page: pymupdf.Page, clip: pymupdf.Rect) -> list[FigureMark]:
+    """The filled shapes (each rectangle of a path on its own) and short horizontal stroked lines (legend line
+    samples) whose middle lies inside ``clip``."""
+    out: list[FigureMark] = []
+    for d in page.get_drawings():
+        if not d["rect"].intersects(clip):
+            continue
+        fill, stroke = _rgb(d.get("fill")), _rgb(d.get("color"))
+        if fill is not None and "f" in d["type"]:
+            kinds = {it[0] for it in d["items"]}
+            rects = ([it[1] if it[0] == "re" else it[1].rect for it in d["items"]] if kinds <= {"re", "qu"}
+                     else [d["rect"]] if len(d["items"]) <= 8 else [])
+            out += [FigureMark(box=(r.x0, r.y0, r.x1, r.y1), color=fill) for r in rects]
+        elif stroke is not None and d["type"] == "s" and d["rect"].height <= 3 and d["rect"].width <= 30:
+            r = d["rect"]
+            out.append(FigureMark(box=(r.x0, r.y0, r.x1, r.y1), color=stroke, filled=False))
+        if len(out) > _MAX_MARKS:
+            return []
+    return [m for m in out if clip.contains(pymupdf.Point((m.box[0] + m.box[2]) / 2, (m.box[1] + m.box[3]) / 2))]
+
+
+class RegionPrint(BaseModel):
+    """What a page region prints: its lines of text, its drawn marks and the lines just under it."""
+
+    lines: list[FigureLine] = []
+    marks: list[FigureMark] = []
+    below: list[FigureLine] = []
+
+
+def region_print(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | None = None) -> RegionPrint:
     """The lines of text inside a page region, each with its box and writing direction (a figure's axis titles,
-    ticks and legend entries, for :func:`tools.paperstore.figure_text.read_figure`); OCR'd words when the region
-    has no text layer and tesseract is installed, ``[]`` when nothing can be read (:class:`ViewImageError` for a
-    page the paper lacks or a box outside the page)."""
+    ticks and legend entries), its drawn marks (bars, legend swatches) and the lines in the strip just under it, for
+    :func:`tools.paperstore.figure_text.read_figure`; OCR'd words when the region has no text layer and tesseract
+    is installed, nothing when nothing can be read (:class:`ViewImageError` for a page the paper lacks or a box
+    outside the page)."""
     with _region(args, db, store_dir) as (_, _, page, clip):
         clip = clip or page.rect
-        out = text_lines(page, clip)
-        if out:
-            return out
+        lines = text_lines(page, clip)
+        if lines:
+            under = pymupdf.Rect(clip.x0, clip.y1, clip.x1, min(clip.y1 + BELOW, page.rect.y1))
+            below = text_lines(page, under) if not under.is_empty else []
+            return RegionPrint(lines=lines, marks=drawn_marks(page, clip), below=below)
         try:
             words = _ocr_words(page, clip)
         except Exception:  # noqa: BLE001 - tesseract missing: nothing to read
-            return []
-        return [FigureLine(text=w[4], box=tuple(w[:4])) for w in words]
+            return RegionPrint()
+        return RegionPrint(lines=[FigureLine(text=w[4], box=tuple(w[:4])) for w in words])
 
 
 def describe(view: ImageView, args: ViewImageArgs) -> str:

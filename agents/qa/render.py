@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Literal
 
 from evidex.tools.first_page import affiliations, corresponding_authors, proceedings_line
-from evidex.tools.paperstore.figure_text import FigureText
+from evidex.tools.paperstore.figure_text import Bar, FigureText
 from evidex.tools.paperstore.models import Equation, Figure, Note, Page, Paper, Passage, Table
 from evidex.tools.qa.context import Context, Rows
 from evidex.tools.qa.question import Question
@@ -85,9 +85,13 @@ def figure_text(printed: FigureText, *, max_ticks: int = 10, max_chars: int = 70
     """A chart's printed words as it shows them: each axis with its title and ticks, rotated labels no axis
     claims, then the other lines row by row (" | " between lines of a row). A figure with no axis (a diagram, an
     example) keeps the order its text blocks have in the PDF, which holds each box's words together."""
-    if not printed.axes:
+    # the legend and the bars have a budget of their own: a chart of many bars keeps its titles and panel labels
+    drawn = [f"legend ({len(printed.legend)} entries): "
+             + " | ".join(f"{e.label} ({e.color})" for e in printed.legend)] if printed.legend else []
+    drawn += _bar_lines(printed.bars, max_chars)
+    if not printed.axes and not printed.bars:
         words = printed.words
-        return words if len(words) <= max_chars else words[:max_chars].rsplit(" ", 1)[0] + " ..."
+        return "\n".join(drawn + [words if len(words) <= max_chars else words[:max_chars].rsplit(" ", 1)[0] + " ..."])
     out = []
     for axis in printed.axes:
         ticks = axis.ticks if len(axis.ticks) <= max_ticks else [*axis.ticks[:4], "...", *axis.ticks[-3:]]
@@ -105,7 +109,28 @@ def figure_text(printed: FigureText, *, max_ticks: int = 10, max_chars: int = 70
         size += len(line)
     if rows:
         out.append("labels (legend entries, titles), row by row:\n" + "\n".join(rows))
-    return "\n".join(out)
+    return "\n".join(drawn + out)
+
+
+def _bar_lines(bars: list[Bar], max_chars: int) -> list[str]:
+    """Bars by category, each with its series and printed value (or its height read off the axis, marked ~)."""
+    if not bars:
+        return []
+    groups: list[tuple[str, list[str]]] = []
+    for bar in bars:
+        said = bar.value or (f"~{bar.height}" if bar.height else "?")
+        if not groups or groups[-1][0] != bar.category:
+            groups.append((bar.category, []))
+        groups[-1][1].append(f"{bar.series} {said}")
+    lines, size = ["bars (category: series and the number printed on the bar; ~ read off the axis):"], 0
+    for category, said in groups:
+        line = f"{category or '(no label)'}: {', '.join(said)}"
+        if size + len(line) > max_chars:
+            lines.append("...")
+            break
+        lines.append(line)
+        size += len(line)
+    return lines
 
 
 def render_item(item, *, titles: dict[str, str] | None = None, aliases: dict[str, str] | None = None,

@@ -101,3 +101,77 @@ def test_labels_stacked_tighter_than_their_height_stay_one_a_row():
     legend = [_line(w, 190, 366 + 8.5 * i, 212, 376 + 8.5 * i) for i, w in enumerate(("Human", "Model A", "Model B"))]
     printed = read_figure(names + legend)
     assert printed.rows == [["Alpha", "Human"], ["Beta", "Model A"], ["Gamma", "Model B"], ["Delta"]]
+
+
+BLUE, ORANGE = (0.27, 0.45, 0.77), (0.93, 0.49, 0.19)
+
+
+def _bar_chart_pdf(tmp_path, *, printed: bool = True):
+    """Grouped bars on one baseline (y = 300, 2.5 points a unit): categories "Helpful" and "Harmful" under their
+    groups, group labels "Set A" and "Set B" under those, series "ours" (blue) and "base" (orange) in a legend of swatches; each
+    bar's value printed on top of it (``printed``), the y axis ticked 0-40 on the left."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=400, height=400)
+    for i, v in enumerate((0, 10, 20, 30, 40)):
+        page.insert_text((60 - 4 * len(str(v)), 302.5 - 25 * i), str(v), fontsize=7)  # right-aligned, 25 points apart
+    heights = {("Helpful", "ours"): 32, ("Helpful", "base"): 12, ("Harmful", "ours"): 4, ("Harmful", "base"): 21}
+    for g, category in enumerate(("Helpful", "Harmful")):
+        x = 80 + 90 * g
+        for s, (series, color) in enumerate((("ours", BLUE), ("base", ORANGE))):
+            top = 300 - 2.5 * heights[(category, series)]
+            page.draw_rect(pymupdf.Rect(x + 20 * s, top, x + 20 * s + 18, 300), color=None, fill=color)
+            if printed:
+                page.insert_text((x + 20 * s + 4, top - 2), str(heights[(category, series)]), fontsize=7)
+        page.insert_text((x + 8, 312), category, fontsize=7)
+    page.insert_text((100, 322), "Set A", fontsize=7)
+    page.insert_text((190, 322), "Set B", fontsize=7)
+    for k, (series, color) in enumerate((("ours", BLUE), ("base", ORANGE))):
+        page.draw_rect(pymupdf.Rect(260, 60 + 12 * k, 266, 66 + 12 * k), color=None, fill=color)
+        page.insert_text((268, 66 + 12 * k), series, fontsize=7)
+    path = tmp_path / "bars.pdf"
+    doc.save(path)
+    return path
+
+
+def _read(path):
+    from evidex.tools.view_image import drawn_marks
+
+    with pymupdf.open(path) as doc:
+        page = doc[0]
+        return read_figure(text_lines(page, page.rect), drawn_marks(page, page.rect))
+
+
+def test_bars_take_their_printed_values_categories_and_legend_series(tmp_path):
+    printed = _read(_bar_chart_pdf(tmp_path))
+    assert [(e.label, e.color) for e in printed.legend] == [("ours", "blue"), ("base", "orange")]
+    assert [(b.category, b.series, b.value) for b in printed.bars] == [
+        ("Helpful / Set A", "ours", "32"), ("Helpful / Set A", "base", "12"),
+        ("Harmful / Set B", "ours", "4"), ("Harmful / Set B", "base", "21")]
+    text = figure_text(printed)
+    assert "legend (2 entries): ours (blue) | base (orange)" in text
+    assert "Helpful / Set A: ours 32, base 12" in text and "Harmful / Set B: ours 4, base 21" in text
+    # the values and categories the bars took are not also left as loose rows
+    assert "labels" not in text
+
+
+def test_bars_without_printed_values_are_read_off_the_y_axis(tmp_path):
+    printed = _read(_bar_chart_pdf(tmp_path, printed=False))
+    assert [(b.series, b.value) for b in printed.bars] == [("ours", ""), ("base", ""), ("ours", ""), ("base", "")]
+    heights = [float(b.height) for b in printed.bars]
+    assert heights == [32, 12, 4, 21] or all(abs(h - t) <= 1 for h, t in zip(heights, (32, 12, 4, 21)))
+    assert "Helpful / Set A: ours ~" in figure_text(printed)
+
+
+def test_a_diagram_of_boxes_is_not_a_bar_chart_and_a_bullet_is_not_a_legend(tmp_path):
+    doc = pymupdf.open()
+    page = doc.new_page(width=400, height=400)
+    for i, (word, h) in enumerate((("Encoder", 40), ("Decoder", 60), ("Output", 30))):
+        page.draw_rect(pymupdf.Rect(50 + 80 * i, 200 - h, 110 + 80 * i, 200), color=None, fill=BLUE)
+        page.insert_text((55 + 80 * i, 195), word, fontsize=8)
+    page.draw_rect(pymupdf.Rect(50, 250, 55, 255), color=None, fill=ORANGE)
+    page.insert_text((58, 256), "the model reads the sentence and writes its summary", fontsize=7)
+    path = tmp_path / "diagram.pdf"
+    doc.save(path)
+    printed = _read(path)
+    assert printed.bars == [] and printed.legend == []
+    assert "Encoder" in figure_text(printed)

@@ -12,11 +12,25 @@ one panel's ticks from the next. :func:`read_figure` groups the lines by the con
 * everything else is read in **rows**, top to bottom and left to right (legend entries, panel titles, category
   labels, values printed on bars), and rotated lines no axis claims are kept apart.
 
+The drawing marks in the region (filled shapes and short stroked lines, :class:`FigureMark`) add what words alone
+do not say:
+
+* a **legend entry** is a swatch (no taller than its label's line, holding no words) or a line sample just left
+  of a short label, level with it; a legend has two to a dozen entries in at least two hues, and each entry takes
+  its swatch's colour;
+* **bars** are filled shapes standing on one baseline (or starting from one left edge), not all one length and
+  some longer than thick; each takes the nearest number printed at its end, the category label under it (and the
+  group label under that, when that row names two groups or more), the legend entry of its colour, and, when no
+  number is printed, its height read off the y axis. Shapes most of which have neither a number nor an axis are a
+  diagram's boxes, not bars.
+
 Nothing here names a paper or a chart: it is geometry only. The model call renders the result
 (:func:`agents.qa.render.render_item`).
 """
 from __future__ import annotations
 
+import colorsys
+import math
 import re
 from statistics import median
 from typing import Literal
@@ -61,12 +75,45 @@ class Axis(BaseModel):
     ticks: list[str]
 
 
+class FigureMark(BaseModel):
+    """A drawn mark inside a figure: a filled shape (a bar, a legend swatch, a box of a diagram) or a stroked line
+    (``filled`` False: a legend's line sample), with its box ``(x0, y0, x1, y1)`` and RGB colour (0-1)."""
+
+    model_config = ConfigDict(frozen=True)
+    box: tuple[float, float, float, float]
+    color: tuple[float, float, float]
+    filled: bool = True
+
+
+class LegendEntry(BaseModel):
+    """A legend's entry: its label and the name of its swatch's colour."""
+
+    model_config = ConfigDict(frozen=True)
+    label: str
+    color: str
+
+
+class Bar(BaseModel):
+    """One bar of a bar chart: the number printed at its end (``value``; else ``height``, read off the y axis,
+    ``""`` when there is none), its category (the label under its group, and the group label under that) and its
+    series (the legend entry of its colour, else the colour's name)."""
+
+    model_config = ConfigDict(frozen=True)
+    category: str = ""
+    series: str = ""
+    value: str = ""
+    height: str = ""
+
+
 class FigureText(BaseModel):
-    """What a figure prints, grouped: its axes, the rest of its horizontal lines in rows, and rotated lines no
-    axis claims. ``words`` is all of it as one string (the order the PDF gives)."""
+    """What a figure prints, grouped: its axes, its legend and bars (when its drawing shows them), the rest of its
+    horizontal lines in rows, and rotated lines no axis claims. ``words`` is all of it as one string (the order
+    the PDF gives)."""
 
     model_config = ConfigDict(frozen=True)
     axes: list[Axis] = []
+    legend: list[LegendEntry] = []
+    bars: list[Bar] = []
     rows: list[list[str]] = []
     rotated: list[str] = []
     words: str = ""
@@ -151,8 +198,210 @@ def _rows(lines: list[FigureLine]) -> list[list[str]]:
     return [[ln.text for ln in sorted(row, key=lambda ln: ln.box[0])] for row in rows]
 
 
-def read_figure(lines: list[FigureLine]) -> FigureText:
-    """Group a figure's lines into axes, rows and rotated labels (see the module docstring)."""
+_SWATCH_GAP = 12.0  # points: at most this between a legend swatch's right edge and its label
+_SAMPLE = 30.0  # points: a legend's line sample is at most this wide
+_BASELINE = 1.0  # points: bars standing on one baseline (or starting at one edge) share it within this
+_VALUE_GAP = 10.0  # points: a number printed at a bar's end starts at most this far from it
+_LABEL_CHARS = 40  # a legend entry's or a category's label is at most this long
+_MAX_ENTRIES = 12  # a legend lists at most this many series
+_NEUTRAL = {"white", "black", "gray", "light gray", "dark gray"}
+_LABEL_DROP = 8.0  # points: a category label starts at most this far below its bars' baseline (right of for rows)
+
+
+def color_name(rgb: tuple[float, float, float]) -> str:
+    """A colour as a reader names it: "blue", "light orange", "dark green", "gray", "pink"."""
+    hue, light, sat = colorsys.rgb_to_hls(*rgb)
+    if light >= 0.95:
+        return "white"
+    if light <= 0.12:
+        return "black"
+    if sat < 0.2:
+        return "light gray" if light > 0.7 else ("dark gray" if light < 0.35 else "gray")
+    deg = hue * 360
+    names = ((15, "red"), (45, "orange"), (70, "yellow"), (165, "green"), (195, "teal"), (255, "blue"),
+             (290, "purple"), (340, "pink"), (361, "red"))
+    name = next(n for limit, n in names if deg < limit)
+    if name == "red" and light > 0.7:
+        return "pink"
+    return f"light {name}" if light > 0.72 else (f"dark {name}" if light < 0.3 else name)
+
+
+def _size(box) -> tuple[float, float]:
+    return box[2] - box[0], box[3] - box[1]
+
+
+def _inside(inner, outer, slack: float = 0.5) -> bool:
+    return (inner[0] >= outer[0] - slack and inner[1] >= outer[1] - slack and inner[2] <= outer[2] + slack
+            and inner[3] <= outer[3] + slack)
+
+
+def _legend(lines: list[FigureLine], marks: list[FigureMark]) -> list[tuple[FigureLine, FigureMark]]:
+    """Labels with a swatch (or a line sample) just left of them, level with them: a legend's entries."""
+    out = []
+    for ln in lines:
+        if ln.rotated or ln.number:
+            continue
+        h = ln.box[3] - ln.box[1]
+        def key(m: FigureMark) -> bool:
+            w, mh = _size(m.box)
+            # a swatch is no taller than its label's line (a box a word sits beside in a diagram is)
+            return (mh <= h + 1 and w <= 2.5 * h + 2) if m.filled else (mh <= 3 and w <= _SAMPLE)
+        near = [m for m in marks if key(m) and -1.0 <= ln.box[0] - m.box[2] <= _SWATCH_GAP
+                and abs(_y_centre(m.box) - _y_centre(ln.box)) <= max(2.0, h / 2)
+                and not any(_inside(w.box, m.box) for w in lines)]  # a box holding words is a diagram's
+        if near:
+            out.append((ln, max(near, key=lambda m: m.box[2])))
+    # a legend names two to a dozen series in a few words each, told apart by colour; one swatch by a sentence is a
+    # diagram's bullet, and black or gray marks by words are a diagram's arrows and boxes
+    hues = {color_name(m.color) for _, m in out} - _NEUTRAL
+    if (len(hues) < 2 or len({(ln.text, m.color) for ln, m in out}) > _MAX_ENTRIES
+            or any(len(ln.text) > _LABEL_CHARS for ln, _ in out)):
+        return []
+    return out
+
+
+def _distinct(legend: list[tuple[FigureLine, FigureMark]]) -> list[LegendEntry]:
+    """The legend's entries once each (panels side by side repeat one legend)."""
+    entries = [LegendEntry(label=ln.text, color=color_name(m.color)) for ln, m in legend]
+    return list(dict.fromkeys(entries))
+
+
+def _clusters(values: list[float], tol: float) -> list[list[int]]:
+    """Indices of ``values`` grouped where they lie within ``tol`` of the group's first."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    groups: list[list[int]] = []
+    for i in order:
+        if groups and values[i] - values[groups[-1][0]] <= tol:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def _on_baselines(marks: list[FigureMark], vertical: bool) -> list[list[FigureMark]]:
+    """Marks standing on one baseline (vertical bars: one bottom; horizontal: one left edge), two or more a line,
+    not all of one length (a row of equal boxes is a diagram, not a chart)."""
+    base = [m.box[3] if vertical else m.box[0] for m in marks]
+    out = []
+    along = 1 if vertical else 0
+    for idx in _clusters(base, _BASELINE):
+        group = [marks[i] for i in idx]
+        lengths = {round(_size(m.box)[along], 1) for m in group}
+        # a bar is longer than it is thick somewhere in the chart; a line's markers are small squares
+        long = sum(_size(m.box)[along] >= 1.5 * _size(m.box)[1 - along] for m in group)
+        if len(group) >= 2 and len(lengths) >= 2 and long >= 2:
+            out.append(group)
+    return out
+
+
+def _axis_reading(runs: list[list[FigureLine]], bar_box, vertical: bool):
+    """The value at a bar's end read off the axis it stands against: the tick labels' positions fitted to their
+    values (least squares), from the y axis left of a vertical bar or the x axis under a horizontal one."""
+    if vertical:
+        near = [r for r in runs if _span(r)[2] <= bar_box[0] + 1 and _span(r)[1] - 5 <= bar_box[3] <= _span(r)[3] + 5]
+        run = max(near, key=lambda r: _span(r)[2], default=None)
+        pos, end = (lambda ln: _y_centre(ln.box)), bar_box[1]
+    else:
+        near = [r for r in runs if _span(r)[1] >= bar_box[3] - 1 and _span(r)[0] - 5 <= bar_box[0] <= _span(r)[2] + 5]
+        run = min(near, key=lambda r: _span(r)[1], default=None)
+        pos, end = (lambda ln: _x_centre(ln.box)), bar_box[2]
+    if run is None:
+        return None
+    xs, ys = [pos(ln) for ln in run], [ln.value for ln in run]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    var = sum((x - mx) ** 2 for x in xs)
+    if var == 0:
+        return None
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var
+    value = my + slope * (end - mx)
+    step = min(abs(b - a) for a, b in zip(ys, ys[1:]))
+    digits = max(0, -math.floor(math.log10(step)) + 1) if step > 0 else 0
+    return f"{value:.{digits}f}"
+
+
+def _series(mark: FigureMark, legend: list[tuple[FigureLine, FigureMark]]) -> str:
+    """The legend entry of a mark's colour, else the colour's name."""
+    def far(entry) -> float:
+        return sum((a - b) ** 2 for a, b in zip(entry[1].color, mark.color))
+    best = min(legend, key=far, default=None)
+    return best[0].text if best is not None and far(best) <= 0.01 else color_name(mark.color)
+
+
+def _bars(lines: list[FigureLine], below: list[FigureLine], marks: list[FigureMark],
+          legend: list[tuple[FigureLine, FigureMark]], runs: dict[str, list[list[FigureLine]]],
+          used: set[int]) -> list[Bar]:
+    """The bars of a bar chart with their printed values, categories and series (see the module docstring);
+    marks ``used`` the lines they take."""
+    keys = {id(m) for _, m in legend}
+    words = [ln for ln in lines if not ln.number]
+    shapes = [m for m in marks if m.filled and id(m) not in keys and color_name(m.color) != "white"
+              and min(_size(m.box)) >= 0.8 and not any(_inside(w.box, m.box) for w in words)]
+    by_side = {v: _on_baselines(shapes, v) for v in (True, False)}
+    vertical = max(by_side, key=lambda v: (max((len(g) for g in by_side[v]), default=0), v))
+    groups = by_side[vertical]
+    if not groups:
+        return []
+    bars = [m for g in groups for m in g]
+    # the number printed at each bar's end (just beyond it, or just inside), nearest first, each number once
+    numbers = [ln for ln in lines if ln.number and id(ln) not in used]
+    pairs = []
+    for b, m in enumerate(bars):
+        x0, y0, x1, y1 = m.box
+        for n, ln in enumerate(numbers):
+            if vertical and x0 - 1.5 <= _x_centre(ln.box) <= x1 + 1.5 and -2 <= y0 - ln.box[3] <= _VALUE_GAP:
+                pairs.append((abs(y0 - ln.box[3]), b, n))
+            elif vertical and x0 - 1.5 <= _x_centre(ln.box) <= x1 + 1.5 and ln.box[1] >= y0 - 1 and ln.box[3] <= y1 + 1:
+                pairs.append((_VALUE_GAP + ln.box[1] - y0, b, n))
+            elif not vertical and y0 - 1.5 <= _y_centre(ln.box) <= y1 + 1.5 and -2 <= ln.box[0] - x1 <= _VALUE_GAP:
+                pairs.append((abs(ln.box[0] - x1), b, n))
+    value: dict[int, FigureLine] = {}
+    taken: set[int] = set()
+    for _, b, n in sorted(pairs):
+        if b not in value and id(numbers[n]) not in taken:
+            value[b] = numbers[n]
+            taken.add(id(numbers[n]))
+    # the category under each bar: the nearest label of the first row under its baseline, and the group label in
+    # the row under that one (left of the baseline for horizontal bars)
+    labels = [ln for ln in words + [w for w in below if not w.number]
+              if id(ln) not in used and len(ln.text) <= _LABEL_CHARS]
+    out = []
+    for b, m in enumerate(bars):
+        base = m.box[3] if vertical else m.box[0]
+        if vertical:
+            first = [ln for ln in labels if -3 <= ln.box[1] - base <= _LABEL_DROP]
+            label = min(first, key=lambda ln: abs(_x_centre(ln.box) - _x_centre(m.box)), default=None)
+            if label is not None and abs(_x_centre(label.box) - _x_centre(m.box)) > max(_size(label.box)[0], 30):
+                label = None
+            group = None
+            if label is not None:
+                # a row of group labels under the categories names two groups or more ("QASC", "CSQA2"); one
+                # text repeated under each panel is the panels' axis title
+                second = [ln for ln in labels if 0 <= ln.box[1] - label.box[3] + 1 <= 12 and ln is not label]
+                if len({ln.text for ln in second}) >= 2:
+                    group = min(second, key=lambda ln: abs(_x_centre(ln.box) - _x_centre(m.box)))
+        else:
+            first = [ln for ln in labels if -3 <= base - ln.box[2] <= _LABEL_DROP * 4
+                     and m.box[1] - 2 <= _y_centre(ln.box) <= m.box[3] + 2]
+            label = max(first, key=lambda ln: ln.box[2], default=None)
+            group = None
+        taken.update(id(ln) for ln in (label, group) if ln is not None)
+        category = " / ".join(ln.text for ln in (label, group) if ln is not None)
+        printed = value.get(b)
+        height = "" if printed else (_axis_reading(runs["y" if vertical else "x"], m.box, vertical) or "")
+        out.append(((m.box[0], -m.box[3]) if vertical else (m.box[1], m.box[0]),
+                    Bar(category=category, value=printed.text if printed else "", height=height,
+                        series=_series(m, legend))))
+    # a chart prints its bars' values or has an axis to read them off; shapes with neither are a diagram's boxes
+    if sum(bool(bar.value or bar.height) for _, bar in out) * 2 < len(out):
+        return []
+    used.update(taken)
+    return [bar for _, bar in sorted(out, key=lambda x: x[0])]
+
+
+def read_figure(lines: list[FigureLine], marks: list[FigureMark] = (), below: list[FigureLine] = ()) -> FigureText:
+    """Group a figure's lines into axes, legend, bars, rows and rotated labels (see the module docstring);
+    ``marks`` are the region's drawn marks and ``below`` the lines just under the region (category labels cut
+    off by it)."""
     lines = [ln for ln in lines if ln.text.strip()]
     if not lines:
         return FigureText()
@@ -168,15 +417,23 @@ def read_figure(lines: list[FigureLine]) -> FigureText:
             used.add(id(title))
         return span, title.text if title else ""
 
+    runs: dict[str, list[list[FigureLine]]] = {"y": [], "x": []}
     for run in _runs(numbers, key=lambda ln: ln.box[2], pos=lambda ln: _y_centre(ln.box)):
         span, title = claim(run, _y_title)
+        runs["y"].append(run)
         axes.append((span, Axis(which="y", title=title, ticks=[r.text for r in run[::-1]])))
     rest = [ln for ln in numbers if id(ln) not in used]
     for run in _runs(rest, key=lambda ln: _y_centre(ln.box), pos=lambda ln: _x_centre(ln.box)):
         span, title = claim(run, _x_title)
+        runs["x"].append(run)
         axes.append((span, Axis(which="x", title=title, ticks=[r.text for r in run])))
     axes.sort(key=lambda a: (a[1].which != "y", round(a[0][1] / 50), a[0][0]))
+    marks = list(marks)
+    legend = _legend([ln for ln in lines if id(ln) not in used], marks)
+    used.update(id(ln) for ln, _ in legend)
+    bars = _bars(lines, list(below), marks, legend, runs, used) if marks else []
     left = [ln for ln in lines if id(ln) not in used]
     return FigureText(axes=[a for _, a in axes], rows=_rows([ln for ln in left if not ln.rotated]),
+                      legend=_distinct(legend), bars=bars,
                       rotated=[ln.text for ln in sorted((ln for ln in left if ln.rotated), key=lambda ln: ln.box[0])],
                       words=" ".join(ln.text for ln in lines))

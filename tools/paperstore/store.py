@@ -287,16 +287,18 @@ class PaperStore:
         """The words printed inside a region of a page (a figure's axes, labels and legend), grouped as a chart
         prints them (:func:`tools.paperstore.figure_text.read_figure`); empty when none can be read."""
         from evidex.tools.store import StoreError
-        from evidex.tools.view_image import ViewImageArgs, ViewImageError, region_lines
+        from evidex.tools.view_image import ViewImageArgs, ViewImageError, region_print
 
         if not box:
             return FigureText()
         try:
-            lines = region_lines(ViewImageArgs(paper_id=pdf_id, page_number=page, bounding_box=list(box)), self.db,
+            found = region_print(ViewImageArgs(paper_id=pdf_id, page_number=page, bounding_box=list(box)), self.db,
                                  self.store_dir)
         except (ViewImageError, StoreError, ValueError, RuntimeError):
             return FigureText()
-        return read_figure(lines[:_FIGURE_LINES])
+        if len(found.lines) > _FIGURE_LINES:
+            return read_figure(found.lines[:_FIGURE_LINES])
+        return read_figure(found.lines, found.marks, found.below)
 
     # -- search ------------------------------------------------------------------------------------------------
     def search(self, query: str, *, papers: list[str] | None = None, filter: str | None = None, k: int = 5,
