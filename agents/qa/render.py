@@ -86,7 +86,8 @@ def figure_text(printed: FigureText, *, max_ticks: int = 10, max_chars: int = 70
     claims, then the other lines row by row (" | " between lines of a row). A figure with no axis (a diagram, an
     example) keeps the order its text blocks have in the PDF, which holds each box's words together."""
     # the legend and the bars have a budget of their own: a chart of many bars keeps its titles and panel labels
-    drawn = [f"legend ({len(printed.legend)} entries): "
+    drawn = [f"panels ({len(printed.panels)}): " + " | ".join(printed.panels)] if printed.panels else []
+    drawn += [f"legend ({len(printed.legend)} entries): "
              + " | ".join(f"{e.label} ({e.color})" for e in printed.legend)] if printed.legend else []
     drawn += _bar_lines(printed.bars, max_chars)
     if not printed.axes and not printed.bars:

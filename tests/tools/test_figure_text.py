@@ -175,3 +175,15 @@ def test_a_diagram_of_boxes_is_not_a_bar_chart_and_a_bullet_is_not_a_legend(tmp_
     printed = _read(path)
     assert printed.bars == [] and printed.legend == []
     assert "Encoder" in figure_text(printed)
+
+
+def test_panels_lettered_from_a_are_listed_with_their_titles():
+    lines = [_line("(a) Memory size 2 (b) Memory size 5", 0, 100, 200, 108), _line("(c) Accuracy", 0, 200, 60, 208),
+             _line("Accuracy", 0, 50, 40, 58)]
+    printed = read_figure(lines)
+    assert printed.panels == ["(a) Memory size 2", "(b) Memory size 5", "(c) Accuracy"]
+    assert figure_text(printed).startswith("panels (3): (a) Memory size 2 | (b) Memory size 5 | (c) Accuracy")
+    # a label that does not start a run from (a) is a diagram's text, not a panel
+    assert read_figure([_line("(b) the encoder", 0, 0, 80, 8), _line("(c) the decoder", 0, 20, 80, 28)]).panels == []
+    assert read_figure([_line("(A) Left", 0, 0, 40, 8), _line("(B) Right", 60, 0, 100, 8)]).panels == ["(A) Left",
+                                                                                                          "(B) Right"]

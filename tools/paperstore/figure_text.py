@@ -9,6 +9,8 @@ one panel's ticks from the next. :func:`read_figure` groups the lines by the con
   run one way and never repeat: a column of equal numbers is a table or matrix, read in rows);
 * an **x axis** is a row of numbers at one height, titled by the line centred just below it and alone at its
   height; side-by-side panels give one row each, cut the same way;
+* **panels** are the labels "(a)", "(b)", ... printed inside the figure, each with the words after it, when they
+  run from (a) without a gap;
 * everything else is read in **rows**, top to bottom and left to right (legend entries, panel titles, category
   labels, values printed on bars), and rotated lines no axis claims are kept apart.
 
@@ -105,6 +107,28 @@ class Bar(BaseModel):
     height: str = ""
 
 
+_PANEL = re.compile(r"\(([a-zA-Z])\)\s*")
+
+
+def _panels(lines: list[FigureLine]) -> list[str]:
+    """The panels a figure letters, "(a) title", in reading order: each label printed inside the figure with the
+    words after it on its line, up to the next label. Only labels that run from (a) without a gap count (two or
+    more): a lone "(b)" is a diagram's text."""
+    found: dict[str, str] = {}
+    for ln in sorted(lines, key=lambda ln: (round(_y_centre(ln.box)), ln.box[0])):
+        if ln.rotated:
+            continue
+        parts = _PANEL.split(ln.text)
+        for letter, title in zip(parts[1::2], parts[2::2]):
+            found.setdefault(letter, f"({letter}) {title.strip()}".strip())
+    for first in ("a", "A"):
+        run = [chr(ord(first) + i) for i in range(26)]
+        letters = [x for x in run if x in found]
+        if len(letters) >= 2 and letters == run[:len(letters)]:
+            return [found[x] for x in letters]
+    return []
+
+
 class FigureText(BaseModel):
     """What a figure prints, grouped: its axes, its legend and bars (when its drawing shows them), the rest of its
     horizontal lines in rows, and rotated lines no axis claims. ``words`` is all of it as one string (the order
@@ -112,6 +136,7 @@ class FigureText(BaseModel):
 
     model_config = ConfigDict(frozen=True)
     axes: list[Axis] = []
+    panels: list[str] = []
     legend: list[LegendEntry] = []
     bars: list[Bar] = []
     rows: list[list[str]] = []
@@ -433,7 +458,7 @@ def read_figure(lines: list[FigureLine], marks: list[FigureMark] = (), below: li
     used.update(id(ln) for ln, _ in legend)
     bars = _bars(lines, list(below), marks, legend, runs, used) if marks else []
     left = [ln for ln in lines if id(ln) not in used]
-    return FigureText(axes=[a for _, a in axes], rows=_rows([ln for ln in left if not ln.rotated]),
+    return FigureText(axes=[a for _, a in axes], rows=_rows([ln for ln in left if not ln.rotated]), panels=_panels(lines),
                       legend=_distinct(legend), bars=bars,
                       rotated=[ln.text for ln in sorted((ln for ln in left if ln.rotated), key=lambda ln: ln.box[0])],
                       words=" ".join(ln.text for ln in lines))
