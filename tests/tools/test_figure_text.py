@@ -187,3 +187,18 @@ def test_panels_lettered_from_a_are_listed_with_their_titles():
     assert read_figure([_line("(b) the encoder", 0, 0, 80, 8), _line("(c) the decoder", 0, 20, 80, 28)]).panels == []
     assert read_figure([_line("(A) Left", 0, 0, 40, 8), _line("(B) Right", 60, 0, 100, 8)]).panels == ["(A) Left",
                                                                                                           "(B) Right"]
+
+
+def test_bars_of_stacked_panels_are_listed_panel_by_panel():
+    from evidex.tools.paperstore.figure_text import FigureMark
+
+    marks, lines = [], []
+    for top, panel in ((100, "upper"), (300, "lower")):  # two panels, one above the other, the same x positions
+        for i, (height, name) in enumerate(((40, "A"), (32, "B"))):
+            x = 50 + 40 * i
+            marks.append(FigureMark(box=(x, top - height, x + 20, top), color=BLUE))
+            lines.append(_line(str(height + (top == 300)), x + 5, top - height - 9, x + 15, top - height - 1))
+            lines.append(_line(f"{name} {panel}", x, top + 2, x + 20, top + 9))
+    printed = read_figure(lines, marks)
+    assert [b.category for b in printed.bars] == ["A upper", "B upper", "A lower", "B lower"]
+    assert [b.value for b in printed.bars] == ["40", "32", "41", "33"]

@@ -366,7 +366,9 @@ def _bars(lines: list[FigureLine], below: list[FigureLine], marks: list[FigureMa
     groups = by_side[vertical]
     if not groups:
         return []
+    # listed panel by panel (the baselines' order: top to bottom, left to right), then along each baseline
     bars = [m for g in groups for m in g]
+    panel = {id(m): i for i, g in enumerate(groups) for m in g}
     # the number printed at each bar's end (just beyond it, or just inside), nearest first, each number once
     numbers = [ln for ln in lines if ln.number and id(ln) not in used]
     pairs = []
@@ -413,7 +415,7 @@ def _bars(lines: list[FigureLine], below: list[FigureLine], marks: list[FigureMa
         category = " / ".join(ln.text for ln in (label, group) if ln is not None)
         printed = value.get(b)
         height = "" if printed else (_axis_reading(runs["y" if vertical else "x"], m.box, vertical) or "")
-        out.append(((m.box[0], -m.box[3]) if vertical else (m.box[1], m.box[0]),
+        out.append(((panel[id(m)], m.box[0], -m.box[3]) if vertical else (panel[id(m)], m.box[1], m.box[0]),
                     Bar(category=category, value=printed.text if printed else "", height=height,
                         series=_series(m, legend))))
     # a chart prints its bars' values or has an axis to read them off; shapes with neither are a diagram's boxes
