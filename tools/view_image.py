@@ -148,18 +148,6 @@ _MAX_MARKS = 2000  # a region drawing more shapes than this is a plot of points,
 BELOW = 20.0  # points under a region read for the category labels a figure's box cut off
 
 
-def _rgb(color) -> tuple[float, float, float] | None:
-    """A PDF colour as RGB: gray (1 value), RGB (3) or CMYK (4)."""
-    if not color:
-        return None
-    if len(color) == 1:
-        return (color[0],) * 3
-    if len(color) == 4:
-        c, m, y, k = color
-        return ((1 - c) * (1 - k), (1 - m) * (1 - k), (1 - y) * (1 - k))
-    return tuple(color[:3])
-
-
 def drawn_marks(page: pymupdf.Page, clip: pymupdf.Rect) -> list[FigureMark]:
     """The filled shapes (each rectangle of a path on its own) and short horizontal stroked lines (legend line
     samples) whose middle lies inside ``clip``."""
@@ -167,7 +155,7 @@ def drawn_marks(page: pymupdf.Page, clip: pymupdf.Rect) -> list[FigureMark]:
     for d in page.get_drawings():
         if not d["rect"].intersects(clip):
             continue
-        fill, stroke = _rgb(d.get("fill")), _rgb(d.get("color"))
+        fill, stroke = d.get("fill"), d.get("color")  # PyMuPDF gives every path's colours as RGB
         if fill is not None and "f" in d["type"]:
             kinds = {it[0] for it in d["items"]}
             rects = ([it[1] if it[0] == "re" else it[1].rect for it in d["items"]] if kinds <= {"re", "qu"}

@@ -100,14 +100,7 @@ def figure_text(printed: FigureText, *, max_ticks: int = 10, max_chars: int = 70
         out.append(f"{axis.which} axis{title}: {', '.join(ticks)}")
     if printed.rotated:
         out.append("rotated labels: " + " | ".join(printed.rotated))
-    rows, size = [], sum(len(line) for line in out)
-    for row in printed.rows:
-        line = " | ".join(row)
-        if size + len(line) > max_chars:
-            rows.append("...")
-            break
-        rows.append(line)
-        size += len(line)
+    rows = _within([" | ".join(row) for row in printed.rows], max_chars - sum(len(line) for line in out))
     if rows:
         out.append("labels (legend entries, titles), row by row:\n" + "\n".join(rows))
     return "\n".join(drawn + out)
@@ -123,15 +116,19 @@ def _bar_lines(bars: list[Bar], max_chars: int) -> list[str]:
         if not groups or groups[-1][0] != bar.category:
             groups.append((bar.category, []))
         groups[-1][1].append(f"{bar.series} {said}")
-    lines, size = ["bars (category: series and the number printed on the bar; ~ read off the axis):"], 0
-    for category, said in groups:
-        line = f"{category or '(no label)'}: {', '.join(said)}"
-        if size + len(line) > max_chars:
-            lines.append("...")
-            break
-        lines.append(line)
-        size += len(line)
-    return lines
+    return ["bars (category: series and the number printed on the bar; ~ read off the axis):",
+            *_within([f"{category or '(no label)'}: {', '.join(said)}" for category, said in groups], max_chars)]
+
+
+def _within(lines: list[str], room: int) -> list[str]:
+    """The first of ``lines`` that fit in ``room`` characters, and "..." where the rest are cut."""
+    kept: list[str] = []
+    for line in lines:
+        if len(line) > room:
+            return [*kept, "..."]
+        kept.append(line)
+        room -= len(line)
+    return kept
 
 
 def render_item(item, *, titles: dict[str, str] | None = None, aliases: dict[str, str] | None = None,
