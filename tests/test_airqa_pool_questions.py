@@ -286,3 +286,27 @@ def test_the_third_blind_figure_questions_are_over_papers_whose_figures_no_set_a
     for row in FIGURE3_ROWS:
         assert_objective_and_self_scoring(row)
     assert check(FIGURE3_ROWS, pool_or_skip(), splits=("pool_figures3",), by_paper=False) == []
+
+
+RETRIEVAL_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_retrieval_questions.jsonl").read_text()
+                  .splitlines() if line.strip()]
+
+
+def test_the_blind_retrieval_and_two_paper_questions_are_well_formed_and_printed_on_their_pages():
+    """The two largest kinds of AirQA, written blind on 2026-12-06 by a helper who saw no code, prompt or result: 14
+    questions naming one of the 60 pool papers by what it contributes (answer: its title) and 10 needing a fact
+    from each of two named papers (20 papers, each in one question, none a retrieval question's)."""
+    assert len(RETRIEVAL_ROWS) == 24 and {r["split"] for r in RETRIEVAL_ROWS} == {"pool_retrieval"}
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in RETRIEVAL_ROWS)
+    found = [r for r in RETRIEVAL_ROWS if r["tags"] == ["retrieval", "text", "objective"]]
+    pairs = [r for r in RETRIEVAL_ROWS if r["tags"][0] == "multiple"]
+    assert len(found) == 14 and len(pairs) == 10
+    assert all(not r["anchor_pdf"] and r["evaluator"]["eval_func"] == "eval_paper_relevance_with_reference_answer"
+               for r in found)
+    assert len({papers_of(r)[0] for r in found}) == 14
+    two = [p for r in pairs for p in r["anchor_pdf"] + r["reference_pdf"]]
+    assert all(len(r["anchor_pdf"]) == len(r["reference_pdf"]) == 1 for r in pairs) and len(set(two)) == 20
+    assert not set(two) & {papers_of(r)[0] for r in found}
+    for row in RETRIEVAL_ROWS:
+        assert_objective_and_self_scoring(row)
+    assert check(RETRIEVAL_ROWS, pool_or_skip(), splits=("pool_retrieval",), by_paper=False) == []
