@@ -59,7 +59,24 @@ class CalcArgs(BaseModel):
 
 
 # the signs papers print (and models copy from them) for the ones Python reads
-_PRINTED_SIGNS = str.maketrans({"π": "pi", "−": "-", "–": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/"})
+_SIGNS = {"π": "pi", "−": "-", "–": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/"}
+_PRINTED_SIGNS = str.maketrans(_SIGNS)
+
+
+def expression_pattern(parts: int) -> str:
+    """A regular expression (a JSON-schema ``pattern``) matching what :func:`calculate` reads, made of at most
+    ``parts`` pieces: digits, operators, parentheses, commas, the printed signs it reads and its function and
+    constant names, no other letter. A model decoding under a grammar from it writes the numbers an equation takes,
+    not its symbols (the 1.5B model wrote "sum_{i in C1} s(i, j)" for a sum it was given every term of). At most
+    :func:`pattern_chars` characters long."""
+    names = "|".join(sorted([*FUNCTIONS, *CONSTANTS], key=len, reverse=True))
+    signs = "".join(sign for sign in _SIGNS if not sign.isascii())
+    return rf"^([0-9.+*/^(), {signs}-]|{names}){{1,{parts}}}$"
+
+
+def pattern_chars(parts: int) -> int:
+    """The most characters a string of :func:`expression_pattern` with ``parts`` pieces can hold."""
+    return parts * max(len(name) for name in [*FUNCTIONS, *CONSTANTS])
 
 
 def calculate(expression: str) -> float | int:

@@ -9,7 +9,8 @@ them): a small model names a row near the top, not the maximum. For a number ask
 model that reads both right still subtracts wrong. For a number asked as the value an equation takes on values
 the question gives ("what score does Equation 1 give when alpha = 2") the model writes the equation with the values
 put in as one arithmetic expression, and code computes it (:func:`tools.calc.calculate`): a small model writes the
-expression right more often than it works it out. For a count ("how many triggers are inserted ...") a
+expression right more often than it works it out. The grammar admits numbers, signs and the calculator's names in
+it, no other letter: left free, the model copied the equation's symbols, which nothing can compute. For a count ("how many triggers are inserted ...") a
 number the context prints before nothing the question counts is replaced by the one it binds to the counted noun
 (:func:`tools.qa.bound.rebound`): a small model reading the right sentence takes its neighbouring number.
 """
@@ -28,14 +29,14 @@ from evidex.agents.qa.render import render_context, scope_line
 from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.agents.structured import call_structured
 from evidex.tools.answer_format import answer_text, answer_type
-from evidex.tools.calc import CalcError, calculate, format_result
+from evidex.tools.calc import CalcError, calculate, expression_pattern, format_result, pattern_chars
 from evidex.tools.qa.bound import rebound
 from evidex.tools.qa.cells import column_candidates
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
 
 MAX_CANDIDATES = 40
-MAX_EXPRESSION_CHARS = 300
+EXPRESSION_PARTS = 150  # numbers, signs and function names of the formula's expression
 MAX_ANSWER_CHARS = 2000  # an answer's cap when the call has no token budget
 CHARS_PER_TOKEN = 3  # at least this many characters a token (English averages about 4), so a capped string fits
 REPLY_OVERHEAD_TOKENS = 16  # the reply's key, quotes and braces around the answer
@@ -147,7 +148,10 @@ def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX
     call's token budget)."""
     fields: dict[str, Any] = {}
     if formula:
-        fields["expression"] = (str, Field(min_length=1, max_length=MAX_EXPRESSION_CHARS,
+        # the pattern goes to the grammar only: a model decoding without one may still leave a symbol the question
+        # gives the number of (put in by code, :func:`put_in`)
+        fields["expression"] = (str, Field(min_length=1, max_length=pattern_chars(EXPRESSION_PARTS),
+                                           json_schema_extra={"pattern": expression_pattern(EXPRESSION_PARTS)},
                                            description="The equation with the values put in, as one arithmetic "
                                                        "expression."))
     if compared:

@@ -5,9 +5,11 @@ come from the question or the context, so NeuSym's early answer takes it when th
 from __future__ import annotations
 
 import json
+import re
 
 from evidex.agents.readers import rejects
-from evidex.agents.readers.model import answer_schema, computed, put_in
+from evidex.agents.readers.model import EXPRESSION_PARTS, answer_schema, computed, put_in
+from evidex.tools.calc import calculate, pattern_chars
 from evidex.tools.paperstore import Equation, Passage
 from evidex.tools.qa import PaperQuestion
 from evidex.tools.qa.context import Answer, Context
@@ -50,6 +52,26 @@ def test_the_expression_is_computed_safely_and_an_integer_must_be_whole():
     assert computed("x + 1", "float") is None and computed("", "float") is None
     assert computed("__import__('os').system('true')", "int") is None
     assert computed("7 / 2", "int") is None and computed("10 ** 10 ** 10", "int") is None
+
+
+def test_the_grammar_holds_the_expression_to_numbers_and_the_names_calculate_reads():
+    """The expression's JSON schema carries a pattern the local model decodes under: digits, signs, parentheses and
+    the calculator's names, so it writes "1/(2*3)*(0.9+0.6+0.3+0.8+0.5+0.2)", not "1/(|C1| * |C2|) * sum_{i in
+    C1} sum_{j in C2} s(i, j)" (which no code can compute). Every string the pattern takes is one calculate reads
+    the characters of."""
+    schema = answer_schema(FLOAT, False, 2000, False, True)
+    prop = schema.model_json_schema()["properties"]["expression"]
+    pattern = re.compile(prop["pattern"])
+    for written in ("1/(2*3)*(0.9+0.6+0.3+0.8+0.5+0.2)", "1 - (6 / max(40, 50))", "2^3 − 1 × 2",
+                    "cos(π/2 * 3/9) * cos(pi/2 * 0.5)", "-(0.5 * log2(0.5) + 2 * 0.25 * log2(0.25))", "1e-5 * 3"):
+        assert pattern.match(written) and calculate(written) is not None, written
+    for symbolic in ("1/(|C1| * |C2|) * sum_{i} s(i, j)", "0.8 - 0.8 * (1 - (N / 2) ** 3)", "x + 1", "a = 2",
+                     "__import__('os')", "0.5" * 200):
+        assert not pattern.match(symbolic), symbolic
+    # the longest string the pattern takes fits the field; a model decoding without the grammar may still leave
+    # a symbol the question sets, which code puts the number in for (below)
+    assert prop["maxLength"] == pattern_chars(EXPRESSION_PARTS) and len("log10" * EXPRESSION_PARTS) <= prop["maxLength"]
+    assert schema(expression="Avg[Gp] * 2", answer=1.0).expression == "Avg[Gp] * 2"
 
 
 def test_symbols_the_model_leaves_in_get_the_numbers_the_question_sets():
