@@ -70,10 +70,15 @@ POOL_FIGURES3 = Path(__file__).parent / "data" / "airqa_pool_figures3_questions.
 # pool papers is it) and 10 questions needing a fact from each of two named papers (20 papers, none of the 14),
 # written blind on 2026-12-06 by a helper who saw no code or results, fixed before the system first ran them
 POOL_RETRIEVAL = Path(__file__).parent / "data" / "airqa_pool_retrieval_questions.jsonl"
+# 12 numbers computed from two values stated apart (totals, ratios and differences, across two papers or within one)
+# over 15 pool papers none of pool_retrieval's two-paper questions uses, written blind on 2026-12-06 by a helper who
+# saw no code or results, fixed before the system first ran them
+POOL_ARITHMETIC = Path(__file__).parent / "data" / "airqa_pool_arithmetic_questions.jsonl"
 SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_tables": POOL_DESCRIBED,
         "pool_blind2": POOL_BLIND2, "pool_blind3": POOL_BLIND3, "pool_figures": POOL_FIGURES,
         "pool_comparison": POOL_COMPARISON, "pool_affiliations": POOL_AFFILIATIONS, "pool_figures2": POOL_FIGURES2,
-        "pool_figures3": POOL_FIGURES3, "pool_retrieval": POOL_RETRIEVAL}
+        "pool_figures3": POOL_FIGURES3, "pool_retrieval": POOL_RETRIEVAL,
+        "pool_arithmetic": POOL_ARITHMETIC}
 SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", *SETS)
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
@@ -275,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
                         "blind; pool_comparison: 12 table comparisons (columns counted down the rows, rows against "
                         "a reference row), written blind; pool_affiliations: 10 questions on an author's organization, written "
                         "blind; pool_figures2 and pool_figures3: 16 more figure questions each, written blind; "
-                        "pool_retrieval: 14 questions asking which paper, 10 needing two papers, written blind "
+                        "pool_retrieval: 14 questions asking which paper, 10 needing two papers, written blind; "
+                        "pool_arithmetic: 12 totals, ratios and differences of two stated values, written blind "
                         "(default test; with --from-runs: the split the runs answered, as their config.yaml "
                         "records it)")
     p.add_argument("--llm", help="model spec (default: local)")

@@ -310,3 +310,24 @@ def test_the_blind_retrieval_and_two_paper_questions_are_well_formed_and_printed
     for row in RETRIEVAL_ROWS:
         assert_objective_and_self_scoring(row)
     assert check(RETRIEVAL_ROWS, pool_or_skip(), splits=("pool_retrieval",), by_paper=False) == []
+
+
+ARITHMETIC_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_arithmetic_questions.jsonl")
+                   .read_text().splitlines() if line.strip()]
+
+
+def test_the_blind_arithmetic_questions_are_over_other_papers_and_their_values_printed_on_their_pages():
+    """12 numbers computed from two values the papers state apart (4 totals and 2 differences across two papers, 2
+    ratios across two and 2 within one, 2 totals within one), written blind on 2026-12-06 by a helper who saw no
+    code, prompt or result, over 15 pool papers none of pool_retrieval's two-paper questions uses."""
+    assert len(ARITHMETIC_ROWS) == 12 and {r["split"] for r in ARITHMETIC_ROWS} == {"pool_arithmetic"}
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in ARITHMETIC_ROWS)
+    assert all(r["gold_computed"] for r in ARITHMETIC_ROWS)
+    assert Counter(r["tags"][0] for r in ARITHMETIC_ROWS) == {"multiple": 8, "single": 4}
+    papers = Counter(p for r in ARITHMETIC_ROWS for p in set(r["anchor_pdf"] + r["reference_pdf"]))
+    assert len(papers) == 15 and max(papers.values()) <= 2
+    two_paper = {p for r in RETRIEVAL_ROWS if r["tags"][0] == "multiple" for p in r["anchor_pdf"] + r["reference_pdf"]}
+    assert not set(papers) & two_paper
+    for row in ARITHMETIC_ROWS:
+        assert_objective_and_self_scoring(row)
+    assert check(ARITHMETIC_ROWS, pool_or_skip(), splits=("pool_arithmetic",), by_paper=False) == []
