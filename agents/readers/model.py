@@ -5,8 +5,10 @@ its ``answer`` has the format's type (an integer format gets an integer, a list 
 an extreme value ("which method has the highest F1") the model first lists the candidates with their values and
 the extreme they ask for, and code picks the answer from them (or from the table's own rows when code could read
 them): a small model names a row near the top, not the maximum. For a number asked as the gap between two values
-("how many more runs does A report than B") the model first copies the two values and code subtracts them: a small
-model that reads both right still subtracts wrong. For a number asked as the value an equation takes on values
+("how many more runs does A report than B"), as how many times one is the other ("how many times more parameters
+does A have than B") or as a total of values stated apart ("the total number of datasets across the two papers")
+the model first copies the values and code subtracts, divides or adds them: a small model that reads both right
+still subtracts wrong, and for a total gave one paper's number. For a number asked as the value an equation takes on values
 the question gives ("what score does Equation 1 give when alpha = 2") the model writes the equation with the values
 put in as one arithmetic expression, and code computes it (:func:`tools.calc.calculate`): a small model writes the
 expression right more often than it works it out. The grammar admits numbers, signs and the calculator's names in
@@ -19,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Callable, Literal, NamedTuple
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
@@ -91,6 +93,38 @@ def table_candidates(question: Question, context: Context) -> list[Candidate]:
             for name, value in column_candidates(context.tables, question)]
 
 
+def _finite(compared: list[Operand], count: int | None = None) -> list[float] | None:
+    values = [c.value for c in compared]
+    if not values or (count is not None and len(values) != count) or not all(map(math.isfinite, values)):
+        return None
+    return values
+
+
+def times(compared: list[Operand]) -> tuple[str, str] | None:
+    """How many times the larger value is the smaller (:func:`ratio` of the two, larger first): "how many times
+    more A than B" is at least 1 in whichever order the model copied them."""
+    if (values := _finite(compared, 2)) is None:
+        return None
+    big, small = sorted(values, reverse=True)
+    return ratio([Operand(name="larger", value=big), Operand(name="smaller", value=small)])
+
+
+def ratio(compared: list[Operand]) -> tuple[str, str] | None:
+    """The first value over the second and the ``a / b`` it is; None when the second is 0 or they are one number
+    (then the model did not tell the two apart)."""
+    if (values := _finite(compared, 2)) is None or values[1] == 0 or values[0] == values[1]:
+        return None
+    a, b = values
+    return format_result(round(a / b, 9)), f"{format_result(a)} / {format_result(b)}"
+
+
+def total(compared: list[Operand]) -> tuple[str, str] | None:
+    """The sum of the values and the ``a + b + ...`` it is."""
+    if (values := _finite(compared)) is None:
+        return None
+    return format_result(round(sum(values), 9)), " + ".join(format_result(v) for v in values)
+
+
 def difference(compared: list[Operand]) -> tuple[str, str] | None:
     """The absolute difference of the two compared values and the ``abs(a - b)`` it is, or None when they are the
     same number (then the model did not tell the two apart)."""
@@ -138,14 +172,31 @@ def ranks(question: Question) -> bool:
     return question.kind == "str" and question.says_superlative
 
 
+class Arithmetic(NamedTuple):
+    values: str  # what the model lists: the schema's description of ``compared``
+    most: int  # at most this many values
+    prompt: str  # the prompt added after the answer prompt
+    apply: Callable[[list[Operand]], tuple[str, str] | None]  # the value and the expression it is, or None
+
+
+# the arithmetic a number is asked as (Question.arithmetic): the model copies the values, code does the sum
+ARITHMETIC = {
+    "difference": Arithmetic("The two values the question asks the gap of.", 2, "qa_answer_gap", difference),
+    "times": Arithmetic("The two values the question compares.", 2, "qa_answer_times", times),
+    "ratio": Arithmetic("The two values the question compares, in the order it names them.", 2, "qa_answer_ratio",
+                        ratio),
+    "sum": Arithmetic("Every value the question asks the total of.", 8, "qa_answer_sum", total),
+}
+
+
 @lru_cache(maxsize=64)
 def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX_ANSWER_CHARS,
-                  compared: bool = False, formula: bool = False) -> type[BaseModel]:
+                  arithmetic: str | None = None, formula: bool = False, fewest: int = 2) -> type[BaseModel]:
     """``{"direction"?, "candidates"?, "compared"?, "expression"?, "answer": <type the format asks for>}``: with
-    ``ranked`` the direction and the candidates come before the name they decide, with ``compared`` the two values
-    before their gap, with ``formula`` the equation with the question's values put in before its value, so the
-    grammar has the model write them first. A text answer is capped at ``max_chars`` (:func:`answer_chars` of the
-    call's token budget)."""
+    ``ranked`` the direction and the candidates come before the name they decide, with ``arithmetic`` (an
+    :data:`ARITHMETIC` name) the values it is done on before its result (at least ``fewest`` for a sum), with
+    ``formula`` the equation with the question's values put in before its value, so the grammar has the model write
+    them first. A text answer is capped at ``max_chars`` (:func:`answer_chars` of the call's token budget)."""
     fields: dict[str, Any] = {}
     if formula:
         # the pattern goes to the grammar only: a model decoding without one may still leave a symbol the question
@@ -154,9 +205,10 @@ def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX
                                            json_schema_extra={"pattern": expression_pattern(EXPRESSION_PARTS)},
                                            description="The equation with the values put in, as one arithmetic "
                                                        "expression."))
-    if compared:
-        fields["compared"] = (list[Operand], Field(min_length=2, max_length=2,
-                                                   description="The two values the question asks the gap of."))
+    if arithmetic:
+        spec = ARITHMETIC[arithmetic]
+        fields["compared"] = (list[Operand], Field(min_length=min(fewest, spec.most), max_length=spec.most,
+                                                   description=spec.values))
     if ranked:
         fields["direction"] = (Literal["highest", "lowest"], Field(description="Which extreme the question asks."))
         # at least two under the grammar: left free, the local model listed only the row it had already chosen
@@ -177,7 +229,7 @@ class ModelReader:
 
     def read(self, request: ReadRequest) -> Answer | None:
         q = request.question
-        ranking, gap, formula = ranks(q), q.difference, q.applies_formula  # code does the arithmetic
+        ranking, arithmetic, formula = ranks(q), q.arithmetic, q.applies_formula  # code does the arithmetic
         ids = request.paper_ids
         body = render("qa_answer", question=q.text, answer_format=q.answer_format,
                       papers=f"[Papers]: {scope_line(q)}\n" if ids else "",
@@ -185,12 +237,14 @@ class ModelReader:
                                              limit=request.limit, empty="(none)"))
         if ranking:
             body += "\n" + load_prompt("qa_answer_ranked")
-        if gap:
-            body += "\n" + load_prompt("qa_answer_gap")
+        if arithmetic:
+            body += "\n" + load_prompt(ARITHMETIC[arithmetic].prompt)
         if formula:
             body += "\n" + load_prompt("qa_answer_formula")
         messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-        schema = answer_schema(q.answer_format, ranking, answer_chars(request.max_tokens), gap, formula)
+        # a total over the papers a question names takes a value of each (left free, the model gave one paper's)
+        schema = answer_schema(q.answer_format, ranking, answer_chars(request.max_tokens), arithmetic, formula,
+                               fewest=2 if arithmetic != "sum" or len(q.papers) > 1 else 1)
         out = call_structured(request.llm, schema, messages, name=request.name, max_tokens=request.max_tokens)
         if ranking:
             picked = ranked_pick(out.direction, table_candidates(q, request.context) or out.candidates, q)
@@ -199,8 +253,9 @@ class ModelReader:
         if formula and (worked := computed(out.expression, q.kind, q.values)) is not None:
             return Answer(value=worked[0], reader=self.name, expression=worked[1])
         answer = Answer(value=answer_text(out.answer), reader=self.name)
-        if gap and (worked := difference(out.compared)) is not None:
-            answer = Answer(value=worked[0], reader=self.name, expression=worked[1])
+        if arithmetic and (worked := ARITHMETIC[arithmetic].apply(out.compared)) is not None:
+            value = worked[0] if q.kind != "int" else str(round(float(worked[0])))
+            return Answer(value=value, reader=self.name, expression=worked[1])
         if q.counted and (bound := rebound(answer.value, q, request.context)) is not None:
             # the model's number is bound to nothing the question counts; the context binds this one to it
             return Answer(value=str(bound.value), reader=self.name, sources=[bound.source], quote=bound.sentence)

@@ -39,7 +39,7 @@ def test_a_value_of_an_equation_on_given_values_is_computed_by_code():
         .applies_formula
     assert not ask("What accuracy does the model reach with 8 layers?").applies_formula
     assert not ask("In the paper on GPT-4, what does Equation 3 give?").applies_formula
-    assert list(answer_schema(INT, False, 2000, False, True).model_fields) == ["expression", "answer"]
+    assert list(answer_schema(INT, False, 2000, None, True).model_fields) == ["expression", "answer"]
 
 
 def test_the_expression_is_computed_safely_and_an_integer_must_be_whole():
@@ -59,7 +59,7 @@ def test_the_grammar_holds_the_expression_to_numbers_and_the_names_calculate_rea
     the calculator's names, so it writes "1/(2*3)*(0.9+0.6+0.3+0.8+0.5+0.2)", not "1/(|C1| * |C2|) * sum_{i in
     C1} sum_{j in C2} s(i, j)" (which no code can compute). Every string the pattern takes is one calculate reads
     the characters of."""
-    schema = answer_schema(FLOAT, False, 2000, False, True)
+    schema = answer_schema(FLOAT, False, 2000, None, True)
     prop = schema.model_json_schema()["properties"]["expression"]
     pattern = re.compile(prop["pattern"])
     for written in ("1/(2*3)*(0.9+0.6+0.3+0.8+0.5+0.2)", "1 - (6 / max(40, 50))", "2^3 − 1 × 2",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from evidex.agents.readers.model import Operand, answer_schema, difference
+from evidex.agents.readers.model import Operand, answer_schema, difference, ratio, times, total
 from evidex.tools.qa import PaperQuestion
 from evidex.tools.qa.question import parse_question
 from evidex.tools.text import operands_in
@@ -33,8 +33,8 @@ def test_a_gap_between_two_numbers_is_subtracted_by_code():
     assert not ask("Which method is the highest, and by how much?").difference
     assert not ask("How many more runs does A use than B?", "Your answer should be a string.").difference
     assert not ask("How many runs are the results averaged over?").difference
-    assert list(answer_schema(INT, False, 2000, True).model_fields) == ["compared", "answer"]
-    assert answer_schema(INT, False, 2000, True).model_json_schema()["properties"]["compared"]["minItems"] == 2
+    assert list(answer_schema(INT, False, 2000, "difference").model_fields) == ["compared", "answer"]
+    assert answer_schema(INT, False, 2000, "difference").model_json_schema()["properties"]["compared"]["minItems"] == 2
 
 
 def test_the_difference_is_absolute_and_printed_as_the_paper_prints_numbers():
@@ -67,3 +67,54 @@ def test_classic_rag_answers_the_subtraction_not_the_model_s_number(table_paper)
     # the same value twice: the model's own answer stands
     model = ScriptedChatModel(responses=[_reply(74.9, 74.9, 3)])
     assert build_baseline(model, cfg).invoke({"input": q})["prediction"].answer == "3.0"
+
+
+def test_a_ratio_or_a_total_is_worked_out_by_code_from_the_values_the_model_copies():
+    """How many times one value is another, and a total of values two papers (or one) state apart: the model lists
+    the values, code divides or adds (the 1.5B model gave one paper's number as the total of two)."""
+    assert ask("How many times more parameters does the XL model have than the base model?", FLOAT).arithmetic == \
+        "times"
+    assert ask("What is the ratio of the learning rate in A to the learning rate in B?", FLOAT).arithmetic == "ratio"
+    assert ask("What is the total number of datasets across the two papers?").arithmetic == "sum"
+    assert ask("How many tasks are there in total if you add the tasks of A to those of B?").arithmetic == "sum"
+    assert ask("How many more runs does A use than B?").arithmetic == "difference"
+    # a ratio a named table prints is a value; a total the question gives numbers for, a percent, a superlative,
+    # a name, or an equation's values are other shapes
+    assert ask("In Table 4, what is the ratio of rationale length to input length of group A?", FLOAT).arithmetic \
+        is None
+    assert ask("The experts were paid $3.25 per question. How many judgements did the total cost of $845 buy?")\
+        .arithmetic is None
+    assert ask("By what percent in total does A improve?", FLOAT).arithmetic is None
+    assert ask("Which model has the highest total score?", "Your answer should be a string.").arithmetic is None
+    assert ask("How many books does the dataset contain?").arithmetic is None
+    assert ask("What is the Weighted Summed Score of the example?", FLOAT).arithmetic is None  # a name
+    assert ask("How many times larger is the value Equation 2 gives at x = 4 than at x = 2?", FLOAT).arithmetic is None
+    assert ratio(_pair(3000, 220)) == ("13.636363636", "3000 / 220") and ratio(_pair(1, 2)) == ("0.5", "1 / 2")
+    assert times(_pair(220, 3000)) == ("13.636363636", "3000 / 220")  # the larger over the smaller
+    assert ratio(_pair(4, 0)) is None and ratio(_pair(2, 2)) is None and ratio(_pair(1, 2, )[:1]) is None
+    assert total(_pair(8, 3)) == ("11", "8 + 3") and total([Operand(name="only", value=101)]) == ("101", "101")
+    assert total([]) is None and total(_pair(float("inf"), 1)) is None
+    # a total over two named papers takes at least one value of each; over one paper, one may do
+    two = answer_schema(INT, False, 2000, "sum", False, 2).model_json_schema()["properties"]["compared"]
+    assert (two["minItems"], two["maxItems"]) == (2, 8)
+    assert answer_schema(INT, False, 2000, "sum", False, 1).model_json_schema()["properties"]["compared"][
+        "minItems"] == 1
+
+
+def test_the_model_reader_answers_the_ratio_and_the_total_code_worked_out(table_paper):
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.graphs.qa.baselines import build_baseline
+    from evidex.graphs.tasks import load_config
+
+    store_dir, pdf_id = table_paper
+    cfg = load_config("airqa/classic_rag", [f"store.store_dir={store_dir}", "qa.retrieval_mode=bm25"])
+    q = PaperQuestion(id="r", question="How many times higher is the score of Ours than that of Baseline?",
+                      answer_format=FLOAT, pdf_ids=[pdf_id])
+    model = ScriptedChatModel(responses=[_reply(74.9, 61.2, 3)])
+    pred = build_baseline(model, cfg).invoke({"input": q})["prediction"]
+    assert pred.answer == "1.223856209" and '"compared"' in model.prompts[0] and "larger divided" in model.prompts[0]
+    q = PaperQuestion(id="t", question="What is the total number of examples of Ours and Baseline combined?",
+                      answer_format=INT, pdf_ids=[pdf_id])
+    model = ScriptedChatModel(responses=[_reply(75, 61, 3)])
+    pred = build_baseline(model, cfg).invoke({"input": q})["prediction"]
+    assert pred.answer == "136" and "their sum" in model.prompts[0]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import operator
 import re
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -35,6 +36,13 @@ _GAP = re.compile(r"\bhow (?:many|much) (?:more|fewer|less|higher|lower|points?|
                   r"|\bby how (?:much|many)\b|\bdifference\b|\bminus\b", re.IGNORECASE)
 # "how many times larger", "by what percent": a relative change, not a difference of two values
 _RELATIVE = re.compile(r"\b(?:times|percent|percentage|ratio|relative|fold)\b|%", re.IGNORECASE)
+# "the total number of datasets across the two papers", "how many ... in total if you add ...", "combined": a total
+_TOTAL = re.compile(r"\bin total\b|\btotal (?:number|count|amount)\b|\b(?:combined|altogether|sum of)\b"
+                    r"|\bif you add\b|\badd(?:ing)? (?:up )?the\b", re.IGNORECASE)
+# "how many times more parameters does A have than B", "the ratio of A's learning rate to B's": one value over another
+_TIMES = re.compile(r"\bhow many times\b|\btimes (?:more|larger|bigger|higher|greater|smaller|fewer|less|as)\b",
+                    re.IGNORECASE)
+_RATIO_OF = re.compile(r"\bratio of\b.+\bto\b", re.IGNORECASE)
 # "the formula", "an equation": a question may name the equation it applies without its number
 _FORMULA = re.compile(r"\b(?:formula|equation)\b", re.IGNORECASE)
 # a number the question states itself ("when alpha = 2", "24 tokens", "probability 0.6"), read after the objects it
@@ -103,6 +111,10 @@ class Question(BaseModel):
     says_superlative: bool = Field(False, description="it says a superlative word at all")
     gap: bool = Field(False, description="it asks for the gap between two values (how much higher, difference)")
     relative: bool = Field(False, description="it asks for a ratio or a relative change (times, percent, fold)")
+    total: bool = Field(False, description="it asks for a total ('in total', 'the total number of', 'combined')")
+    times: bool = Field(False, description="it asks how many times one value is another ('how many times more')")
+    ratio: bool = Field(False, description="it asks the ratio of one value to another ('the ratio of A to B'; a "
+                                           "'ratio' a named table prints is a value)")
     formula: bool = Field(False, description="it names an equation or formula ('Equation 2', 'the formula')")
     states_numbers: bool = Field(False, description="it states numbers of its own, beyond the numbers of the "
                                                     "tables, figures, equations and sections it names ('when "
@@ -141,6 +153,22 @@ class Question(BaseModel):
         return self.numeric and self.gap and not (self.relative or self.says_superlative)
 
     @property
+    def arithmetic(self) -> Literal["difference", "times", "ratio", "sum"] | None:
+        """The arithmetic a number is asked as, which code does on the values the model copies: the ``difference``
+        of two values (:attr:`difference`), how many ``times`` the larger is the smaller (whichever order the
+        question names them in), the ``ratio`` of the first value named to the second, the ``sum`` of values stated
+        apart (a total the question gives no numbers of itself); None for any other question."""
+        if self.difference:
+            return "difference"
+        if not self.numeric or self.says_superlative or self.gap:
+            return None
+        if (self.times or self.ratio) and not (self.formula and self.states_numbers):  # an equation's: its own
+            return "times" if self.times else "ratio"
+        if self.total and not (self.relative or self.formula or self.states_numbers):
+            return "sum"
+        return None
+
+    @property
     def applies_formula(self) -> bool:
         """A number asked as the value an equation takes on values the question gives ("what score does Equation
         1 give a sentence at position 9 when alpha = 2"); not a gap, which has its own arithmetic."""
@@ -155,6 +183,8 @@ def parse_question(q: PaperQuestion) -> Question:
                     table_label=table_label(text, anywhere=True),
                     says_superlative=bool(_SUPERLATIVE.search(text)), gap=bool(_GAP.search(text)),
                     relative=bool(_RELATIVE.search(text)),
+                    total=bool(_TOTAL.search(text)),
+                    times=bool(_TIMES.search(text)), ratio=bool(_RATIO_OF.search(text) and not refs["tables"]),
                     formula=bool(refs["equations"] or _FORMULA.search(text)),
                     states_numbers=bool(_STATED_NUMBER.search(_NAMED_OBJECT.sub(" ", text))),
                     values={m.group(1): float(m.group(2).replace("−", "-")) for m in _SETS_SYMBOL.finditer(text)},
