@@ -436,3 +436,26 @@ def test_early_answer_only_when_its_value_is_in_the_probe(geval):
     # (that the answer call reads them too: tests/tools/test_neusym_agent.py, the answer reads what the turns found)
     # (first prompt <= 3k tokens)
     assert "[cut:" not in made_up.prompts[0] and "[cut:" in made_up.prompts[1]
+
+
+def test_each_paper_a_question_names_holds_some_of_the_passages(paper, synthetic_store):
+    """A question about two papers needs a fact from each: when one paper's passages fill the ranking, the other
+    gets its own best passages for the same query (two, as many as fit), in place of the first paper's last-ranked
+    ones; the first paper keeps its best. A question about one paper, or about many, keeps its ranking."""
+    from evidex.tools.paperstore import PaperStore
+    from evidex.tools.qa.probe import _each_paper
+
+    store_dir, paper_id, _, _ = paper
+    store = PaperStore(None, store_dir)
+    other = next(f.paper_id for f in synthetic_store[1].files if f.paper_id != paper_id)
+    query = "How many systems are compared on the pangolin benchmark, and with which retriever?"
+    one_paper = store.search(query, filter=f"pdf_id == '{paper_id}'", k=4, mode="hybrid").passages
+    assert len(one_paper) == 4 and {p.paper_id for p in one_paper} == {paper_id}  # all its chunks
+    both = _question(query, [paper_id, other])
+    mixed = _each_paper(store, both, query, one_paper, 4)
+    assert len(mixed) == 4 and [p.paper_id for p in mixed] == [paper_id, paper_id, other, other]
+    assert mixed[:2] == one_paper[:2] and len({p.key for p in mixed}) == 4
+    assert [p.paper_id for p in _each_paper(store, both, query, one_paper[:2], 2)] == [paper_id, other]
+    # one paper named, or none: the ranking as it was
+    assert _each_paper(store, _question(query, [paper_id]), query, one_paper, 4) == one_paper
+    assert _each_paper(store, _question(query), query, one_paper, 4) == one_paper

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections import Counter
 from itertools import zip_longest
 
 from evidex.tools.filters import MAX_FILTER_CHARS
@@ -27,6 +28,7 @@ from evidex.tools.text import QUOTED_SPAN, quoted
 
 log = logging.getLogger(__name__)
 _MAX_PAPERS = 4  # beyond this the question is a retrieval one; the metadata of many papers says little
+_PER_PAPER = 2  # passages each paper of a few named holds at least (when they fit)
 # a quoted span with the words that lead into it ('In the paper "X",'): a paper title as questions cite one
 _QUOTED = re.compile(rf"(?:\b(?:in|of|from|by)\s+)?(?:the\s+)?(?:paper|work|article)?\s*{QUOTED_SPAN},?",
                      re.IGNORECASE)
@@ -106,14 +108,44 @@ def _ranked(store: PaperStore, q: Question, query: str, limit: int, mode: str) -
         return SearchHits(mode=mode, degraded=f"{mode} search failed: {type(exc).__name__}: {exc}")
 
 
+def _each_paper(store: PaperStore, q: Question, query: str, ranked: list[Passage], limit: int) -> list[Passage]:
+    """``ranked`` with every paper of a question naming a few (two to :data:`_MAX_PAPERS`) holding at least
+    :data:`_PER_PAPER` of the ``limit`` passages (fewer when they do not fit): a paper short of them gets its own
+    best passages for the same query, in place of the last-ranked passages of the paper holding the most. A
+    question about two papers needs a fact from each, and one paper's passages can fill the whole ranking."""
+    papers = list(dict.fromkeys(q.papers))
+    if not 2 <= len(papers) <= _MAX_PAPERS:
+        return ranked
+    need = min(_PER_PAPER, limit // len(papers))
+    out = list(ranked)
+    for paper in papers:
+        short = need - sum(p.paper_id == paper for p in out)
+        if short <= 0:
+            continue
+        one = q.model_copy(update={"papers": [paper]})
+        own = _interleave(_ranked(store, one, query, limit, "hybrid").passages,
+                          _ranked(store, one, query, limit, "bm25").passages)
+        shown = {p.key for p in out}
+        for extra in [p for p in own if p.key not in shown][:short]:
+            counts = Counter(p.paper_id for p in out)
+            most = max(counts, key=counts.get)
+            if len(out) >= limit and counts[most] <= need:
+                break  # every paper is down to its share
+            if len(out) >= limit:
+                out.remove([p for p in out if p.paper_id == most][-1])
+            out.append(extra)
+    return out
+
+
 def passages(store: PaperStore, q: Question, limit: int) -> Context:
     """The hybrid and the keyword ranking of the question, interleaved: RRF buries a passage only keywords rank first
     whenever the embedder ranks number-heavy figure text high, and the words a question quotes from the paper are
-    what keywords find. Shown with the two best at the ends (:func:`ends_first`)."""
+    what keywords find; each of a few named papers holds some of them (:func:`_each_paper`). Shown with the two
+    best at the ends (:func:`ends_first`)."""
     titles = store.titles()
     query = without_titles(q.text, [titles[i] for i in q.papers if i in titles])[:500]
     hybrid, keywords = _ranked(store, q, query, limit, "hybrid"), _ranked(store, q, query, limit, "bm25")
-    hits = ends_first(_interleave(hybrid.passages, keywords.passages)[:limit])
+    hits = ends_first(_each_paper(store, q, query, _interleave(hybrid.passages, keywords.passages)[:limit], limit))
     shown = {h.paper_id: titles[h.paper_id] for h in hits if h.paper_id in titles} if names_papers(q) else {}
     return Context(items=hits, titles=shown, degraded=[d for d in (hybrid.degraded, keywords.degraded) if d])
 
