@@ -2,19 +2,20 @@
 
 Every question shape; it is the last reader in the list. The reply is one JSON object decoded under a grammar, so
 its ``answer`` has the format's type (an integer format gets an integer, a list format a list). For a name picked by
-an extreme value ("which method has the highest F1") the model first lists the candidates with their values and
-the extreme they ask for, and code picks the answer from them (or from the table's own rows when code could read
-them): a small model names a row near the top, not the maximum. For a number asked as the gap between two values
-("how many more runs does A report than B"), as how many times one is the other ("how many times more parameters
-does A have than B") or as a total of values stated apart ("the total number of datasets across the two papers")
-the model first copies the values and code subtracts, divides or adds them: a small model that reads both right
-still subtracts wrong, and for a total gave one paper's number. For a number asked as the value an equation takes on values
-the question gives ("what score does Equation 1 give when alpha = 2") the model writes the equation with the values
-put in as one arithmetic expression, and code computes it (:func:`tools.calc.calculate`): a small model writes the
+an extreme value ("which method has the highest F1") the model first lists the candidates with their values and the
+extreme they ask for, and code picks the answer from them (or from the table's own rows when code could read them):
+a small model names a row near the top, not the maximum. For a number asked as the gap between two values ("how many
+more runs does A report than B"), as how many times one is the other ("how many times more parameters does A have
+than B") or as a total of values stated apart ("the total number of datasets across the two papers") the model first
+copies the values and code subtracts, divides or adds them: a small model that reads both right still subtracts
+wrong, and for a total gave one paper's number. For a number asked as the value an equation takes on values the
+question gives ("what score does Equation 1 give when alpha = 2") the model writes the equation with the values put
+in as one arithmetic expression, and code computes it (:func:`tools.calc.calculate`): a small model writes the
 expression right more often than it works it out. The grammar admits numbers, signs and the calculator's names in
-it, no other letter: left free, the model copied the equation's symbols, which nothing can compute. For a count ("how many triggers are inserted ...") a
-number the context prints before nothing the question counts is replaced by the one it binds to the counted noun
-(:func:`tools.qa.bound.rebound`): a small model reading the right sentence takes its neighbouring number.
+it, no other letter: left free, the model copied the equation's symbols, which nothing can compute. For a count
+("how many triggers are inserted ...") a number the context prints before nothing the question counts is replaced by
+the one it binds to the counted noun (:func:`tools.qa.bound.rebound`): a small model reading the right sentence
+takes its neighbouring number.
 """
 from __future__ import annotations
 
