@@ -101,22 +101,25 @@ def _finite(compared: list[Operand], count: int | None = None) -> list[float] | 
     return values
 
 
-def times(compared: list[Operand]) -> tuple[str, str] | None:
-    """How many times the larger value is the smaller (:func:`ratio` of the two, larger first): "how many times
-    more A than B" is at least 1 in whichever order the model copied them."""
-    if (values := _finite(compared, 2)) is None:
+def _quotient(a: float, b: float) -> tuple[str, str] | None:
+    """``a / b`` and the expression it is; None when ``b`` is 0 or they are one number (then the model did not
+    tell the two apart)."""
+    if b == 0 or a == b:
         return None
-    big, small = sorted(values, reverse=True)
-    return ratio([Operand(name="larger", value=big), Operand(name="smaller", value=small)])
+    return format_result(round(a / b, 9)), f"{format_result(a)} / {format_result(b)}"
+
+
+def times(compared: list[Operand]) -> tuple[str, str] | None:
+    """How many times the larger value is the smaller: "how many times more A than B" is at least 1 in whichever
+    order the model copied them."""
+    values = _finite(compared, 2)
+    return None if values is None else _quotient(max(values), min(values))
 
 
 def ratio(compared: list[Operand]) -> tuple[str, str] | None:
-    """The first value over the second and the ``a / b`` it is; None when the second is 0 or they are one number
-    (then the model did not tell the two apart)."""
-    if (values := _finite(compared, 2)) is None or values[1] == 0 or values[0] == values[1]:
-        return None
-    a, b = values
-    return format_result(round(a / b, 9)), f"{format_result(a)} / {format_result(b)}"
+    """The first value over the second (:func:`_quotient`)."""
+    values = _finite(compared, 2)
+    return None if values is None else _quotient(*values)
 
 
 def total(compared: list[Operand]) -> tuple[str, str] | None:
@@ -129,11 +132,9 @@ def total(compared: list[Operand]) -> tuple[str, str] | None:
 def difference(compared: list[Operand]) -> tuple[str, str] | None:
     """The absolute difference of the two compared values and the ``abs(a - b)`` it is, or None when they are the
     same number (then the model did not tell the two apart)."""
-    if len(compared) != 2 or not all(math.isfinite(c.value) for c in compared):
+    if (values := _finite(compared, 2)) is None or values[0] == values[1]:
         return None
-    a, b = (c.value for c in compared)
-    if a == b:
-        return None
+    a, b = values
     return format_result(round(abs(a - b), 9)), f"abs({format_result(a)} - {format_result(b)})"
 
 
