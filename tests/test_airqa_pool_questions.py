@@ -23,6 +23,11 @@ OTHER_FILES = ("airqa_corpus_questions.jsonl", "airqa_holdout_questions.jsonl")
 MINIMUM = {"text": 10, "table": 7, "formula": 3, "metadata": 3, "image": 2, "multiple": 2, "retrieval": 1}
 
 
+def read_rows(name: str) -> list[dict]:
+    """The questions of one file beside the pool questions' (benchmarks/data)."""
+    return [json.loads(line) for line in QUESTIONS.with_name(name).read_text().splitlines() if line.strip()]
+
+
 def pool_or_skip() -> Path:
     pool = default_pool()
     if not (pool / "pool_manifest.tsv").is_file():
@@ -58,7 +63,7 @@ def test_the_split_is_by_a_hash_of_the_paper():
 def test_no_question_of_another_file():
     others = set()
     for name in OTHER_FILES:
-        others |= {json.loads(line)["question"] for line in QUESTIONS.with_name(name).read_text().splitlines()}
+        others |= {r["question"] for r in read_rows(name)}
     assert not others & {r["question"] for r in ROWS}
 
 
@@ -69,6 +74,17 @@ def assert_objective_and_self_scoring(row: dict) -> None:
     gold = evaluate(gold_prediction(evaluator), evaluator)
     assert gold.score == 1.0 and not gold.error, gold
     assert all(evaluate(wrong, evaluator).score == 0 for wrong in wrong_predictions(evaluator))
+
+
+def assert_blind_set(rows: list[dict], split: str, size: int) -> None:
+    """A set written blind: ``size`` questions of ``split``, each uuid the uuid5 of its question, objective and
+    scoring its own gold (:func:`assert_objective_and_self_scoring`), every gold printed on its pages of the pool
+    PDFs (``check``, the set checked as one, not split by paper)."""
+    assert len(rows) == size and {r["split"] for r in rows} == {split}
+    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in rows)
+    for row in rows:
+        assert_objective_and_self_scoring(row)
+    assert check(rows, pool_or_skip(), splits=(split,), by_paper=False) == []
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r["uuid"][:8])
@@ -94,8 +110,7 @@ def test_the_checker_names_what_is_wrong():
     assert any("belongs to pool_dev" in p for p in problems)
 
 
-TABLE_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_table_questions.jsonl").read_text()
-              .splitlines() if line.strip()]
+TABLE_ROWS = read_rows("airqa_pool_table_questions.jsonl")
 
 
 def test_the_pool_table_questions_are_a_set_of_their_own_and_each_gold_is_printed_on_its_page():
@@ -112,15 +127,13 @@ def test_the_pool_table_questions_are_a_set_of_their_own_and_each_gold_is_printe
     assert check(TABLE_ROWS, pool_or_skip(), splits=("pool_tables",), by_paper=False) == []
 
 
-BLIND_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_blind_questions.jsonl").read_text()
-              .splitlines() if line.strip()]
+BLIND_ROWS = read_rows("airqa_pool_blind_questions.jsonl")
 
 
 def test_the_blind_pool_questions_are_over_papers_no_other_question_used():
     """24 questions of every kind written blind on 2026-12-05 over the 6 pool papers no other question anchors (one
     of them is the gold of a pool_test retrieval question), each gold printed on its page."""
-    assert len(BLIND_ROWS) == 24 and {r["split"] for r in BLIND_ROWS} == {"pool_blind"}
-    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in BLIND_ROWS)
+    assert_blind_set(BLIND_ROWS, "pool_blind", 24)
     tags = Counter(t for r in BLIND_ROWS for t in r["tags"])
     assert all(tags[t] >= n for t, n in {"text": 9, "table": 6, "formula": 3, "metadata": 3, "image": 3,
                                           "multiple": 2, "retrieval": 1}.items()), tags
@@ -128,41 +141,31 @@ def test_the_blind_pool_questions_are_over_papers_no_other_question_used():
     assert len({p for r in BLIND_ROWS for p in r["anchor_pdf"]}) == 6 and not others & {
         p for r in BLIND_ROWS for p in r["anchor_pdf"]}
     assert not {r["question"] for r in BLIND_ROWS} & {r["question"] for r in ROWS + TABLE_ROWS}
-    for row in BLIND_ROWS:
-        assert_objective_and_self_scoring(row)
-    assert check(BLIND_ROWS, pool_or_skip(), splits=("pool_blind",), by_paper=False) == []
 
 
-BLIND2_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_blind2_questions.jsonl").read_text()
-               .splitlines() if line.strip()]
+BLIND2_ROWS = read_rows("airqa_pool_blind2_questions.jsonl")
 
 
 def test_the_second_blind_pool_questions_are_well_formed_and_printed_on_their_pages():
     """24 questions of every kind written blind on 2026-12-05 over 8 pool papers that had one question each (3 a
     paper), by a helper who saw no code, prompt or result; each gold printed on its page, scored 1 by its own
     evaluator and 0 by a constant."""
-    assert len(BLIND2_ROWS) == 24 and {r["split"] for r in BLIND2_ROWS} == {"pool_blind2"}
-    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in BLIND2_ROWS)
+    assert_blind_set(BLIND2_ROWS, "pool_blind2", 24)
     tags = Counter(t for r in BLIND2_ROWS for t in r["tags"])
     assert all(tags[t] >= n for t, n in {"text": 10, "table": 6, "formula": 3, "metadata": 3, "image": 2,
                                           "multiple": 2}.items()), tags
     assert len({p for r in BLIND2_ROWS for p in r["anchor_pdf"]}) == 8
     assert not {r["question"] for r in BLIND2_ROWS} & {r["question"] for r in ROWS + TABLE_ROWS + BLIND_ROWS}
-    for row in BLIND2_ROWS:
-        assert_objective_and_self_scoring(row)
-    assert check(BLIND2_ROWS, pool_or_skip(), splits=("pool_blind2",), by_paper=False) == []
 
 
-BLIND3_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_blind3_questions.jsonl").read_text()
-               .splitlines() if line.strip()]
+BLIND3_ROWS = read_rows("airqa_pool_blind3_questions.jsonl")
 
 
 def test_the_third_blind_pool_questions_are_well_formed_and_printed_on_their_pages():
     """24 questions of every kind written blind on 2026-12-05 over the 8 pool papers that still had one question
     each (3 a paper), by a helper who saw no code, prompt or result; each gold printed on its page, scored 1 by its
     own evaluator and 0 by a constant."""
-    assert len(BLIND3_ROWS) == 24 and {r["split"] for r in BLIND3_ROWS} == {"pool_blind3"}
-    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in BLIND3_ROWS)
+    assert_blind_set(BLIND3_ROWS, "pool_blind3", 24)
     tags = Counter(t for r in BLIND3_ROWS for t in r["tags"])
     assert all(tags[t] >= n for t, n in {"text": 10, "table": 6, "formula": 3, "metadata": 3, "image": 2,
                                           "multiple": 2}.items()), tags
@@ -170,32 +173,23 @@ def test_the_third_blind_pool_questions_are_well_formed_and_printed_on_their_pag
     assert len(papers) == 8 and set(papers.values()) == {3}
     assert not {r["question"] for r in BLIND3_ROWS} & {r["question"] for r in ROWS + TABLE_ROWS + BLIND_ROWS
                                                        + BLIND2_ROWS}
-    for row in BLIND3_ROWS:
-        assert_objective_and_self_scoring(row)
-    assert check(BLIND3_ROWS, pool_or_skip(), splits=("pool_blind3",), by_paper=False) == []
 
 
-FIGURE_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_figures_questions.jsonl").read_text()
-               .splitlines() if line.strip()]
+FIGURE_ROWS = read_rows("airqa_pool_figures_questions.jsonl")
 
 
 def test_the_blind_figure_questions_are_well_formed_and_printed_on_their_pages():
     """16 questions about what one figure prints, written blind on 2026-12-05 over 13 pool papers no blind set uses
     (at most 2 a paper), by a helper who saw no code, prompt or result; each gold printed on its page."""
-    assert len(FIGURE_ROWS) == 16 and {r["split"] for r in FIGURE_ROWS} == {"pool_figures"}
+    assert_blind_set(FIGURE_ROWS, "pool_figures", 16)
     assert all(r["tags"] == ["single", "image", "objective"] for r in FIGURE_ROWS)
-    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in FIGURE_ROWS)
     papers = Counter(r["anchor_pdf"][0] for r in FIGURE_ROWS)
     assert len(papers) == 13 and max(papers.values()) <= 2
     blind = {p for r in BLIND_ROWS + BLIND2_ROWS + BLIND3_ROWS for p in r["anchor_pdf"] + r["reference_pdf"]}
     assert not set(papers) & blind
-    for row in FIGURE_ROWS:
-        assert_objective_and_self_scoring(row)
-    assert check(FIGURE_ROWS, pool_or_skip(), splits=("pool_figures",), by_paper=False) == []
 
 
-COMPARISON_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_comparison_questions.jsonl")
-                   .read_text().splitlines() if line.strip()]
+COMPARISON_ROWS = read_rows("airqa_pool_comparison_questions.jsonl")
 # the papers of the three blind questions the transposed comparison and the reference-row count were written from
 COMPARISON_SOURCES = {"4db81bb8-d830-5bb3-b799-398dd010ed35", "b2993524-b1ac-52bd-9dd6-b19fc287ef45",
                       "5ebe6cec-1234-5780-8268-2cc2318bf74c"}
@@ -214,24 +208,18 @@ def test_the_blind_comparison_questions_are_over_other_papers_and_printed_on_the
     assert check(COMPARISON_ROWS, pool_or_skip(), splits=("pool_comparison",), by_paper=False) == []
 
 
-AFFILIATION_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_affiliation_questions.jsonl")
-                    .read_text().splitlines() if line.strip()]
+AFFILIATION_ROWS = read_rows("airqa_pool_affiliation_questions.jsonl")
 
 
 def test_the_blind_affiliation_questions_are_well_formed_and_printed_on_their_first_pages():
     """10 questions on which organization a named author is at, written blind on 2026-12-05 over 10 pool papers (5
     with marks after the names, 5 with names and affiliations in columns), by a helper who saw no code or result."""
-    assert len(AFFILIATION_ROWS) == 10 and {r["split"] for r in AFFILIATION_ROWS} == {"pool_affiliations"}
+    assert_blind_set(AFFILIATION_ROWS, "pool_affiliations", 10)
     assert Counter(r["layout"] for r in AFFILIATION_ROWS) == {"marks": 5, "columns": 5}
-    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in AFFILIATION_ROWS)
     assert len(Counter(r["anchor_pdf"][0] for r in AFFILIATION_ROWS)) == 10
-    for row in AFFILIATION_ROWS:
-        assert_objective_and_self_scoring(row)
-    assert check(AFFILIATION_ROWS, pool_or_skip(), splits=("pool_affiliations",), by_paper=False) == []
 
 
-DESCRIBED_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_described_table_questions.jsonl")
-                  .read_text().splitlines() if line.strip()]
+DESCRIBED_ROWS = read_rows("airqa_pool_described_table_questions.jsonl")
 
 
 def test_the_described_table_questions_name_no_table_number_and_each_gold_is_printed_on_its_page():
@@ -248,56 +236,45 @@ def test_the_described_table_questions_name_no_table_number_and_each_gold_is_pri
     assert check(DESCRIBED_ROWS, pool_or_skip(), splits=("pool_described_tables",), by_paper=False) == []
 
 
-FIGURE2_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_figures2_questions.jsonl").read_text()
-                .splitlines() if line.strip()]
+FIGURE2_ROWS = read_rows("airqa_pool_figures2_questions.jsonl")
 
 
 def test_the_second_blind_figure_questions_are_over_papers_whose_figures_no_set_asked_about():
     """16 more questions about what one figure prints, written blind on 2026-12-06 over 14 pool papers whose figures
     no earlier set asked about (at most 2 a paper), by a helper who saw no code, prompt or result."""
-    assert len(FIGURE2_ROWS) == 16 and {r["split"] for r in FIGURE2_ROWS} == {"pool_figures2"}
+    assert_blind_set(FIGURE2_ROWS, "pool_figures2", 16)
     assert all(r["tags"] == ["single", "image", "objective"] for r in FIGURE2_ROWS)
     papers = Counter(r["anchor_pdf"][0] for r in FIGURE2_ROWS)
     assert len(papers) == 14 and max(papers.values()) <= 2
     earlier = {p for r in FIGURE_ROWS + BLIND_ROWS + BLIND2_ROWS + BLIND3_ROWS + ROWS if "image" in r["tags"]
                for p in r["anchor_pdf"] + r["reference_pdf"]}
     assert not set(papers) & earlier
-    for row in FIGURE2_ROWS:
-        assert_objective_and_self_scoring(row)
-    assert check(FIGURE2_ROWS, pool_or_skip(), splits=("pool_figures2",), by_paper=False) == []
 
 
-FIGURE3_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_figures3_questions.jsonl").read_text()
-                .splitlines() if line.strip()]
+FIGURE3_ROWS = read_rows("airqa_pool_figures3_questions.jsonl")
 
 
 def test_the_third_blind_figure_questions_are_over_papers_whose_figures_no_set_asked_about():
     """16 more questions about what one figure prints, written blind on 2026-12-06 over 13 pool papers whose figures
     no earlier set asked about (pool_figures2 included; at most 2 a paper), by a helper who saw no code, prompt or
     result."""
-    assert len(FIGURE3_ROWS) == 16 and {r["split"] for r in FIGURE3_ROWS} == {"pool_figures3"}
+    assert_blind_set(FIGURE3_ROWS, "pool_figures3", 16)
     assert all(r["tags"] == ["single", "image", "objective"] for r in FIGURE3_ROWS)
-    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in FIGURE3_ROWS)
     papers = Counter(r["anchor_pdf"][0] for r in FIGURE3_ROWS)
     assert len(papers) == 13 and max(papers.values()) <= 2
     earlier = {p for r in FIGURE_ROWS + FIGURE2_ROWS + BLIND_ROWS + BLIND2_ROWS + BLIND3_ROWS + ROWS
                if "image" in r["tags"] for p in r["anchor_pdf"] + r["reference_pdf"]}
     assert not set(papers) & earlier
-    for row in FIGURE3_ROWS:
-        assert_objective_and_self_scoring(row)
-    assert check(FIGURE3_ROWS, pool_or_skip(), splits=("pool_figures3",), by_paper=False) == []
 
 
-RETRIEVAL_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_retrieval_questions.jsonl").read_text()
-                  .splitlines() if line.strip()]
+RETRIEVAL_ROWS = read_rows("airqa_pool_retrieval_questions.jsonl")
 
 
 def test_the_blind_retrieval_and_two_paper_questions_are_well_formed_and_printed_on_their_pages():
     """The two largest kinds of AirQA, written blind on 2026-12-06 by a helper who saw no code, prompt or result: 14
     questions naming one of the 60 pool papers by what it contributes (answer: its title) and 10 needing a fact
     from each of two named papers (20 papers, each in one question, none a retrieval question's)."""
-    assert len(RETRIEVAL_ROWS) == 24 and {r["split"] for r in RETRIEVAL_ROWS} == {"pool_retrieval"}
-    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in RETRIEVAL_ROWS)
+    assert_blind_set(RETRIEVAL_ROWS, "pool_retrieval", 24)
     found = [r for r in RETRIEVAL_ROWS if r["tags"] == ["retrieval", "text", "objective"]]
     pairs = [r for r in RETRIEVAL_ROWS if r["tags"][0] == "multiple"]
     assert len(found) == 14 and len(pairs) == 10
@@ -307,27 +284,19 @@ def test_the_blind_retrieval_and_two_paper_questions_are_well_formed_and_printed
     two = [p for r in pairs for p in r["anchor_pdf"] + r["reference_pdf"]]
     assert all(len(r["anchor_pdf"]) == len(r["reference_pdf"]) == 1 for r in pairs) and len(set(two)) == 20
     assert not set(two) & {papers_of(r)[0] for r in found}
-    for row in RETRIEVAL_ROWS:
-        assert_objective_and_self_scoring(row)
-    assert check(RETRIEVAL_ROWS, pool_or_skip(), splits=("pool_retrieval",), by_paper=False) == []
 
 
-ARITHMETIC_ROWS = [json.loads(line) for line in QUESTIONS.with_name("airqa_pool_arithmetic_questions.jsonl")
-                   .read_text().splitlines() if line.strip()]
+ARITHMETIC_ROWS = read_rows("airqa_pool_arithmetic_questions.jsonl")
 
 
 def test_the_blind_arithmetic_questions_are_over_other_papers_and_their_values_printed_on_their_pages():
     """12 numbers computed from two values the papers state apart (4 totals and 2 differences across two papers, 2
     ratios across two and 2 within one, 2 totals within one), written blind on 2026-12-06 by a helper who saw no
     code, prompt or result, over 15 pool papers none of pool_retrieval's two-paper questions uses."""
-    assert len(ARITHMETIC_ROWS) == 12 and {r["split"] for r in ARITHMETIC_ROWS} == {"pool_arithmetic"}
-    assert all(r["uuid"] == str(uuid.uuid5(uuid.NAMESPACE_DNS, r["question"])) for r in ARITHMETIC_ROWS)
+    assert_blind_set(ARITHMETIC_ROWS, "pool_arithmetic", 12)
     assert all(r["gold_computed"] for r in ARITHMETIC_ROWS)
     assert Counter(r["tags"][0] for r in ARITHMETIC_ROWS) == {"multiple": 8, "single": 4}
     papers = Counter(p for r in ARITHMETIC_ROWS for p in set(r["anchor_pdf"] + r["reference_pdf"]))
     assert len(papers) == 15 and max(papers.values()) <= 2
     two_paper = {p for r in RETRIEVAL_ROWS if r["tags"][0] == "multiple" for p in r["anchor_pdf"] + r["reference_pdf"]}
     assert not set(papers) & two_paper
-    for row in ARITHMETIC_ROWS:
-        assert_objective_and_self_scoring(row)
-    assert check(ARITHMETIC_ROWS, pool_or_skip(), splits=("pool_arithmetic",), by_paper=False) == []
