@@ -177,15 +177,19 @@ class RegionPrint(BaseModel):
     below: list[FigureLine] = []
 
 
-def region_print(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | None = None) -> RegionPrint:
+def region_print(args: ViewImageArgs, db: str | None = None, store_dir: str | Path | None = None, *,
+                 max_lines: int | None = None) -> RegionPrint:
     """The lines of text inside a page region, each with its box and writing direction (a figure's axis titles,
     ticks and legend entries), its drawn marks (bars, legend swatches) and the lines in the strip just under it, for
     :func:`tools.paperstore.figure_text.read_figure`; OCR'd words when the region has no text layer and tesseract
     is installed, nothing when nothing can be read (:class:`ViewImageError` for a page the paper lacks or a box
-    outside the page)."""
+    outside the page). A region printing more than ``max_lines`` lines is text, not a chart: its first
+    ``max_lines`` lines alone, its drawing not read."""
     with _region(args, db, store_dir) as (_, _, page, clip):
         clip = clip or page.rect
         lines = text_lines(page, clip)
+        if max_lines is not None and len(lines) > max_lines:
+            return RegionPrint(lines=lines[:max_lines])
         if lines:
             under = pymupdf.Rect(clip.x0, clip.y1, clip.x1, min(clip.y1 + BELOW, page.rect.y1))
             below = text_lines(page, under) if not under.is_empty else []

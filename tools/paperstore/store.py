@@ -292,13 +292,12 @@ class PaperStore:
         if not box:
             return FigureText()
         try:
+            # a region of more lines is text, not a chart: its drawing is not read (nor OCR'd words kept past them)
             found = region_print(ViewImageArgs(paper_id=pdf_id, page_number=page, bounding_box=list(box)), self.db,
-                                 self.store_dir)
+                                 self.store_dir, max_lines=_FIGURE_LINES)
         except (ViewImageError, StoreError, ValueError, RuntimeError):
             return FigureText()
-        if len(found.lines) > _FIGURE_LINES:
-            return read_figure(found.lines[:_FIGURE_LINES])
-        return read_figure(found.lines, found.marks, found.below)
+        return read_figure(found.lines[:_FIGURE_LINES], found.marks, found.below)
 
     # -- search ------------------------------------------------------------------------------------------------
     def search(self, query: str, *, papers: list[str] | None = None, filter: str | None = None, k: int = 5,
