@@ -300,3 +300,20 @@ def test_the_blind_arithmetic_questions_are_over_other_papers_and_their_values_p
     assert len(papers) == 15 and max(papers.values()) <= 2
     two_paper = {p for r in RETRIEVAL_ROWS if r["tags"][0] == "multiple" for p in r["anchor_pdf"] + r["reference_pdf"]}
     assert not set(papers) & two_paper
+
+
+MULTI_ROWS = read_rows("airqa_pool_multi_questions.jsonl")
+
+
+def test_the_blind_two_paper_questions_pair_papers_no_earlier_set_paired():
+    """20 questions needing a fact from each of two named papers (6 lists of two values, 5 yes/no comparisons, 4 which
+    paper has the larger value, 5 differences or ratios), written blind on 2026-12-06 by a helper who saw no code,
+    prompt or result; 40 pool papers, each in one question, no pair an earlier set asked about."""
+    assert_blind_set(MULTI_ROWS, "pool_multi", 20)
+    assert all(r["tags"][0] == "multiple" and len(r["anchor_pdf"]) == len(r["reference_pdf"]) == 1
+               for r in MULTI_ROWS)
+    pairs = [frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in MULTI_ROWS]
+    assert len(set().union(*pairs)) == 40
+    earlier = {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in RETRIEVAL_ROWS + ARITHMETIC_ROWS}
+    assert not set(pairs) & earlier
+    assert Counter(r["evaluator"]["eval_func"] for r in MULTI_ROWS)["eval_bool_exact_match"] == 5
