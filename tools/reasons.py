@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from evidex.tools.cited_text import is_complete_sentence, split_sentences
+from evidex.tools.text import SPELLED_NUMBER, spelled_value
 
 MAX_REASON_WORDS = 40
 COPY_RUN = 4  # a shared run of at least this many words counts towards a copy
@@ -99,24 +100,12 @@ def _context_text(context: Mapping[str, str] | None) -> str:
     return " ".join((context or {}).values())
 
 
-_NUMBER_WORDS = {w: n for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * n for n, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if n > 1}
-_SPELLED = re.compile(r"\b(" + "|".join(_TENS) + r")(?:[\s-](" + "|".join(list(_NUMBER_WORDS)[1:10]) + r"))?\b|\b("
-                      + "|".join(_NUMBER_WORDS) + r")\b", re.I)
 _STOP_INITIALS = frozenset({"of", "the", "and", "with", "in", "for", "to", "a", "an"})
 
 
 def spelled_numbers(text: str) -> set[str]:
     """Numbers written as words ("Twenty two cases", "six families"), as digits."""
-    out = set()
-    for m in _SPELLED.finditer(text or ""):
-        if m.group(3):
-            out.add(str(_NUMBER_WORDS[m.group(3).lower()]))
-        else:
-            out.add(str(_TENS[m.group(1).lower()] + (_NUMBER_WORDS[m.group(2).lower()] if m.group(2) else 0)))
-    return out
+    return {str(spelled_value(m)) for m in SPELLED_NUMBER.finditer(text or "")}
 
 
 def _acronyms(text: str) -> set[str]:

@@ -31,16 +31,41 @@ def quote_in(quote: str, context: str, *, min_words: int = 2, coverage: float = 
     return sum(w in vocabulary for w in words) / len(words) >= coverage and len(words) >= 2 * min_words
 
 
+_UNITS = {w: n for n, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * n for n, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if n > 1}
+# a number written as words below a hundred: "eight", "Twenty two", "twenty-five"
+SPELLED_NUMBER = re.compile(r"\b(?:(" + "|".join(_TENS) + r")(?:[\s-](" + "|".join(list(_UNITS)[1:10]) + r"))?|("
+                            + "|".join(_UNITS) + r"))\b", re.IGNORECASE)
+
+
+def spelled_value(found: re.Match) -> int:
+    """The number a :data:`SPELLED_NUMBER` match writes."""
+    tens, unit, alone = found.groups()
+    if alone:
+        return _UNITS[alone.lower()]
+    return _TENS[tens.lower()] + (_UNITS[unit.lower()] if unit else 0)
+
+
+def numerals(text: str) -> str:
+    """``text`` with the numbers it writes as words from two to ninety-nine in digits ("across eight different
+    datasets" -> "across 8 different datasets", "twenty-five annotators" -> "25 annotators"); "zero" and "one" stay
+    words, since "one" is more often a pronoun ("one of the baselines") than a count."""
+    return SPELLED_NUMBER.sub(lambda m: m.group() if spelled_value(m) < 2 else str(spelled_value(m)), text or "")
+
+
 def _number_words(text: str) -> list[str]:
-    """``text``'s words, lower-cased, its numbers without thousands separators ("10,907" -> "10907")."""
-    return [w.lower() for w in _WORD.findall(drop_thousands_commas(text))]
+    """``text``'s words, lower-cased, its numbers in digits (:func:`numerals`) and without thousands separators
+    ("10,907" -> "10907")."""
+    return [w.lower() for w in _WORD.findall(drop_thousands_commas(numerals(text)))]
 
 
 def value_in(answer: str, context: str) -> bool:
     """Whether an answer's value can be read in ``context``: every item of a JSON list answer, or the answer itself,
     appears there as a run of words (numbers as whole tokens: "6" is not found in "16"; thousands separators aside
-    on both sides, since answer formats ask for none: "10907" is found in "10,907"). Yes/no answers cannot be
-    checked this way and count as found."""
+    on both sides, since answer formats ask for none: "10907" is found in "10,907"; a number written as a word is
+    its digits: "8" is found in "eight datasets"). Yes/no answers cannot be checked this way and count as found."""
     import json
 
     try:
@@ -76,10 +101,10 @@ def operands_in(expression: str, context: str) -> bool:
     """Whether the numbers an arithmetic ``expression`` uses were read from ``context``, compared as numbers
     (thousands separators aside: "157212" is found in "157,212"; "64.9" in "64.90", which a grammar-typed number
     loses; "6" is not found in "16" nor "90" in "R@90"); at least one must be, and small scale constants need not
-    be."""
+    be; a number the context writes as a word counts as printed: "8" is read from "eight datasets")."""
     read = [n for n in _OPERAND.findall(drop_thousands_commas(expression)) if n not in _SCALE_CONSTANTS]
     printed = set()
-    for number, scale in _PRINTED_NUMBER.findall(drop_thousands_commas(context)):
+    for number, scale in _PRINTED_NUMBER.findall(drop_thousands_commas(numerals(context))):
         printed.add(float(number))
         if scale:  # "586K" is also 586000, which is how a grammar-typed number writes it
             printed.add(round(float(number) * _SCALES[scale.lower()], 6))

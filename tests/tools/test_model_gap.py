@@ -118,3 +118,50 @@ def test_the_model_reader_answers_the_ratio_and_the_total_code_worked_out(table_
     model = ScriptedChatModel(responses=[_reply(75, 61, 3)])
     pred = build_baseline(model, cfg).invoke({"input": q})["prediction"]
     assert pred.answer == "136" and "their sum" in model.prompts[0]
+
+
+BOOL = "Your answer should be a Python boolean (True or False)."
+
+
+def test_a_yes_no_comparison_of_two_values_is_decided_by_code():
+    from evidex.agents.readers.model import Stated, related, stated_number
+
+    assert ask("Is the learning rate used in \"A\" the same as the learning rate used in \"B\"?", BOOL).relation == "same"
+    assert ask("Is the number of layers in A larger than the number of heads in B?", BOOL).relation == "more"
+    assert ask("Does A use fewer training epochs than B?", BOOL).relation == "less"
+    # a bound, a direction that depends on the measure, no comparison, not a yes/no answer: nothing to compare
+    for text, fmt in [("Is the accuracy more than 5 points?", BOOL), ("Does A outperform B?", BOOL),
+                      ("Do both papers use BERT?", BOOL), ("Is A the same as B?", INT)]:
+        assert ask(text, fmt).relation is None
+    assert [stated_number(v) for v in ("2e-5", "1,053", "220M", "eight", "85.3%", "2e-5 and 3e-5", "AdamW")] == \
+        [2e-5, 1053, 220e6, 8, 85.3, None, None]
+
+    def pair(a: str, b: str) -> list[Stated]:
+        return [Stated(name="first", value=a), Stated(name="second", value=b)]
+
+    assert related(pair("2e-5", "0.00002"), "same") is True  # the same number printed two ways
+    assert related(pair("200 epochs", "100"), "same") is False
+    assert related(pair("3B", "220M"), "more") is True and related(pair("3B", "220M"), "less") is False
+    assert related(pair("AdamW", "adamw"), "same") is True and related(pair("Adam", "AdamW"), "same") is False
+    # a number against words, words compared by size, one value: the model's own answer stands
+    assert related(pair("Adam", "5"), "same") is None and related(pair("a", "b"), "more") is None
+    assert related(pair("2e-5", "2e-5")[:1], "same") is None
+
+
+def test_the_model_reader_answers_the_comparison_code_made():
+    from evidex.agents.readers import ReadRequest, get_reader
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.tools.paperstore import Passage
+    from evidex.tools.qa.context import Context
+
+    context = Context(items=[Passage(key="k0", paper_id="p", page=6, text="We set the learning rate to 2e-5."),
+                             Passage(key="k1", paper_id="p", page=4, text="a learning rate of 0.00002, batch size 8")])
+    q = ask("Is the learning rate used in \"A\" the same as the learning rate used in \"B\"?", BOOL)
+    model = ScriptedChatModel(responses=[json.dumps({"stated": [{"name": "A", "value": "2e-5"},
+                                                                {"name": "B", "value": "0.00002"}],
+                                                     "answer": False})])
+    answer = get_reader("model").read(ReadRequest(question=q, context=context, llm=model))
+    assert answer.value == "true" and '"stated"' in model.prompts[0]
+    model = ScriptedChatModel(responses=[json.dumps({"stated": [{"name": "A", "value": "Adam"},
+                                                                {"name": "B", "value": "8"}], "answer": False})])
+    assert get_reader("model").read(ReadRequest(question=q, context=context, llm=model)).value == "false"

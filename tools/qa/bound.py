@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from evidex.tools.paperstore import Passage
 from evidex.tools.qa.context import Context
 from evidex.tools.qa.question import Question
+from evidex.tools.text import SPELLED_NUMBER, spelled_value
 
 # support a binding needs before it replaces the model's number: 3 a modifier of the counted noun between the number
 # and the noun ("758 unique medical concepts"), 2 a word of the question in the number's clause, 1 in its sentence,
@@ -36,8 +37,7 @@ _TOKEN = re.compile(rf"{_WORD}|\d[\d,]*(?:\.\d+)?|[^\w\s]")
 _INTEGER = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\d])")
 _ASKING = {"many", "paper", "use", "used"}  # words any question about a paper may say, which bind nothing
-_NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve"
-                                            .split())}
+_WORDS_AFTER = re.compile(rf"(?:[\s-]+{_WORD}){{1,{MAX_GAP_WORDS + 1}}}")  # the words after a number, up to a mark
 
 
 class Bound(BaseModel):
@@ -71,7 +71,8 @@ def _words(text: str) -> set[str]:
 def _value(token: str) -> int | None:
     if _INTEGER.fullmatch(token):
         return int(token.replace(",", ""))
-    return _NUMBER_WORDS.get(token.lower())
+    spelled = SPELLED_NUMBER.fullmatch(token)
+    return spelled_value(spelled) if spelled else None
 
 
 def _is_number(token: str) -> bool:
@@ -136,3 +137,19 @@ def rebound(answer: str, question: Question, context: Context) -> Bound | None:
     if top.support < MIN_SUPPORT or top.clause_words < 1 or (len(ranked) > 1 and ranked[1].support == top.support):
         return None
     return top
+
+
+def counting_numerals(text: str, question: Question) -> str:
+    """``text`` with each number written as a word (two to ninety-nine) in digits where it counts something the
+    question names: one of the few words after it, before any mark, is a noun of the question ("across eight
+    different NLP datasets" for a question about datasets -> "across 8 different NLP datasets"). Other number words
+    stay as printed ("one of the two baselines")."""
+    nouns = _words(question.text) - _ASKING
+
+    def digits(found: re.Match) -> str:
+        value = spelled_value(found)
+        after = _WORDS_AFTER.match(text, found.end())
+        counts = after is not None and any(singular(w) in nouns for w in re.findall(_WORD, after.group()))
+        return str(value) if value >= 2 and counts else found.group()
+
+    return SPELLED_NUMBER.sub(digits, text or "")

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from evidex.tools.answer_format import AnswerKind, answer_kind
+from evidex.tools.answer_format import AnswerKind, answer_kind, answer_type
 from evidex.tools.paperstore.models import table_label
 from evidex.tools.qa import PaperQuestion
+from evidex.tools.text import SPELLED_NUMBER, spelled_value
 
 # "Table 2", "Tab. 2", "Figure 3", "Fig. 3", "Equation 4", "Eq. (4)", "Eqn 4": the objects a question names.
 _REFERENCES = {
@@ -53,6 +54,11 @@ _NAMED_OBJECT = re.compile(r"\b(?:Table|Tab\.|Figure|Fig\.|Equation|Eqn?\.?|Sect
 # a symbol the question sets to a number: "x = 9", "Avg[G_p] = 0.6", "P0(Xi) equals 0.2", "α = 2"
 _SETS_SYMBOL = re.compile(r"(?<![\w\[])([A-Za-z\u0370-\u03ff][\w\u0370-\u03ff]*(?:[\[(^{][^\s=]*?[\])}]|\^\w+)?)"
                           r"\s*(?:=|\bequals\b)\s*([-−]?\d+(?:\.\d+)?)(?![\d.]*\s*[/*^])")
+# a yes/no question comparing two values: "is A's learning rate the same as B's", "is the number of X in A larger
+# than the number of Y in B" (not "more than 5": a bound; not "better", whose direction depends on the measure)
+_SAME = re.compile(r"\b(?:the same\b|equal to\b|identical to\b)", re.IGNORECASE)
+_MORE_LESS = re.compile(r"\b(more|larger|greater|higher|bigger|longer|less|fewer|smaller|lower|shorter)\b"
+                        r"(?:\s+[\w-]+){0,3}?\s+than\s+(?![-−]?\d)", re.IGNORECASE)
 _EXCLUDING = re.compile(r"\b(?:excluding|except(?: for)?|other than|apart from|not counting)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\?|\b(?:which|what|who)\b", re.IGNORECASE)
 # "how many rows have an F1 above 80": a count of what passes a threshold
@@ -79,10 +85,6 @@ _NOT_COUNTED = {"more", "fewer", "less", "of", "times", "million", "billion", "t
 _COUNTED_ENDS = {"are", "is", "was", "were", "do", "does", "did", "have", "has", "had", "can", "could", "will",
                  "would", "should", "in", "of", "per", "for", "from", "on", "at", "to", "by", "with", "than", "that",
                  "which", "who", "when", "across"}
-_NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
-                                            "thirteen fourteen fifteen sixteen seventeen eighteen nineteen "
-                                            "twenty".split())}
-
 
 class Threshold(BaseModel):
     """A bound a counted value must pass: ``op`` one of ">", ">=", "<", "<=", and the number."""
@@ -134,6 +136,10 @@ class Question(BaseModel):
                                                           "28'): the bound; else None")
     compares: bool = Field(False, description="it compares with 'than' (a gap, a ratio, a win), so it asks for no "
                                                "one printed value")
+    relation: Literal["same", "more", "less"] | None = Field(None, description="a yes/no question comparing two "
+                                                                               "values: whether they are the same, "
+                                                                               "or the first is more (less) than the "
+                                                                               "second; else None")
     counted: list[str] = Field(default_factory=list, description="the words of what it counts ('how many trigger "
                                                                   "words are inserted': ['trigger', 'words']); "
                                                                   "empty for a gap, a count over a list or a bound")
@@ -146,6 +152,14 @@ class Question(BaseModel):
     @property
     def numeric(self) -> bool:
         return self.kind in ("int", "float")
+
+    @property
+    def numbers(self) -> bool:
+        """Its answer is made of numbers: a number, or a list of numbers only ("a Python list of two integers")."""
+        if self.numeric:
+            return True
+        kinds = get_args(answer_type(self.answer_format)) if self.kind == "list" else ()
+        return bool(kinds) and all(k in (int, float) for k in kinds)
 
     @property
     def difference(self) -> bool:
@@ -190,7 +204,8 @@ def parse_question(q: PaperQuestion) -> Question:
                     values={m.group(1): float(m.group(2).replace("−", "-")) for m in _SETS_SYMBOL.finditer(text)},
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
                     **(_beats(text) if bound is None else {}), of_count=_of_count(text),
-                    compares=bool(_THAN.search(text)), counted=_counted(text) if bound is None else [])
+                    compares=bool(_THAN.search(text)), relation=_relation(text, answer_kind(q.answer_format)),
+                    counted=_counted(text) if bound is None else [])
 
 
 def _counted(text: str) -> list[str]:
@@ -208,6 +223,20 @@ def _counted(text: str) -> list[str]:
             break
         phrase.append(word)
     return phrase
+
+
+def _relation(text: str, kind: AnswerKind) -> Literal["same", "more", "less"] | None:
+    """What a yes/no question asks of two values: "same" ("is A the same as B", "equal to"), "more" or "less" (one
+    "larger than" or "fewer than" the other, once); None for any other question."""
+    if kind != "bool":
+        return None
+    if _SAME.search(text):
+        return "same"
+    found = list(_MORE_LESS.finditer(text))
+    if len(found) != 1:
+        return None
+    word = found[0].group(1).lower()
+    return "more" if word in ("more", "larger", "greater", "higher", "bigger", "longer") else "less"
 
 
 def _beats(text: str) -> dict[str, str]:
@@ -230,7 +259,10 @@ def _of_count(text: str) -> int | None:
     if not found:
         return None
     word = found.group(1).lower()
-    return int(word) if word.isdigit() else _NUMBER_WORDS.get(word)
+    if word.isdigit():
+        return int(word)
+    spelled = SPELLED_NUMBER.fullmatch(word)
+    return spelled_value(spelled) if spelled else None
 
 
 def _threshold(text: str) -> Threshold | None:
