@@ -243,7 +243,7 @@ ARITHMETIC = {
 def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX_ANSWER_CHARS,
                   arithmetic: str | None = None, formula: bool = False, fewest: int = 2,
                   relation: bool = False) -> type[BaseModel]:
-    """``{"direction"?, "candidates"?, "compared"?, "expression"?, "answer": <type the format asks for>}``: with
+    """``{"expression"?, "compared"?, "stated"?, "direction"?, "candidates"?, "answer": <type the format asks for>}``: with
     ``ranked`` the direction and the candidates come before the name they decide, with ``arithmetic`` (an
     :data:`ARITHMETIC` name) the values it is done on before its result (at least ``fewest`` for a sum), with
     ``formula`` the equation with the question's values put in before its value, so the grammar has the model write

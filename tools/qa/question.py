@@ -86,6 +86,7 @@ _COUNTED_ENDS = {"are", "is", "was", "were", "do", "does", "did", "have", "has",
                  "would", "should", "in", "of", "per", "for", "from", "on", "at", "to", "by", "with", "than", "that",
                  "which", "who", "when", "across"}
 
+
 class Threshold(BaseModel):
     """A bound a counted value must pass: ``op`` one of ">", ">=", "<", "<=", and the number."""
 
