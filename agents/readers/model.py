@@ -15,10 +15,7 @@ expression right more often than it works it out. The grammar admits numbers, si
 it, no other letter: left free, the model copied the equation's symbols, which nothing can compute. For a count
 ("how many triggers are inserted ...") a number the context prints before nothing the question counts is replaced by
 the one it binds to the counted noun (:func:`tools.qa.bound.rebound`): a small model reading the right sentence
-takes its neighbouring number. A question whose answer is made of numbers reads the context with the numbers written
-as words that count what it names in digits (:func:`tools.qa.bound.counting_numerals`: "across eight datasets" ->
-"across 8 datasets"): the small model put another number of the passage in a number field rather than the word. A
-yes/no question comparing two values ("is A's learning rate the same as B's") has the model copy both as printed,
+takes its neighbouring number. A yes/no question comparing two values ("is A's learning rate the same as B's") has the model copy both as printed,
 and code compares them (:func:`related`: "2e-5" and "0.00002" are the same): left to answer, the small model said
 two equal values differ.
 """
@@ -38,7 +35,7 @@ from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.agents.structured import call_structured
 from evidex.tools.answer_format import answer_text, answer_type
 from evidex.tools.calc import CalcError, calculate, expression_pattern, format_result, pattern_chars
-from evidex.tools.qa.bound import counting_numerals, rebound
+from evidex.tools.qa.bound import rebound
 from evidex.tools.qa.cells import column_candidates
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
@@ -285,11 +282,10 @@ class ModelReader:
         q = request.question
         ranking, arithmetic, formula = ranks(q), q.arithmetic, q.applies_formula  # code does the arithmetic
         ids = request.paper_ids
-        context = render_context(request.context, tags="ids" if ids else "aliases", limit=request.limit,
-                                 empty="(none)")
         body = render("qa_answer", question=q.text, answer_format=q.answer_format,
                       papers=f"[Papers]: {scope_line(q)}\n" if ids else "",
-                      context=counting_numerals(context, q) if q.numbers else context)
+                      context=render_context(request.context, tags="ids" if ids else "aliases",
+                                             limit=request.limit, empty="(none)"))
         if ranking:
             body += "\n" + load_prompt("qa_answer_ranked")
         if arithmetic:

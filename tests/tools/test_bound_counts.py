@@ -107,24 +107,3 @@ def test_numbers_written_as_words_are_numbers_to_the_checks_and_the_bindings():
     q = ask("How many NLP datasets does the paper perform experiments on?")
     assert [b.value for b in bound_counts(q, DATASETS)] == [8]
 
-
-def test_a_number_answer_reads_the_counts_of_what_it_names_in_digits():
-    from evidex.agents.scripted import ScriptedChatModel
-    from evidex.tools.qa.bound import counting_numerals
-
-    q = ask("What is the total number of datasets and annotators across the two papers?")
-    text = DATASETS.items[0].text
-    # the counts of what the question names, and no other number word
-    assert counting_numerals(text, q) == ("We perform experiments across 8 different NLP datasets. One of the two "
-                                          "baselines uses three seeds, and 25 annotators labelled the data.")
-    model = ScriptedChatModel(responses=[json.dumps({"compared": [{"name": "a", "value": 8},
-                                                                  {"name": "b", "value": 25}], "answer": 1})])
-    answer = get_reader("model").read(ReadRequest(question=q, context=DATASETS, llm=model))
-    assert answer.value == "33" and "across 8 different NLP datasets" in model.prompts[0]
-    # an answer in words or names reads the passage as printed
-    named = ask("Which datasets does the paper use?", "Your answer should be a Python list of strings.")
-    model = ScriptedChatModel(responses=[json.dumps({"answer": ["x"]})])
-    get_reader("model").read(ReadRequest(question=named, context=DATASETS, llm=model))
-    assert "across eight different NLP datasets" in model.prompts[0]
-    assert ask("How many?", "Your answer should be a Python list of two integers.").numbers
-    assert not ask("Which?", "Your answer should be a list: the first is a string, the second a float.").numbers

@@ -37,7 +37,6 @@ _TOKEN = re.compile(rf"{_WORD}|\d[\d,]*(?:\.\d+)?|[^\w\s]")
 _INTEGER = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\d])")
 _ASKING = {"many", "paper", "use", "used"}  # words any question about a paper may say, which bind nothing
-_WORDS_AFTER = re.compile(rf"(?:[\s-]+{_WORD}){{1,{MAX_GAP_WORDS + 1}}}")  # the words after a number, up to a mark
 
 
 class Bound(BaseModel):
@@ -138,18 +137,3 @@ def rebound(answer: str, question: Question, context: Context) -> Bound | None:
         return None
     return top
 
-
-def counting_numerals(text: str, question: Question) -> str:
-    """``text`` with each number written as a word (two to ninety-nine) in digits where it counts something the
-    question names: one of the few words after it, before any mark, is a noun of the question ("across eight
-    different NLP datasets" for a question about datasets -> "across 8 different NLP datasets"). Other number words
-    stay as printed ("one of the two baselines")."""
-    nouns = _words(question.text) - _ASKING
-
-    def digits(found: re.Match) -> str:
-        value = spelled_value(found)
-        after = _WORDS_AFTER.match(text, found.end())
-        counts = after is not None and any(singular(w) in nouns for w in re.findall(_WORD, after.group()))
-        return str(value) if value >= 2 and counts else found.group()
-
-    return SPELLED_NUMBER.sub(digits, text or "")

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import operator
 import re
-from typing import Literal, get_args
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from evidex.tools.answer_format import AnswerKind, answer_kind, answer_type
+from evidex.tools.answer_format import AnswerKind, answer_kind
 from evidex.tools.paperstore.models import table_label
 from evidex.tools.qa import PaperQuestion
 from evidex.tools.text import SPELLED_NUMBER, spelled_value
@@ -153,14 +153,6 @@ class Question(BaseModel):
     @property
     def numeric(self) -> bool:
         return self.kind in ("int", "float")
-
-    @property
-    def numbers(self) -> bool:
-        """Its answer is made of numbers: a number, or a list of numbers only ("a Python list of two integers")."""
-        if self.numeric:
-            return True
-        kinds = get_args(answer_type(self.answer_format)) if self.kind == "list" else ()
-        return bool(kinds) and all(k in (int, float) for k in kinds)
 
     @property
     def difference(self) -> bool:
