@@ -15,9 +15,7 @@ expression right more often than it works it out. The grammar admits numbers, si
 it, no other letter: left free, the model copied the equation's symbols, which nothing can compute. For a count
 ("how many triggers are inserted ...") a number the context prints before nothing the question counts is replaced by
 the one it binds to the counted noun (:func:`tools.qa.bound.rebound`): a small model reading the right sentence
-takes its neighbouring number. A yes/no question comparing two values ("is A's learning rate the same as B's") has the model copy both as printed,
-and code compares them (:func:`related`: "2e-5" and "0.00002" are the same): left to answer, the small model said
-two equal values differ.
+takes its neighbouring number.
 """
 from __future__ import annotations
 
@@ -39,7 +37,6 @@ from evidex.tools.qa.bound import rebound
 from evidex.tools.qa.cells import column_candidates
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
-from evidex.tools.text import numerals
 
 MAX_CANDIDATES = 40
 EXPRESSION_PARTS = 150  # numbers, signs and function names of the formula's expression
@@ -60,11 +57,6 @@ class Candidate(BaseModel):
     name: str = Field(max_length=200, description="The item's name exactly as printed in the context.")
     # a number under the grammar: asked for a string, the 1.5B model copied the column's name
     value: float = Field(description="Its number in the column or measure the question names.")
-
-
-class Stated(BaseModel):
-    name: str = Field(max_length=200, description="Whose value it is: the item or paper, as the context says.")
-    value: str = Field(max_length=80, description="The value, copied from the context as printed.")
 
 
 class Operand(BaseModel):
@@ -146,43 +138,6 @@ def difference(compared: list[Operand]) -> tuple[str, str] | None:
     return format_result(round(abs(a - b), 9)), f"abs({format_result(a)} - {format_result(b)})"
 
 
-_STATED_NUMBER = re.compile(r"[-−]?\d[\d,]*(?:\.\d+)?(?:[eE][-−+]?\d+)?(?:\s?([kKmMbB])(?![A-Za-z]))?")
-_SCALE = {"k": 1e3, "m": 1e6, "b": 1e9}
-
-
-def stated_number(text: str) -> float | None:
-    """The one number a copied value states ("2e-5", "1,053", "220M" as 220000000, "eight", "85.3%"); None when it
-    states none or several ("2e-5 and 3e-5")."""
-    found = list(_STATED_NUMBER.finditer(numerals(text)))
-    if len(found) != 1:
-        return None
-    number = found[0].group().replace("−", "-").replace(",", "")
-    scale = found[0].group(1)
-    try:
-        value = float(number[:-1].strip() if scale else number)
-    except ValueError:
-        return None
-    return value * _SCALE[scale.lower()] if scale else value
-
-
-def _plain(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
-def related(stated: list[Stated], relation: str) -> bool | None:
-    """Whether the first stated value is the same as (``same``), more than (``more``) or less than (``less``) the
-    second: as numbers when both state one ("2e-5" is "0.00002"), else, for ``same``, as words; None when that
-    cannot be told (not two values, a number against words, "more" of words)."""
-    if len(stated) != 2:
-        return None
-    a, b = (stated_number(s.value) for s in stated)
-    if a is not None and b is not None:
-        return {"same": math.isclose(a, b, rel_tol=1e-9), "more": a > b, "less": a < b}[relation]
-    if relation == "same" and a is None and b is None and _plain(stated[0].value) and _plain(stated[1].value):
-        return _plain(stated[0].value) == _plain(stated[1].value)
-    return None
-
-
 def put_in(expression: str, values: dict[str, float]) -> str:
     """``expression`` with the symbols the question set to numbers replaced by them ("l_a = 2" puts 2 for "l_a" or
     "la"), longest symbol first, each only where it stands as a whole name."""
@@ -238,9 +193,8 @@ ARITHMETIC = {
 
 @lru_cache(maxsize=64)
 def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX_ANSWER_CHARS,
-                  arithmetic: str | None = None, formula: bool = False, fewest: int = 2,
-                  relation: bool = False) -> type[BaseModel]:
-    """``{"expression"?, "compared"?, "stated"?, "direction"?, "candidates"?, "answer": <type the format asks for>}``: with
+                  arithmetic: str | None = None, formula: bool = False, fewest: int = 2) -> type[BaseModel]:
+    """``{"expression"?, "compared"?, "direction"?, "candidates"?, "answer": <type the format asks for>}``: with
     ``ranked`` the direction and the candidates come before the name they decide, with ``arithmetic`` (an
     :data:`ARITHMETIC` name) the values it is done on before its result (at least ``fewest`` for a sum), with
     ``formula`` the equation with the question's values put in before its value, so the grammar has the model write
@@ -257,9 +211,6 @@ def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX
         spec = ARITHMETIC[arithmetic]
         fields["compared"] = (list[Operand], Field(min_length=min(fewest, spec.most), max_length=spec.most,
                                                    description=spec.values))
-    if relation:
-        fields["stated"] = (list[Stated], Field(min_length=2, max_length=2, description="The two values the question "
-                                                "compares, in the order it names them."))
     if ranked:
         fields["direction"] = (Literal["highest", "lowest"], Field(description="Which extreme the question asks."))
         # at least two under the grammar: left free, the local model listed only the row it had already chosen
@@ -292,13 +243,10 @@ class ModelReader:
             body += "\n" + load_prompt(ARITHMETIC[arithmetic].prompt)
         if formula:
             body += "\n" + load_prompt("qa_answer_formula")
-        if q.relation:
-            body += "\n" + load_prompt("qa_answer_compare")
         messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
         # a total over the papers a question names takes a value of each (left free, the model gave one paper's)
         schema = answer_schema(q.answer_format, ranking, answer_chars(request.max_tokens), arithmetic, formula,
-                               fewest=2 if arithmetic != "sum" or len(q.papers) > 1 else 1,
-                               relation=q.relation is not None)
+                               fewest=2 if arithmetic != "sum" or len(q.papers) > 1 else 1)
         out = call_structured(request.llm, schema, messages, name=request.name, max_tokens=request.max_tokens)
         if ranking:
             picked = ranked_pick(out.direction, table_candidates(q, request.context) or out.candidates, q)
@@ -306,12 +254,12 @@ class ModelReader:
                 return Answer(value=picked[0], reader=self.name, expression=picked[1])
         if formula and (worked := computed(out.expression, q.kind, q.values)) is not None:
             return Answer(value=worked[0], reader=self.name, expression=worked[1])
-        if q.relation and (holds := related(out.stated, q.relation)) is not None:
-            return Answer(value=answer_text(holds), reader=self.name)
         answer = Answer(value=answer_text(out.answer), reader=self.name)
         if arithmetic and (worked := ARITHMETIC[arithmetic].apply(out.compared)) is not None:
             value = worked[0] if q.kind != "int" else str(round(float(worked[0])))
-            return Answer(value=value, reader=self.name, expression=worked[1])
+            answer = Answer(value=value, reader=self.name, expression=worked[1])
+            if arithmetic != "difference":  # a total or a quotient is no number a paper prints before the noun
+                return answer
         if q.counted and (bound := rebound(answer.value, q, request.context)) is not None:
             # the model's number is bound to nothing the question counts; the context binds this one to it
             return Answer(value=str(bound.value), reader=self.name, sources=[bound.source], quote=bound.sentence)

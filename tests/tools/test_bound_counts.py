@@ -107,3 +107,18 @@ def test_numbers_written_as_words_are_numbers_to_the_checks_and_the_bindings():
     q = ask("How many NLP datasets does the paper perform experiments on?")
     assert [b.value for b in bound_counts(q, DATASETS)] == [8]
 
+
+
+def test_a_gap_the_paper_states_before_the_counted_noun_is_the_answer():
+    """"By how many accuracy points do the best models fall behind humans": the paper states the gap itself ("fall
+    30 accuracy points behind"); subtracting the two values the model copied (30 and 94) is not the answer."""
+    from evidex.agents.scripted import ScriptedChatModel
+
+    q = ask("By how many accuracy points do the best multimodal models fall behind human performance on the "
+            "matching task?")
+    gap = context("Even so, our best multimodal models fall 30 accuracy points behind human performance on the "
+                  "matching task, where humans reach 94.")
+    model = ScriptedChatModel(responses=[json.dumps({"compared": [{"name": "models", "value": 30},
+                                                                  {"name": "humans", "value": 94}], "answer": 94})])
+    answer = get_reader("model").read(ReadRequest(question=q, context=gap, llm=model))
+    assert (answer.value, answer.sources) == ("30", ["chunks.k0"])

@@ -54,11 +54,6 @@ _NAMED_OBJECT = re.compile(r"\b(?:Table|Tab\.|Figure|Fig\.|Equation|Eqn?\.?|Sect
 # a symbol the question sets to a number: "x = 9", "Avg[G_p] = 0.6", "P0(Xi) equals 0.2", "α = 2"
 _SETS_SYMBOL = re.compile(r"(?<![\w\[])([A-Za-z\u0370-\u03ff][\w\u0370-\u03ff]*(?:[\[(^{][^\s=]*?[\])}]|\^\w+)?)"
                           r"\s*(?:=|\bequals\b)\s*([-−]?\d+(?:\.\d+)?)(?![\d.]*\s*[/*^])")
-# a yes/no question comparing two values: "is A's learning rate the same as B's", "is the number of X in A larger
-# than the number of Y in B" (not "more than 5": a bound; not "better", whose direction depends on the measure)
-_SAME = re.compile(r"\b(?:the same\b|equal to\b|identical to\b)", re.IGNORECASE)
-_MORE_LESS = re.compile(r"\b(more|larger|greater|higher|bigger|longer|less|fewer|smaller|lower|shorter)\b"
-                        r"(?:\s+[\w-]+){0,3}?\s+than\s+(?![-−]?\d)", re.IGNORECASE)
 _EXCLUDING = re.compile(r"\b(?:excluding|except(?: for)?|other than|apart from|not counting)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\?|\b(?:which|what|who)\b", re.IGNORECASE)
 # "how many rows have an F1 above 80": a count of what passes a threshold
@@ -137,10 +132,6 @@ class Question(BaseModel):
                                                           "28'): the bound; else None")
     compares: bool = Field(False, description="it compares with 'than' (a gap, a ratio, a win), so it asks for no "
                                                "one printed value")
-    relation: Literal["same", "more", "less"] | None = Field(None, description="a yes/no question comparing two "
-                                                                               "values: whether they are the same, "
-                                                                               "or the first is more (less) than the "
-                                                                               "second; else None")
     counted: list[str] = Field(default_factory=list, description="the words of what it counts ('how many trigger "
                                                                   "words are inserted': ['trigger', 'words']); "
                                                                   "empty for a gap, a count over a list or a bound")
@@ -197,8 +188,7 @@ def parse_question(q: PaperQuestion) -> Question:
                     values={m.group(1): float(m.group(2).replace("−", "-")) for m in _SETS_SYMBOL.finditer(text)},
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
                     **(_beats(text) if bound is None else {}), of_count=_of_count(text),
-                    compares=bool(_THAN.search(text)), relation=_relation(text, answer_kind(q.answer_format)),
-                    counted=_counted(text) if bound is None else [])
+                    compares=bool(_THAN.search(text)), counted=_counted(text) if bound is None else [])
 
 
 def _counted(text: str) -> list[str]:
@@ -216,20 +206,6 @@ def _counted(text: str) -> list[str]:
             break
         phrase.append(word)
     return phrase
-
-
-def _relation(text: str, kind: AnswerKind) -> Literal["same", "more", "less"] | None:
-    """What a yes/no question asks of two values: "same" ("is A the same as B", "equal to"), "more" or "less" (one
-    "larger than" or "fewer than" the other, once); None for any other question."""
-    if kind != "bool":
-        return None
-    if _SAME.search(text):
-        return "same"
-    found = list(_MORE_LESS.finditer(text))
-    if len(found) != 1:
-        return None
-    word = found[0].group(1).lower()
-    return "more" if word in ("more", "larger", "greater", "higher", "bigger", "longer") else "less"
 
 
 def _beats(text: str) -> dict[str, str]:
