@@ -52,7 +52,7 @@ def numerals(text: str) -> str:
     """``text`` with the numbers it writes as words from two to ninety-nine in digits ("across eight different
     datasets" -> "across 8 different datasets", "twenty-five annotators" -> "25 annotators"); "zero" and "one" stay
     words, since "one" is more often a pronoun ("one of the baselines") than a count."""
-    return SPELLED_NUMBER.sub(lambda m: m.group() if spelled_value(m) < 2 else str(spelled_value(m)), text or "")
+    return SPELLED_NUMBER.sub(lambda m: str(n) if (n := spelled_value(m)) >= 2 else m.group(), text or "")
 
 
 def _number_words(text: str) -> list[str]:

@@ -136,4 +136,3 @@ def rebound(answer: str, question: Question, context: Context) -> Bound | None:
     if top.support < MIN_SUPPORT or top.clause_words < 1 or (len(ranked) > 1 and ranked[1].support == top.support):
         return None
     return top
-

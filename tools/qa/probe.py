@@ -108,6 +108,11 @@ def _ranked(store: PaperStore, q: Question, query: str, limit: int, mode: str) -
         return SearchHits(mode=mode, degraded=f"{mode} search failed: {type(exc).__name__}: {exc}")
 
 
+def _rankings(store: PaperStore, q: Question, query: str, limit: int) -> tuple[SearchHits, SearchHits]:
+    """The hybrid and the keyword ranking of ``query`` over the question's papers."""
+    return _ranked(store, q, query, limit, "hybrid"), _ranked(store, q, query, limit, "bm25")
+
+
 def _each_paper(store: PaperStore, q: Question, query: str, ranked: list[Passage], limit: int) -> list[Passage]:
     """``ranked`` with every paper of a question naming a few (two to :data:`_MAX_PAPERS`) holding at least
     :data:`_PER_PAPER` of the ``limit`` passages (fewer when they do not fit): a paper short of them gets its own
@@ -123,8 +128,7 @@ def _each_paper(store: PaperStore, q: Question, query: str, ranked: list[Passage
         if short <= 0:
             continue
         one = q.model_copy(update={"papers": [paper]})
-        own = _interleave(_ranked(store, one, query, limit, "hybrid").passages,
-                          _ranked(store, one, query, limit, "bm25").passages)
+        own = _interleave(*(r.passages for r in _rankings(store, one, query, limit)))
         shown = {p.key for p in out}
         for extra in [p for p in own if p.key not in shown][:short]:
             counts = Counter(p.paper_id for p in out)
@@ -144,7 +148,7 @@ def passages(store: PaperStore, q: Question, limit: int) -> Context:
     best at the ends (:func:`ends_first`)."""
     titles = store.titles()
     query = without_titles(q.text, [titles[i] for i in q.papers if i in titles])[:500]
-    hybrid, keywords = _ranked(store, q, query, limit, "hybrid"), _ranked(store, q, query, limit, "bm25")
+    hybrid, keywords = _rankings(store, q, query, limit)
     hits = ends_first(_each_paper(store, q, query, _interleave(hybrid.passages, keywords.passages)[:limit], limit))
     shown = {h.paper_id: titles[h.paper_id] for h in hits if h.paper_id in titles} if names_papers(q) else {}
     return Context(items=hits, titles=shown, degraded=[d for d in (hybrid.degraded, keywords.degraded) if d])
