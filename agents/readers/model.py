@@ -179,11 +179,15 @@ class Arithmetic(NamedTuple):
     most: int  # at most this many values
     prompt: str  # the prompt added after the answer prompt
     apply: Callable[[list[Operand]], tuple[str, str] | None]  # the value and the expression it is, or None
+    # a paper may print the result itself before the counted noun ("fall 30 points behind"), which the count
+    # binding then answers; no paper prints a total or a quotient of values it states apart
+    printed: bool = False
 
 
 # the arithmetic a number is asked as (Question.arithmetic): the model copies the values, code does the sum
 ARITHMETIC = {
-    "difference": Arithmetic("The two values the question asks the gap of.", 2, "qa_answer_gap", difference),
+    "difference": Arithmetic("The two values the question asks the gap of.", 2, "qa_answer_gap", difference,
+                             printed=True),
     "times": Arithmetic("The two values the question compares.", 2, "qa_answer_times", times),
     "ratio": Arithmetic("The two values the question compares, in the order it names them.", 2, "qa_answer_ratio",
                         ratio),
@@ -258,7 +262,7 @@ class ModelReader:
         if arithmetic and (worked := ARITHMETIC[arithmetic].apply(out.compared)) is not None:
             value = worked[0] if q.kind != "int" else str(round(float(worked[0])))
             answer = Answer(value=value, reader=self.name, expression=worked[1])
-            if arithmetic != "difference":  # a total or a quotient is no number a paper prints before the noun
+            if not ARITHMETIC[arithmetic].printed:
                 return answer
         if q.counted and (bound := rebound(answer.value, q, request.context)) is not None:
             # the model's number is bound to nothing the question counts; the context binds this one to it
