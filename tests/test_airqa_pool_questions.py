@@ -317,3 +317,21 @@ def test_the_blind_two_paper_questions_pair_papers_no_earlier_set_paired():
     earlier = {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in RETRIEVAL_ROWS + ARITHMETIC_ROWS}
     assert not set(pairs) & earlier
     assert Counter(r["evaluator"]["eval_func"] for r in MULTI_ROWS)["eval_bool_exact_match"] == 5
+
+
+MULTI2_ROWS = read_rows("airqa_pool_multi2_questions.jsonl")
+
+
+def test_the_second_blind_two_paper_set_pairs_papers_no_earlier_set_paired():
+    """20 more two-paper questions (6 lists of two values, 4 yes/no comparisons, 5 which paper has the larger or
+    smaller value, 5 differences, ratios and a total), written blind on 2026-12-06 by a helper who saw no code, prompt
+    or result, before the per-paper reading was measured on them; 40 pool papers, each in one question."""
+    assert_blind_set(MULTI2_ROWS, "pool_multi2", 20)
+    assert all(r["tags"][0] == "multiple" and len(r["anchor_pdf"]) == len(r["reference_pdf"]) == 1
+               for r in MULTI2_ROWS)
+    pairs = [frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in MULTI2_ROWS]
+    assert len(set().union(*pairs)) == 40
+    earlier = {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS}
+    assert not set(pairs) & earlier
+    funcs = Counter(r["evaluator"]["eval_func"] for r in MULTI2_ROWS)
+    assert funcs["eval_bool_exact_match"] == 4 and funcs["eval_structured_object_exact_match"] == 6
