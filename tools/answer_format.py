@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable
 from difflib import SequenceMatcher
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w.])|(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 
@@ -121,6 +121,24 @@ def _nested(fmt: str) -> bool:
             or _TYPED_LIST.search(fmt) is not None)
 
 
+_PAIR = re.compile(r"\b(?:two|2|pair)\b")
+
+
+def pair_kinds(answer_format: str) -> tuple[Any, Any] | None:
+    """The kinds of the two elements of a list format that asks for exactly two ("a Python list of two integers",
+    "a list of 2 elements, the first is a string and the second is a float"); None for any other format."""
+    fmt = answer_format.lower()
+    if answer_kind(answer_format) != "list" or _nested(fmt):
+        return None
+    positions = _positional_kinds(fmt)
+    if positions is not None:
+        return positions if len(positions) == 2 else None
+    if not _PAIR.search(fmt):
+        return None
+    element = get_args(answer_type(answer_format))[0]
+    return element, element
+
+
 def answer_text(value: Any) -> str:
     """A typed answer as the text an evaluator reads: JSON for lists, dictionaries and booleans, plain for numbers
     and text."""
@@ -185,7 +203,8 @@ def asks_for_title(answer_format: str) -> bool:
     return "title" in fmt and "paper" in fmt
 
 
-def _title_key(text: str) -> str:
+def title_key(text: str) -> str:
+    """A title compared with case, punctuation and spacing aside."""
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
@@ -195,7 +214,7 @@ def snap_title(answer: str, titles: Iterable[str], min_ratio: float = 0.85) -> s
     paper loses it to a dropped colon, a trailing period or "The paper is ..." around the title. A title counts
     as named when the answer contains it (the longest such title wins) or, failing that, when the closest title
     matches at ``min_ratio`` or more, punctuation and case aside. A JSON list answer is snapped item by item."""
-    keyed = [(t, _title_key(t)) for t in dict.fromkeys(t for t in titles if t and t.strip())]  # once, for every item
+    keyed = [(t, title_key(t)) for t in dict.fromkeys(t for t in titles if t and t.strip())]  # once, for every item
     value = _literal(answer.strip()) if answer.strip().startswith("[") else None
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return json.dumps([_snap_one(v, keyed, min_ratio) for v in value], ensure_ascii=False)
@@ -204,7 +223,7 @@ def snap_title(answer: str, titles: Iterable[str], min_ratio: float = 0.85) -> s
 
 def _snap_one(answer: str, keyed: list[tuple[str, str]], min_ratio: float) -> str:
     """``snap_title`` for one answer, over (title, title key) pairs."""
-    key = _title_key(answer)
+    key = title_key(answer)
     if not key:
         return answer
     inside = [t for t, k in keyed if k and len(k) >= 12 and f" {k} " in f" {key} "]

@@ -8,7 +8,8 @@ no answer for sure, passes.
 The built-in readers are ``cell`` (a number the question names by table, row and column, read by code:
 :mod:`agents.readers.cell`), ``count`` (rows past a bound), ``wins`` (the columns one row beats another on),
 ``against`` (the rows that beat one reference row), ``affiliation`` (where a named author is), ``gap`` (the
-difference of two rows) and ``model`` (:mod:`agents.readers.model`). A new reader is one module (a
+difference of two rows), ``each_paper`` (one value from each of two named papers, read one paper at a time) and
+``model`` (:mod:`agents.readers.model`). A new reader is one module (a
 class with ``name``, ``applies`` and ``read``; see :mod:`agents.readers.base`) registered with
 :func:`register_reader`, plus its name in the config's list before ``model`` (``qa.readers: [mine, model]``); see
 docs/question-answering.md.
@@ -18,7 +19,7 @@ from __future__ import annotations
 from evidex.agents.readers.base import Reader, ReadRequest, get_reader, reader_names, register_reader
 from evidex.agents.readers.checks import rejects
 
-DEFAULT_READERS = ("cell", "count", "wins", "against", "gap", "affiliation", "model")
+DEFAULT_READERS = ("cell", "count", "wins", "against", "gap", "affiliation", "each_paper", "model")
 
 
 def read_answer(names, request: ReadRequest):
