@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, create_model
 from evidex.agents.prompts import load_prompt, render
 from evidex.agents.qa.render import render_context
 from evidex.agents.readers.base import ReadRequest, register_reader
-from evidex.agents.structured import call_structured
+from evidex.agents.structured import StructuredOutputError, call_structured
 from evidex.tools.answer_format import answer_text, asks_for_title, pair_kinds, title_key
 from evidex.tools.calc import format_result
 from evidex.tools.qa.context import Answer, Context
@@ -184,8 +184,11 @@ class EachPaper:
             shown = render_context(paper_part(context, pid), tags="aliases", limit=request.limit, empty="(none)")
             body = render("qa_answer_each_paper", question=q.text, title=title, context=shown)
             messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
-            out = call_structured(request.llm, value_schema(value_kind), messages, name=f"{request.name}_paper{n}",
-                                  max_tokens=request.max_tokens)
+            try:
+                out = call_structured(request.llm, value_schema(value_kind), messages,
+                                      name=f"{request.name}_paper{n}", max_tokens=request.max_tokens)
+            except StructuredOutputError:
+                return None  # no readable value even after the repair: the model reader answers from both papers
             if not printed(out.value, shown):
                 return None  # a value the paper does not print: worked out, or another paper's
             values.append(out.value)

@@ -99,6 +99,10 @@ def test_values_that_cannot_decide_leave_the_question_to_the_model_reader():
     from evidex.agents.readers.each_paper import printed
     assert printed("AdamW", "All models use AdamW.") and not printed("Adam", "All models use AdamW.")
     assert printed(5e-5, "a learning rate of 5e-5") and printed(7, "by seven annotators") and not printed(True, "True")
+    # a reply that stays unreadable after its repair passes too, instead of failing the question
+    garbled = ScriptedChatModel(responses=['{"value": 32}', 'no JSON here', 'still none'])
+    assert reader.read(ReadRequest(question=q_list, context=TWO, llm=garbled)) is None
+    assert len(garbled.prompts) == 3
     # a paper the context holds nothing of: not this reader's question
     one = Context(items=[i for i in TWO.items if getattr(i, "paper_id", "") != "p2"])
     assert not reader.applies(q, one)
