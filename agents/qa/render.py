@@ -31,11 +31,12 @@ NOTHING = "(nothing found)"
 
 def paper_aliases(context: Context) -> dict[str, str]:
     """Short names of the context's papers in order of appearance ("paper 1", "paper 2"); none for one paper."""
-    ids = list(dict.fromkeys(pid for i in context.items for pid in _paper_ids(i)))
+    ids = list(dict.fromkeys(pid for i in context.items for pid in item_papers(i)))
     return {pid: f"paper {n}" for n, pid in enumerate(ids, 1)} if len(ids) > 1 else {}
 
 
-def _paper_ids(item) -> list[str]:
+def item_papers(item) -> list[str]:
+    """The papers an item belongs to (a note shared by several papers belongs to each)."""
     if isinstance(item, Note):
         return list(item.paper_ids) or ([item.paper_id] if item.paper_id else [])
     pid = getattr(item, "paper_id", "")
@@ -139,7 +140,7 @@ def render_item(item, *, titles: dict[str, str] | None = None, aliases: dict[str
     if isinstance(item, Paper):
         return paper_line(item, aliases)
     if isinstance(item, Note):
-        return f"{_metadata_tag(_paper_ids(item), aliases)} {item.text}"
+        return f"{_metadata_tag(item_papers(item), aliases)} {item.text}"
     if isinstance(item, Table):
         return f"{_tag(item, aliases, keys=keys)} {item.caption}\n{item.text}"
     if isinstance(item, Figure):
@@ -206,4 +207,5 @@ def scope_line(q: Question) -> str:
     return "; ".join(parts) or "any paper in the database"
 
 
-__all__ = ["NOTHING", "Tags", "paper_aliases", "paper_line", "render_context", "render_item", "scope_line", "truncate"]
+__all__ = ["NOTHING", "Tags", "item_papers", "paper_aliases", "paper_line", "render_context", "render_item",
+           "scope_line", "truncate"]

@@ -14,43 +14,28 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
 from evidex.agents.prompts import load_prompt, render
-from evidex.agents.qa.render import render_context
+from evidex.agents.qa.render import item_papers, render_context
 from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.agents.structured import StructuredOutputError, call_structured
 from evidex.tools.answer_format import answer_text, asks_for_title, pair_kinds, title_key
 from evidex.tools.calc import format_result
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question
-from evidex.tools.text import QUOTED_SPAN, operands_in, value_in
+from evidex.tools.text import operands_in, value_in
 
 Shape = Literal["list", "compare", "which"]
-_MORE = r"larger|greater|higher|more|bigger|longer|wider|deeper"
-_LESS = r"smaller|lower|fewer|less|shorter|narrower|shallower"
-# "is X in A larger than Y in B": a comparison of two values, not of one value with a number the question states
-_THAN = re.compile(rf"\b(?:(?P<more>{_MORE})|(?P<less>{_LESS}))\b(?:\s+[\w-]+){{0,4}}?\s+than\b(?!\s*[-−]?\d)",
-                   re.IGNORECASE)
-_SAME = re.compile(r"\b(?:the same as|equal to|identical to)\b", re.IGNORECASE)
-# "which paper uses more epochs", "which of the two has the largest batch size"
-_PICK_MORE = re.compile(rf"\b(?:{_MORE}|largest|greatest|highest|most|biggest|longest)\b", re.IGNORECASE)
-_PICK_LESS = re.compile(rf"\b(?:{_LESS}|smallest|lowest|fewest|least|shortest)\b", re.IGNORECASE)
 # a list whose elements are the papers' own values: "[value in the first paper, value in the second paper]", "what
 # does each paper report", or the question asking of one paper, then ", and what ..." of the other
 _PER_PAPER = re.compile(r"\b(?:first|second) paper\b|\beach (?:paper|of the two)\b|\bboth papers\b|\brespectively\b",
                         re.IGNORECASE)
 _NEXT_CLAUSE = re.compile(r",?\s+and\s+(?:what|how|which|who|whom|where|when|in|on|for|by|according)\b", re.IGNORECASE)
-_WHICH = re.compile(r"\bwhich\b", re.IGNORECASE)
-_QUOTED = re.compile(QUOTED_SPAN)
-
-
-def _words(q: Question) -> str:
-    """The question without the spans it quotes: a title's own words ("Less Is More: ...") compare nothing."""
-    return _QUOTED.sub(" ", q.text)
 
 
 def shape(q: Question, names: dict[str, str]) -> Shape | None:
@@ -60,13 +45,9 @@ def shape(q: Question, names: dict[str, str]) -> Shape | None:
         return None
     if q.kind == "list":
         return "list" if pair_kinds(q.answer_format) and per_paper(q, names) else None
-    words = _words(q)
     if q.kind == "bool":
-        found = list(_THAN.finditer(words))
-        return "compare" if len(found) == 1 or (not found and _SAME.search(words)) else None
-    if q.kind == "str" and asks_for_title(q.answer_format) and _WHICH.search(words):
-        return "which" if bool(_PICK_MORE.search(words)) != bool(_PICK_LESS.search(words)) else None
-    return None
+        return "compare" if q.relation else None
+    return "which" if q.kind == "str" and asks_for_title(q.answer_format) and q.picks else None
 
 
 def per_paper(q: Question, names: dict[str, str]) -> bool:
@@ -100,14 +81,11 @@ def in_order(q: Question, names: dict[str, str]) -> list[str]:
 
 def paper_part(context: Context, paper_id: str) -> Context:
     """The items of ``context`` that belong to one paper (a note shared by several papers belongs to each)."""
-    def of(item) -> bool:
-        ids = getattr(item, "paper_ids", None) or [getattr(item, "paper_id", "")]
-        return paper_id in ids
-
-    return Context(items=[i for i in context.items if of(i)], titles={k: v for k, v in context.titles.items()
-                                                                       if k == paper_id})
+    return Context(items=[i for i in context.items if paper_id in item_papers(i)],
+                   titles={k: v for k, v in context.titles.items() if k == paper_id})
 
 
+@lru_cache(maxsize=16)
 def value_schema(kind: type) -> type[BaseModel]:
     return create_model("PaperValue", value=(kind, Field(description="The value the question asks of this paper, "
                                                                       "copied from the context.")))
@@ -149,16 +127,12 @@ def combine(kind: Shape, q: Question, values: list[Any], names: list[str]) -> An
     a, b = numbers
     shown = f"{format_result(a)}, {format_result(b)}"
     if kind == "compare":
-        m = _THAN.search(_words(q))
-        if m is None:
-            holds, sign = a == b, "=="
-        else:
-            holds, sign = (a > b, ">") if m.group("more") else (a < b, "<")
+        holds, sign = {"same": (a == b, "=="), "more": (a > b, ">"), "less": (a < b, "<")}[q.relation]
         return Answer(value=answer_text(holds), reader=EachPaper.name,
                       expression=f"{format_result(a)} {sign} {format_result(b)}")
     if a == b:  # "which": a tie decides nothing
         return None
-    larger = bool(_PICK_MORE.search(_words(q)))
+    larger = q.picks == "more"
     pick = 0 if (a > b) == larger else 1
     return Answer(value=names[pick], reader=EachPaper.name, expression=f"{'max' if larger else 'min'}({shown})")
 

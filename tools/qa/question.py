@@ -3,9 +3,10 @@
 The answer's kind comes from the answer format (a number, a name, a list, true/false); the question's own words
 say whether it asks for the gap between two values ("how many points higher is A than B"), the value of an
 equation on numbers it gives ("what does Equation 1 give at x = 9", with the symbols it sets), says a superlative
-("which method has the highest accuracy"), leaves items out ("excluding the baselines"), and which tables, figures
-and equations it names ("in Table 3"). Readers and the early-answer checks decide from these fields, never by
-matching the question again.
+("which method has the highest accuracy"), compares two values ("is X in A larger than Y in B?") or picks one of two
+by a larger or smaller value ("which paper uses more epochs?"), leaves items out ("excluding the baselines"), and
+which tables, figures and equations it names ("in Table 3"). Readers and the early-answer checks decide from these
+fields, never by matching the question again.
 
     from evidex.tools.qa.question import parse_question
     q = parse_question(PaperQuestion(id="1", question="In Table 2, which model has the highest F1?",
@@ -23,7 +24,7 @@ from pydantic import BaseModel, Field
 from evidex.tools.answer_format import AnswerKind, answer_kind
 from evidex.tools.paperstore.models import table_label
 from evidex.tools.qa import PaperQuestion
-from evidex.tools.text import SPELLED_NUMBER, spelled_value
+from evidex.tools.text import QUOTED_SPAN, SPELLED_NUMBER, spelled_value
 
 # "Table 2", "Tab. 2", "Figure 3", "Fig. 3", "Equation 4", "Eq. (4)", "Eqn 4": the objects a question names.
 _REFERENCES = {
@@ -54,6 +55,17 @@ _NAMED_OBJECT = re.compile(r"\b(?:Table|Tab\.|Figure|Fig\.|Equation|Eqn?\.?|Sect
 # a symbol the question sets to a number: "x = 9", "Avg[G_p] = 0.6", "P0(Xi) equals 0.2", "α = 2"
 _SETS_SYMBOL = re.compile(r"(?<![\w\[])([A-Za-z\u0370-\u03ff][\w\u0370-\u03ff]*(?:[\[(^{][^\s=]*?[\])}]|\^\w+)?)"
                           r"\s*(?:=|\bequals\b)\s*([-−]?\d+(?:\.\d+)?)(?![\d.]*\s*[/*^])")
+# a yes/no question comparing two values: "is X in A larger than Y in B" (not "larger than 16": a stated number),
+# "is X in A the same as in B"; and which of two has the larger or smaller value ("which paper uses more epochs")
+_MORE = r"larger|greater|higher|more|bigger|longer|wider|deeper"
+_LESS = r"smaller|lower|fewer|less|shorter|narrower|shallower"
+_MORE_LESS_THAN = re.compile(rf"\b(?:(?P<more>{_MORE})|(?P<less>{_LESS}))\b(?:\s+[\w-]+){{0,4}}?\s+than\b"
+                             r"(?!\s*[-−]?\d)", re.IGNORECASE)
+_SAME = re.compile(r"\b(?:the same as|equal to|identical to)\b", re.IGNORECASE)
+_PICK_MORE = re.compile(rf"\b(?:{_MORE}|largest|greatest|highest|most|biggest|longest)\b", re.IGNORECASE)
+_PICK_LESS = re.compile(rf"\b(?:{_LESS}|smallest|lowest|fewest|least|shortest)\b", re.IGNORECASE)
+_WHICH = re.compile(r"\bwhich\b", re.IGNORECASE)
+_QUOTED = re.compile(QUOTED_SPAN)
 _EXCLUDING = re.compile(r"\b(?:excluding|except(?: for)?|other than|apart from|not counting)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\?|\b(?:which|what|who)\b", re.IGNORECASE)
 # "how many rows have an F1 above 80": a count of what passes a threshold
@@ -132,6 +144,13 @@ class Question(BaseModel):
                                                           "28'): the bound; else None")
     compares: bool = Field(False, description="it compares with 'than' (a gap, a ratio, a win), so it asks for no "
                                                "one printed value")
+    relation: Literal["same", "more", "less"] | None = Field(None, description="a yes/no question comparing two "
+                                                                               "values: whether they are the same, "
+                                                                               "or the first is more (less) than the "
+                                                                               "second; else None")
+    picks: Literal["more", "less"] | None = Field(None, description="a 'which' question picking by a larger or "
+                                                                     "smaller value ('which paper uses more "
+                                                                     "epochs'): which; else None")
     counted: list[str] = Field(default_factory=list, description="the words of what it counts ('how many trigger "
                                                                   "words are inserted': ['trigger', 'words']); "
                                                                   "empty for a gap, a count over a list or a bound")
@@ -188,7 +207,25 @@ def parse_question(q: PaperQuestion) -> Question:
                     values={m.group(1): float(m.group(2).replace("−", "-")) for m in _SETS_SYMBOL.finditer(text)},
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
                     **(_beats(text) if bound is None else {}), of_count=_of_count(text),
-                    compares=bool(_THAN.search(text)), counted=_counted(text) if bound is None else [])
+                    compares=bool(_THAN.search(text)), **_relation(text, answer_kind(q.answer_format)),
+                    counted=_counted(text) if bound is None else [])
+
+
+def _relation(text: str, kind: AnswerKind) -> dict:
+    """``relation`` and ``picks``, read outside the spans the question quotes (a title's own words, "Less Is More",
+    compare nothing): a yes/no question with one "larger than" / "fewer than" compares "more" / "less", one with
+    none and "the same as" compares "same"; a "which" question saying only larger words (or only smaller ones)
+    picks "more" ("less")."""
+    words = _QUOTED.sub(" ", text)
+    if kind == "bool":
+        found = list(_MORE_LESS_THAN.finditer(words))
+        if len(found) == 1:
+            return {"relation": "more" if found[0].group("more") else "less"}
+        return {"relation": "same"} if not found and _SAME.search(words) else {}
+    more, less = bool(_PICK_MORE.search(words)), bool(_PICK_LESS.search(words))
+    if _WHICH.search(words) and more != less:
+        return {"picks": "more" if more else "less"}
+    return {}
 
 
 def _counted(text: str) -> list[str]:
