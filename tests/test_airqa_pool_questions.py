@@ -335,3 +335,19 @@ def test_the_second_blind_two_paper_set_pairs_papers_no_earlier_set_paired():
     assert not set(pairs) & earlier
     funcs = Counter(r["evaluator"]["eval_func"] for r in MULTI2_ROWS)
     assert funcs["eval_bool_exact_match"] == 4 and funcs["eval_structured_object_exact_match"] == 6
+
+
+BLIND4_ROWS = read_rows("airqa_pool_blind4_questions.jsonl")
+
+
+def test_the_fourth_blind_set_has_the_mix_of_the_airqa_benchmark():
+    """24 questions in the AirQA benchmark's mix (6 which paper, 8 needing a fact from each of two named papers, 10
+    over one named paper: 4 text, 2 table, 2 image, 1 formula, 1 metadata), written blind on 2026-12-06 by a helper
+    who saw no code, prompt or result, before the system first ran them; no two-paper pair an earlier set used."""
+    assert_blind_set(BLIND4_ROWS, "pool_blind4", 24)
+    assert Counter(r["tags"][0] for r in BLIND4_ROWS) == {"retrieval": 6, "multiple": 8, "single": 10}
+    pairs = {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in BLIND4_ROWS if r["tags"][0] == "multiple"}
+    assert len(pairs) == 8 and all(len(p) == 2 for p in pairs)
+    earlier = {frozenset(r["anchor_pdf"] + r["reference_pdf"])
+               for r in RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS}
+    assert not pairs & earlier
