@@ -81,17 +81,23 @@ def papers_of(row: dict) -> list[str]:
     return list(dict.fromkeys(row["anchor_pdf"] + row["reference_pdf"] + [g["pdf"] for g in row["gold_pages"]]))
 
 
-def gold_prediction(evaluator: dict) -> str:
-    """The gold answer of an evaluator, written as a prediction string."""
+def gold_value(evaluator: dict):
+    """The gold answer of an evaluator as a value; a conjunction's is the list of its parts' gold values."""
     func, kw = evaluator["eval_func"], evaluator["eval_kwargs"]
+    if func == "eval_conjunction":  # one element per evaluator it combines
+        return [gold_value(part) for part in parts(evaluator)]
     if func == "eval_paper_relevance_with_reference_answer":
         value = kw["reference_answer"]
-        value = value[0] if isinstance(value, list) else value
-    elif func in ("eval_element_included", "eval_string_exact_match", "eval_string_fuzzy_match") \
+        return value[0] if isinstance(value, list) else value
+    if func in ("eval_element_included", "eval_string_exact_match", "eval_string_fuzzy_match") \
             and isinstance(kw["gold"], list):
-        value = kw["gold"][0]
-    else:
-        value = kw["gold"]
+        return kw["gold"][0]
+    return kw["gold"]
+
+
+def gold_prediction(evaluator: dict) -> str:
+    """The gold answer of an evaluator, written as a prediction string."""
+    value = gold_value(evaluator)
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
@@ -106,9 +112,17 @@ def written_forms(value, ndigits: int | None = None) -> list[str]:
     return [f.lower() for f in forms]
 
 
+def parts(evaluator: dict) -> list[dict]:
+    """The evaluators an ``eval_conjunction`` combines, each as ``{"eval_func", "eval_kwargs"}``."""
+    kw = evaluator["eval_kwargs"]
+    return [{"eval_func": f, "eval_kwargs": k} for f, k in zip(kw["eval_func_list"], kw["eval_kwargs_list"])]
+
+
 def carries_gold(row: dict, manifest: dict[str, dict]) -> bool:
-    """Whether the snippets write the gold answer (see the module docstring)."""
+    """Whether the snippets write the gold answer (see the module docstring); for a conjunction, every part's."""
     func, kw = row["evaluator"]["eval_func"], row["evaluator"]["eval_kwargs"]
+    if func == "eval_conjunction":
+        return all(carries_gold({**row, "evaluator": part}, manifest) for part in parts(row["evaluator"]))
     if func == "eval_paper_relevance_with_reference_answer":
         return normalise(kw["reference_answer"]) == normalise(manifest[row["gold_pages"][0]["pdf"]]["title"])
     text = " ".join(page_variants(" ".join(s["text"] for s in row["gold_snippets"]))).lower()

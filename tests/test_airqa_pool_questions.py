@@ -351,3 +351,18 @@ def test_the_fourth_blind_set_has_the_mix_of_the_airqa_benchmark():
     earlier = {frozenset(r["anchor_pdf"] + r["reference_pdf"])
                for r in RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS}
     assert not pairs & earlier
+
+
+def test_the_checker_reads_a_conjunction_of_evaluators():
+    """An ``eval_conjunction`` question is checked part by part: its gold (the first part's) scores 1, and the
+    snippets must write every part's gold; before, the checker stopped with a KeyError on it."""
+    pool = pool_or_skip()
+    row = copy.deepcopy(next(r for r in ROWS if not r["gold_computed"]
+                             and r["evaluator"]["eval_func"] == "eval_int_exact_match"))
+    part = row["evaluator"]
+    row["evaluator"] = {"eval_func": "eval_conjunction",
+                        "eval_kwargs": {"eval_func_list": [part["eval_func"]] * 2,
+                                        "eval_kwargs_list": [part["eval_kwargs"], dict(part["eval_kwargs"])]}}
+    assert check([row], pool, splits=(row["split"],), by_paper=False) == []
+    row["evaluator"]["eval_kwargs"]["eval_kwargs_list"][1]["gold"] = 987654
+    assert any("do not write the gold" in p for p in check([row], pool, splits=(row["split"],), by_paper=False))
