@@ -19,6 +19,22 @@ def test_data_dir_wins(tmp_path):
     assert resolve_data_file("ibe/CIVIC/mixed.json", Settings(data_dir=tmp_path, cache_dir=tmp_path / "c")) == f
 
 
+def test_a_path_from_the_working_directory_is_found_after_the_data_dir(tmp_path, monkeypatch):
+    """``--set dataset.file=questions/mine.jsonl`` typed in the folder that holds it; the data dir still wins."""
+    data, work = tmp_path / "data", tmp_path / "work"
+    mine = work / "questions" / "mine.jsonl"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("{}")
+    monkeypatch.chdir(work)
+    s = Settings(data_dir=data, cache_dir=tmp_path / "c", offline=True)
+    assert resolve_data_file("questions/mine.jsonl", s) == work / "questions" / "mine.jsonl"
+    (data / "questions").mkdir(parents=True)
+    (data / "questions" / "mine.jsonl").write_text("{}")
+    assert resolve_data_file("questions/mine.jsonl", s) == data / "questions" / "mine.jsonl"
+    with pytest.raises(DataNotFoundError, match="path from the working directory"):
+        resolve_data_file("questions/other.jsonl", s)
+
+
 def test_offline_error_says_how_to_point_data_dir(tmp_path):
     s = Settings(data_dir=tmp_path, cache_dir=tmp_path / "c", offline=True)
     with pytest.raises(DataNotFoundError, match="EVIDEX_DATA_DIR"):

@@ -1,4 +1,5 @@
-"""Find dataset files: ``EVIDEX_DATA_DIR`` first, then the download cache, then the public source.
+"""Find dataset files: ``EVIDEX_DATA_DIR`` first, then the working directory (a path given as a user would type it,
+``--set dataset.file=my_questions.jsonl``), then the download cache, then the public source.
 
 Datasets are never committed. When a file is missing and the network is allowed, it is downloaded from its
 public GitHub source (pinned commit, see ``SOURCES``) into ``<cache>/data`` with a progress bar.
@@ -33,11 +34,13 @@ class DataNotFoundError(FileNotFoundError):
 
 
 def resolve_data_file(relpath: str, settings: Settings | None = None) -> Path:
-    """Return a local path for a dataset file, downloading it from its public source if needed."""
+    """Return a local path for a dataset file (under EVIDEX_DATA_DIR, else under the working directory, else in the
+    download cache), downloading it from its public source if needed."""
     settings = settings or get_settings()
     candidates = []
     if settings.data_dir:
         candidates.append(Path(settings.data_dir) / relpath)
+    candidates.append(Path.cwd() / relpath)
     cached = settings.downloads_dir / relpath
     candidates.append(cached)
     for path in candidates:
@@ -46,8 +49,8 @@ def resolve_data_file(relpath: str, settings: Settings | None = None) -> Path:
     url = SOURCES.get(relpath)
     where = f"EVIDEX_DATA_DIR={settings.data_dir}" if settings.data_dir else "EVIDEX_DATA_DIR is not set"
     hint = (
-        f"Set EVIDEX_DATA_DIR (in the environment or a .env file) to a folder that holds {relpath!r}, or pass "
-        f"--data-dir DIR to evidex run"
+        f"Set EVIDEX_DATA_DIR (in the environment or a .env file) to a folder that holds {relpath!r}, pass "
+        f"--data-dir DIR to evidex run, or give the file's path from the working directory {str(Path.cwd())!r}"
     )
     if url is None:
         raise DataNotFoundError(f"Dataset file {relpath!r} not found ({where}) and it has no public source. {hint}.")
