@@ -3,7 +3,8 @@
 Every question shape; it is the last reader in the list. The reply is one JSON object decoded under a grammar, so
 its ``answer`` has the format's type (an integer format gets an integer, a list format a list). For a name picked by
 an extreme value ("which method has the highest F1") the model first lists the candidates with their values and the
-extreme they ask for, and code picks the answer from them (or from the table's own rows when code could read them):
+extreme they ask for, and code picks the answer from them (or from the table's own rows when code could read them,
+or its columns in the one row the question names):
 a small model names a row near the top, not the maximum. For a number asked as the gap between two values ("how many
 more runs does A report than B"), as how many times one is the other ("how many times more parameters does A have
 than B") or as a total of values stated apart ("the total number of datasets across the two papers") the model first
@@ -34,7 +35,7 @@ from evidex.agents.structured import call_structured
 from evidex.tools.answer_format import answer_text, answer_type
 from evidex.tools.calc import CalcError, calculate, expression_pattern, format_result, pattern_chars
 from evidex.tools.qa.bound import rebound
-from evidex.tools.qa.cells import column_candidates
+from evidex.tools.qa.cells import column_candidates, row_candidates
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
 
@@ -89,9 +90,10 @@ def ranked_pick(direction: str, candidates: list[Candidate], question: Question)
 
 def table_candidates(question: Question, context: Context) -> list[Candidate]:
     """The rows of the named table with their values under the column the question names, read by code
-    (:func:`tools.qa.cells.column_candidates`); empty when the table or column is not clear."""
-    return [Candidate(name=name[:200], value=value)
-            for name, value in column_candidates(context.tables, question)]
+    (:func:`tools.qa.cells.column_candidates`), or, when no column is named, the columns with their values in the
+    one row it names (:func:`tools.qa.cells.row_candidates`); empty when neither is clear."""
+    found = column_candidates(context.tables, question) or row_candidates(context.tables, question)
+    return [Candidate(name=name[:200], value=value) for name, value in found]
 
 
 def _finite(compared: list[Operand], count: int | None = None) -> list[float] | None:

@@ -236,3 +236,31 @@ def test_classic_rag_ranks_and_keeps_its_own_answer_without_two_values(table_pap
         model = ScriptedChatModel(responses=[reply])
         pred = build_baseline(model, cfg).invoke({"input": q})["prediction"]
         assert pred.answer == expected and pred.reader == "model" and '"candidates"' in model.prompts[0]
+
+
+TEMPLATES = _table("Table 1: Perplexity and accuracy of four templates.",
+                   "||[very/not] fine.||[very/not] good.||[so/less] fine.||[red/blue] dog.||\n"
+                   "|---|---|---|---|---|---|---|---|---|\n|Dataset|||||||||\n"
+                   "||PPL|Acc.(%)|PPL|Acc.(%)|PPL|Acc.(%)|PPL|Acc.(%)|\n"
+                   "|SET-A|24.61|57.12|40.93|50.98|28.80|56.68|71.01|51.31|\n"
+                   "|SET-B|16.44|67.80|23.34|53.15|19.68|69.72|36.07|48.49|")
+
+
+def test_things_printed_as_columns_are_ranked_in_the_row_the_question_names():
+    """"Which of the four templates gives the highest accuracy on SET-B": the templates are column groups over "PPL |
+    Acc.(%)", SET-B a row. Code ranks the groups by their "Acc." cell in that row ("accuracy" says "Acc."), named by
+    the upper header; the model had listed the first template twice, with the wrong row's numbers."""
+    asked = ask("In Table 1, which of the four templates gives the highest zero-shot accuracy on the SET-B dataset?",
+                "Your answer should be a short string: the template as written in Table 1.")
+    rows = [(c.name, c.value) for c in table_candidates(asked, TEMPLATES)]
+    assert rows == [("[very/not] fine.", 67.8), ("[very/not] good.", 53.15), ("[so/less] fine.", 69.72),
+                    ("[red/blue] dog.", 48.49)]
+    assert ranked_pick("highest", table_candidates(asked, TEMPLATES), asked)[0] == "[so/less] fine."
+    lowest_ppl = ask("In Table 1, which of the four templates has the lowest PPL on SET-A?")
+    assert [c.value for c in table_candidates(lowest_ppl, TEMPLATES)] == [24.61, 40.93, 28.80, 71.01]
+    # not said how many it picks over, or a count the columns do not hold, or no one row said: nothing from code
+    for text in ("In Table 1, which template gives the highest accuracy on the SET-B dataset?",
+                 "In Table 1, which of the three templates gives the highest accuracy on the SET-B dataset?",
+                 "In Table 1, which of the four templates gives the highest accuracy?",
+                 "In Table 1, which of the four templates gives the highest score on the SET-B dataset?"):
+        assert table_candidates(ask(text), TEMPLATES) == [], text

@@ -95,6 +95,21 @@ def test_group_labels_skip_the_label_columns():
         "Oxford BERT-F1"]
 
 
+def test_a_value_column_of_its_own_before_the_groups_keeps_its_name():
+    """A setting printed as numbers ("β") left of "Loss F1 ECE | Loss F1 ECE", nothing over it: the groups start
+    after it and their centred labels name each group ("Set-B" over the middle of its three); before, the groups
+    were looked for from "β", none were found, and "Set-A" was carried from its centre onto Set-B's loss. Columns
+    under a label of their own ("No attack" over "CA PAA") stay a group of their own."""
+    header = [["", "", "", "", "Set-A", "", "", "Set-B", ""],
+              ["Model", "Environment", "β", "Loss", "F1", "ECE", "Loss", "F1", "ECE"]]
+    assert column_names(header, 9, first_value=2) == [
+        "column 0", "Environment", "β", "Set-A Loss", "Set-A F1", "Set-A ECE", "Set-B Loss", "Set-B F1", "Set-B ECE"]
+    attacks = [["", "No attack", "", "Attack-1", "", "", "Attack-2", "", ""],
+               ["Method", "CA", "PAA", "ASR", "QC", "PAA", "ASR", "QC", "PAA"]]
+    assert column_names(attacks, 9) == ["column 0", "No attack CA", "No attack PAA", "Attack-1 ASR", "Attack-1 QC",
+                                        "Attack-1 PAA", "Attack-2 ASR", "Attack-2 QC", "Attack-2 PAA"]
+
+
 def test_running_text_over_a_table_is_no_label_row():
     """A line of words right on the top rule is a label row only when it reads as labels: short cells, no value,
     no sentence; the caption's own words never are."""

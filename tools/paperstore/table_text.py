@@ -105,7 +105,7 @@ def column_parts(header: list[list[str]], width: int, first_value: int = 1) -> l
     over the middle of its three columns) carried right would miss the first column and take the next group's.
     Groups are looked for from ``first_value``, the first column of values (label columns, "Model" and "Test"
     left of "BLEU ROUGE-L BLEU ROUGE-L", are no part of them)."""
-    groups = _repeated_groups(header[-1], width, first_value) if len(header) > 1 else None
+    groups = _repeated_groups(header[-1], width, first_value, header[:-1]) if len(header) > 1 else None
     # past the last group, the group row's names are not carried on (an average column has none of its own)
     grouped_end = groups[2] if groups else width
     names = [[] for _ in range(width)]
@@ -123,18 +123,26 @@ def column_parts(header: list[list[str]], width: int, first_value: int = 1) -> l
     return names
 
 
-def _repeated_groups(row: list[str], width: int, first_value: int = 1) -> tuple[int, int, int] | None:
-    """(first column, group width, end of the last group) when ``row`` names its columns as one group of two or more names said again
-    and again ("ACC AOPC PRED ACC AOPC PRED"; columns after the last group may have no name here, as an average
-    column under its own spanning name), else None."""
+LEADING_COLUMNS = 2  # value columns of their own a header may print before its repeated groups
+
+
+def _repeated_groups(row: list[str], width: int, first_value: int = 1,
+                     above: list[list[str]] = ()) -> tuple[int, int, int] | None:
+    """(first column, group width, end of the last group) when ``row`` names its columns as one group of two or more
+    names said again and again ("ACC AOPC PRED ACC AOPC PRED"; columns after the last group may have no name here,
+    as an average column under its own spanning name; up to :data:`LEADING_COLUMNS` columns before the first group
+    keep their own names, as a setting "β" left of "Loss F1 ECE Loss F1 ECE", when the header rows ``above`` print
+    nothing over them: a spanning label there makes them a group of their own, "No attack" over "CA PAA" before
+    "ASR QC PAA | ASR QC PAA"), else None."""
     named = [j for j in range(max(first_value, 1), width) if row[j]]
-    if not named:
-        return None
-    start = named[0]
-    names = row[start:named[-1] + 1]
-    for size in range(2, len(names) // 2 + 1):
-        if len(names) % size == 0 and all(names[i] and names[i] == names[i % size] for i in range(len(names))):
-            return start, size, named[-1] + 1
+    # the groups may start after a value column or two of their own (a setting "β" before "Loss F1 | Loss F1")
+    for start in named[:1 + LEADING_COLUMNS]:
+        if any(r[j] for r in above for j in range(named[0], start) if j < len(r)):
+            break  # a label over the columns before: they are a group, not columns of their own
+        names = row[start:named[-1] + 1]
+        for size in range(2, len(names) // 2 + 1):
+            if len(names) % size == 0 and all(names[i] and names[i] == names[i % size] for i in range(len(names))):
+                return start, size, named[-1] + 1
     return None
 
 

@@ -61,6 +61,46 @@ def column_candidates(tables: list[Table], question: Question, before: int | Non
     return [(labels[-1], value) for labels, _, value in column_rows(t, question, before)]
 
 
+def row_candidates(tables: list[Table], question: Question) -> list[tuple[str, float]]:
+    """The value columns of the table the question names, as (name, value) in the one body row it says in full, for
+    code to pick the extreme from when the things compared are printed as columns ("which of the four templates
+    gives the highest accuracy on dataset X": X a row, each template a column). When each compared thing spans
+    several columns under it ("Template 1" over "PPL | Acc."), its value is the one under the lower header the
+    question words (:func:`_worded`: "accuracy" says "Acc."), and its name is its upper header. The question must
+    say how many it picks over ("which of the four"), and that must be the number of candidates; aggregate columns
+    ("Average") are none. Empty otherwise: no table named, not one row said, the lower header not told, or a name
+    printed twice."""
+    t = named_table(tables, question)
+    if t is None or question.of_count is None:
+        return []
+    rows = named_rows(t, question)
+    if len(rows) != 1:
+        return []
+    row, parts = rows[0][1], t.column_parts
+    values = [j for j in value_columns(t) if not AGGREGATE.search(t.columns[j])]
+    lower = {j: parts[j][-1] for j in values if len(parts[j]) > 1}
+    names = {j: t.columns[j] for j in values}
+    if len(lower) == len(values) and len(set(lower.values())) > 1:  # each thing compared spans a group of columns
+        worded = {name: _worded(name, question.text) for name in set(lower.values())}
+        best = max(worded.values())
+        if best == 0 or list(worded.values()).count(best) > 1:
+            return []
+        values = [j for j in values if worded[lower[j]] == best]
+        names = {j: " ".join(parts[j][:-1]) for j in values}
+    found = [(names[j], value) for j in values if j < len(row) and (value := scaled_value(row[j])) is not None]
+    if len(found) != question.of_count or len({name for name, _ in found}) != len(found):
+        return []
+    return found
+
+
+def _worded(name: str, question: str) -> int:
+    """How many words of a header ``name`` the question says: as printed, or, for a word the header prints cut
+    short with a full stop ("Acc.", "Prec."), as the start of a longer word ("accuracy", "precision")."""
+    asked = set(_tokens(question))
+    cut = {w.lower() for w in re.findall(r"([^\W\d_]{2,})\.", name or "")}
+    return sum(w in asked or (w in cut and any(a.startswith(w) for a in asked)) for w in set(_tokens(name)))
+
+
 def column_rows(t: Table, question: Question, before: int | None = None) -> list[tuple[list[str], list[str], float]]:
     """The body rows of ``t`` (in the section the question names, if any) with a number under the column the
     question words most (:func:`column_candidates` says how), as (label cells, row, value); empty when no one
@@ -426,5 +466,5 @@ def _label_key(label: str) -> str:
 
 
 __all__ = ["AGGREGATE", "NamedCell", "cell_value", "column_candidates", "column_rows", "label_said", "named_cell", "named_column", "named_rows", "named_table",
-           "row_named", "scaled_value", "transposed", "two_named_rows",
+           "row_candidates", "row_named", "scaled_value", "transposed", "two_named_rows",
            "value_columns"]
