@@ -366,3 +366,18 @@ def test_the_checker_reads_a_conjunction_of_evaluators():
     assert check([row], pool, splits=(row["split"],), by_paper=False) == []
     row["evaluator"]["eval_kwargs"]["eval_kwargs_list"][1]["gold"] = 987654
     assert any("do not write the gold" in p for p in check([row], pool, splits=(row["split"],), by_paper=False))
+
+
+TABLES2_ROWS = read_rows("airqa_pool_tables2_questions.jsonl")
+
+
+def test_the_second_blind_table_set_asks_of_two_level_headers():
+    """12 table questions (5 "which of the N" over things printed as columns, 4 counts of rows against a reference
+    row, 3 cells by row and a two-level column name) over 12 pool papers, one table each, written blind on
+    2026-12-06 by a helper who saw no code, prompt or result, after the column reading they judge was committed
+    (56ca77a) and before the system first ran them."""
+    assert_blind_set(TABLES2_ROWS, "pool_tables2", 12)
+    assert all(r["tags"] == ["single", "table", "objective"] and len(r["anchor_pdf"]) == 1 for r in TABLES2_ROWS)
+    assert len({r["anchor_pdf"][0] for r in TABLES2_ROWS}) == 12
+    funcs = Counter(r["evaluator"]["eval_func"] for r in TABLES2_ROWS)
+    assert funcs == {"eval_element_included": 5, "eval_int_exact_match": 4, "eval_float_exact_match": 3}
