@@ -6,7 +6,8 @@ many of the four small models have an error higher than the average over all mod
 names. The column is the one the question words most (:func:`tools.qa.cells.column_rows`); the reference is the one
 row whose label the question says after "than" (:attr:`~tools.qa.question.Question.against`), or, when it says an
 average (mean, overall, total) there, the one aggregate row. The rows counted are the column's other rows, less
-aggregate rows and those the question leaves out; when it says how many it counts over ("of the four models"), that
+aggregate rows (unless the number the question counts over includes them: a method named "Average") and those the
+question leaves out; when it says how many it counts over ("of the four models"), that
 must be their number, else the reader passes. A small model comparing a dozen cells with one reference by eye
 miscounts.
 """
@@ -38,9 +39,11 @@ class ReferenceRowCountReader:
         if len(said) != 1:
             return None
         reference = rows[said[0]]
-        counted = [(labels[-1], value) for i, (labels, _, value) in enumerate(rows)
-                   if i != said[0] and i not in aggregate
-                   and not (question.excluded and named_in(labels[-1], question.excluded))]
+        kept = [(i, labels[-1], value) for i, (labels, _, value) in enumerate(rows)
+                if i != said[0] and not (question.excluded and named_in(labels[-1], question.excluded))]
+        counted = [(name, value) for i, name, value in kept if i not in aggregate]
+        if question.of_count is not None and len(counted) != question.of_count == len(kept):
+            counted = [(name, value) for _, name, value in kept]  # "Average" a row of its own: the count says so
         if len(counted) < 2 or (question.of_count is not None and question.of_count != len(counted)):
             return None
         higher = question.beats == "higher"

@@ -301,6 +301,27 @@ def test_rows_are_counted_against_a_reference_row_of_the_column_the_question_nam
     assert read("In Table 10, how many variants have an F1 higher than Baseline?") is None  # Dev or Test
 
 
+METRICS = Table(key="t11", paper_id="p1", page=4, caption="Table 11: Correlations on two sets.",
+                markdown="||DD|DD|PC|PC|\n|---|---|---|---|---|\n|Metric|r|τ|r|τ|\n"
+                         "|BLEU|0.29|0.26|-0.15|-0.17|\n|Average|-0.13|-0.10|-0.10|-0.03|\n|Ref|0.25|0.22|0.03|0.08|\n"
+                         "|Ours (a)|0.54|0.55|0.29|0.22|\n|Ours|0.63|0.62|0.40|0.27|")
+
+
+def test_a_row_named_like_an_aggregate_is_counted_when_the_question_counts_it():
+    """A metric called "Average" is a row of its own when the number the question counts over includes it; the
+    rows a bracket says are included ("(including the Ours variants)") are not taken for excluded ones."""
+    fmt = "Your answer should be a single integer."
+    read = reading(get_reader("against"), Context(items=[METRICS]), fmt)
+    q = ("In Table 11, how many of the 4 metric rows other than Ref (including the two Ours variants) have a τ on "
+         "PC strictly higher than Ref's?")
+    assert ask(q, fmt).excluded.strip() == "Ref"
+    answer = read(q)
+    assert (answer.value, answer.expression) == ("2", "count(0.22 > 0.08, 0.27 > 0.08)")
+    # without the count the question says, "Average" stays an aggregate left out, as before
+    assert read("In Table 11, how many metrics other than Ref have a τ on PC strictly higher than Ref's?").value == "2"
+    assert read("In Table 11, how many of the 5 metric rows other than Ref have a τ on PC higher than Ref's?") is None
+
+
 def test_the_affiliation_of_the_author_a_question_names_is_read_by_code():
     fmt = "Your answer should be a short string: the organization name as printed on the first page."
     paper = Paper(paper_id="p1", title="A Paper", authors=["Ann Bee", "Cy Dee", "Ed Fox"],

@@ -110,6 +110,20 @@ def test_a_value_column_of_its_own_before_the_groups_keeps_its_name():
                                         "Attack-1 PAA", "Attack-2 ASR", "Attack-2 QC", "Attack-2 PAA"]
 
 
+def test_a_group_label_split_or_glued_by_the_parse_names_its_group():
+    """A two-word label printed one word over each column of its group ("Incor." | "Coref." over "r | ρ") names the
+    group with both words; one cell over the first group holding one word per group ("Set-A Set-B" over "D R | D R")
+    is split between the groups. A last row that repeats one glued cell ("EM F1" over every column) is no group of
+    named columns, so neither repair applies there."""
+    split = [["", "Incor.", "Coref.", "Incom.", "Coref.", "Overall", ""], ["Metrics", "r", "ρ", "r", "ρ", "r", "ρ"]]
+    assert column_names(split, 7) == ["column 0", "Incor. Coref. r", "Incor. Coref. ρ", "Incom. Coref. r",
+                                      "Incom. Coref. ρ", "Overall r", "Overall ρ"]
+    glued = [["Models", "Set-A Set-B", "", "", ""], ["", "D", "R", "D", "R"]]
+    assert column_names(glued, 5) == ["column 0", "Set-A D", "Set-A R", "Set-B D", "Set-B R"]
+    repeated = [["", "Web", "Movies", "Events", "Shops"], ["", "EM F1", "EM F1", "EM F1", "EM F1"]]
+    assert column_names(repeated, 5) == ["column 0", "Web EM F1", "Movies EM F1", "Events EM F1", "Shops EM F1"]
+
+
 def test_running_text_over_a_table_is_no_label_row():
     """A line of words right on the top rule is a label row only when it reads as labels: short cells, no value,
     no sentence; the caption's own words never are."""

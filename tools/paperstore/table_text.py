@@ -108,10 +108,12 @@ def column_parts(header: list[list[str]], width: int, first_value: int = 1) -> l
     groups = _repeated_groups(header[-1], width, first_value, header[:-1]) if len(header) > 1 else None
     # past the last group, the group row's names are not carried on (an average column has none of its own)
     grouped_end = groups[2] if groups else width
+    # a group that names each of its columns apart ("D R F", not "EM F1 | EM F1" read as a group of two)
+    distinct = bool(groups) and len(set(header[-1][groups[0]:groups[0] + groups[1]])) == groups[1]
     names = [[] for _ in range(width)]
     for depth, row in enumerate(header):
         last = depth == len(header) - 1
-        spans = _group_spans(row, groups) if groups and not last else None
+        spans = _group_spans(row, groups, repair=distinct) if groups and not last else None
         carried = ""
         for j in range(1, width):
             if spans is not None:
@@ -146,12 +148,30 @@ def _repeated_groups(row: list[str], width: int, first_value: int = 1,
     return None
 
 
-def _group_spans(row: list[str], groups: tuple[int, int, int]) -> list[str] | None:
+def _group_spans(row: list[str], groups: tuple[int, int, int], repair: bool = False) -> list[str] | None:
     """Each column's spanning label in ``row``: the one standing over its group ("" for a group with none); a
     label that falls on a group already named goes to the next group when that one has none (a wide label
-    centred near a group's edge). None when the row's labels do not fall one to a group."""
+    centred near a group's edge). With ``repair`` (a group naming each of its columns apart), when that leaves a
+    label no group, but every group has a label over its own
+    columns, the labels over a group are its name read left to right (a two-word label split by the parse, one
+    word over each column: "Incor." | "Coref." over "r | ρ"); one cell over the first group holding one word per
+    group is split between them (labels the parse glued: "DailyDialog DSTC7-AVSD" over "D R F | D R F"). None when the row's
+    labels fall none of these ways."""
     start, size, _ = groups
     count = (len(row) - start + size - 1) // size
+    labels = _shifted_labels(row, start, size, count, repair)
+    if labels is None and repair:
+        labels = _joined_labels(row, start, size, count)
+    if labels is None:
+        return None
+    spans = [""] * len(row)
+    for g, label in enumerate(labels):
+        for k in range(start + g * size, min(start + (g + 1) * size, len(row))):
+            spans[k] = label
+    return spans
+
+
+def _shifted_labels(row: list[str], start: int, size: int, count: int, repair: bool) -> list[str] | None:
     labels = [""] * count
     for j in range(start, len(row)):  # the label columns' header cells are no group's
         if not row[j]:
@@ -161,13 +181,19 @@ def _group_spans(row: list[str], groups: tuple[int, int, int]) -> list[str] | No
             if g + 1 < count and not labels[g + 1]:
                 g += 1
             else:
-                return None  # two labels over one group: not a group header
+                return None  # two labels over one group
         labels[g] = row[j]
-    spans = [""] * len(row)
-    for g, label in enumerate(labels):
-        for k in range(start + g * size, min(start + (g + 1) * size, len(row))):
-            spans[k] = label
-    return spans
+    cells = [j for j in range(start, len(row)) if row[j]]
+    if repair and len(cells) == 1 and cells[0] < start + size and count > 1 \
+            and len(words := row[cells[0]].split()) == count:
+        return words  # one cell over the first group, one word per group: labels the parse glued
+    return labels
+
+
+def _joined_labels(row: list[str], start: int, size: int, count: int) -> list[str] | None:
+    groups = [[row[k] for k in range(start + g * size, min(start + (g + 1) * size, len(row))) if row[k]]
+              for g in range(count)]
+    return [" ".join(cells) for cells in groups] if all(groups) else None
 
 
 # a label cell that ends with the first value column's number, glued to it by the parse: "LEAD 18.90", "SSR 30.07†"

@@ -67,6 +67,7 @@ _PICK_LESS = re.compile(rf"\b(?:{_LESS}|smallest|lowest|fewest|least|shortest)\b
 _WHICH = re.compile(r"\bwhich\b", re.IGNORECASE)
 _QUOTED = re.compile(QUOTED_SPAN)
 _EXCLUDING = re.compile(r"\b(?:excluding|except(?: for)?|other than|apart from|not counting)\b", re.IGNORECASE)
+_INCLUDING = re.compile(r"\s*(?:including|incl\.|counting)\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\?|\b(?:which|what|who)\b", re.IGNORECASE)
 # "how many rows have an F1 above 80": a count of what passes a threshold
 _HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
@@ -287,14 +288,16 @@ def _threshold(text: str) -> Threshold | None:
 
 def excluded_text(question: str) -> str:
     """The part of ``question`` that names what it excludes: from "excluding" (or "except", "other than" ...)
-    to the question word after it, the end of the sentence, or the bracket it stands in ("(i.e. excluding A)");
-    "" when it excludes nothing."""
+    to the question word after it, the end of the sentence, the bracket it stands in ("(i.e. excluding A)"), or a
+    bracket that says what is counted ("other than A (including the B variants)"); "" when it excludes nothing."""
     found = _EXCLUDING.search(question or "")
     if not found:
         return ""
     depth, start = 0, found.end()
     for i in range(start, len(question)):
         ch = question[i]
+        if ch == "(" and depth == 0 and _INCLUDING.match(question, i + 1):
+            return question[start:i]  # "other than A (including the B variants)": what it counts, not excludes
         if ch == "(":
             depth += 1
         elif ch == ")":
