@@ -381,3 +381,18 @@ def test_the_second_blind_table_set_asks_of_two_level_headers():
     assert len({r["anchor_pdf"][0] for r in TABLES2_ROWS}) == 12
     funcs = Counter(r["evaluator"]["eval_func"] for r in TABLES2_ROWS)
     assert funcs == {"eval_element_included": 5, "eval_int_exact_match": 4, "eval_float_exact_match": 3}
+
+
+TABLES3_ROWS = read_rows("airqa_pool_tables3_questions.jsonl")
+
+
+def test_the_third_blind_table_set_uses_papers_the_second_did_not():
+    """12 more table questions of pool_tables2's kinds over 12 other pool papers, written blind on 2026-12-06 by a
+    helper who saw no code, prompt or result, after the header repairs written from pool_tables2's misses were
+    committed and before the system first ran them."""
+    assert_blind_set(TABLES3_ROWS, "pool_tables3", 12)
+    assert all(r["tags"] == ["single", "table", "objective"] and len(r["anchor_pdf"]) == 1 for r in TABLES3_ROWS)
+    papers = {r["anchor_pdf"][0] for r in TABLES3_ROWS}
+    assert len(papers) == 12 and not papers & {r["anchor_pdf"][0] for r in TABLES2_ROWS}
+    funcs = Counter(r["evaluator"]["eval_func"] for r in TABLES3_ROWS)
+    assert funcs == {"eval_element_included": 5, "eval_int_exact_match": 4, "eval_float_exact_match": 3}
