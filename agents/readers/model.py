@@ -255,7 +255,8 @@ class ModelReader:
                                fewest=2 if arithmetic != "sum" or len(q.papers) > 1 else 1)
         out = call_structured(request.llm, schema, messages, name=request.name, max_tokens=request.max_tokens)
         if ranking:
-            picked = ranked_pick(out.direction, table_candidates(q, request.context) or out.candidates, q)
+            # the question's own word over the model's: asked for the lowest, the model said "highest" 2 times in 34
+            picked = ranked_pick(q.extreme or out.direction, table_candidates(q, request.context) or out.candidates, q)
             if picked is not None:
                 return Answer(value=picked[0], reader=self.name, expression=picked[1])
         if formula and (worked := computed(out.expression, q.kind, q.values)) is not None:

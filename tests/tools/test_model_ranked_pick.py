@@ -204,6 +204,11 @@ def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(
     model = ScriptedChatModel(responses=[_reply("Ours", ("Baseline", 61.2), ("Ours", 74.9), direction="lowest")])
     pred = _graph(model, store_dir).invoke({"input": lowest})["prediction"]
     assert pred.answer == "Baseline" and len(model.prompts) == 1
+    # the question says "lowest": its word sets the extreme, not the model's "highest" (which it said for 2 of 34
+    # such questions in the recorded runs)
+    assert parse_question(lowest).extreme == "lowest" and parse_question(q).extreme == "highest"
+    model = ScriptedChatModel(responses=[_reply("Ours", ("Baseline", 61.2), ("Ours", 74.9), direction="highest")])
+    assert _graph(model, store_dir).invoke({"input": lowest})["prediction"].answer == "Baseline"
 
     # both directions said: the model lists the rows right and then names the wrong one; the pick is Ours
     both = q.model_copy(update={"question": BEST + " (the lowest error)"})
@@ -217,7 +222,7 @@ def test_neusym_early_answer_picks_the_extreme_when_the_values_are_in_the_probe(
     made_up = ScriptedChatModel(responses=[
         _reply("Ours", ("Baseline", 61.2), ("Ours", 80.1)),
         json.dumps({"step": {"thought": "done", "action": "answer", "answer": "Ours"}}),
-        _reply("Ours", ("Baseline", 61.2), ("Ours", 74.9), direction="lowest"),
+        _reply("Ours", ("Baseline", 81.2), ("Ours", 74.9)),
     ])
     pred = _graph(made_up, store_dir).invoke({"input": unnamed})["prediction"]
     assert pred.answer == "Baseline" and len(made_up.prompts) == 3 and pred.actions == ["answer"]

@@ -33,6 +33,9 @@ _REFERENCES = {
     "equations": re.compile(r"\b(?:Equation|Eqn?\.?)\s*\(?(\d+)\)?", re.IGNORECASE),
 }
 _SUPERLATIVE = re.compile(r"\b(highest|lowest|largest|smallest|greatest|fewest|maximum|minimum)\b", re.IGNORECASE)
+# the extreme a question asks for, when its words say one only ("best" and "worst" depend on the measure)
+_HIGHEST = re.compile(r"\b(?:highest|largest|greatest|maximum|most)\b", re.IGNORECASE)
+_LOWEST = re.compile(r"\b(?:lowest|smallest|least|fewest|minimum)\b", re.IGNORECASE)
 # "how many points higher is A than B", "by how much is ... lower": a question about the gap between two values
 _GAP = re.compile(r"\bhow (?:many|much) (?:more|fewer|less|higher|lower|points?|percentage points?)\b"
                   r"|\bby how (?:much|many)\b|\bdifference\b|\bminus\b", re.IGNORECASE)
@@ -120,6 +123,9 @@ class Question(BaseModel):
     equations: list[str] = Field(default_factory=list)
     table_label: str = Field("", description='"Table 3" when it names a table anywhere, else ""')
     says_superlative: bool = Field(False, description="it says a superlative word at all")
+    extreme: Literal["highest", "lowest"] | None = Field(None, description="the extreme it asks for when its words "
+                                                                          "say one only ('highest', 'fewest'); "
+                                                                          "else None")
     gap: bool = Field(False, description="it asks for the gap between two values (how much higher, difference)")
     relative: bool = Field(False, description="it asks for a ratio or a relative change (times, percent, fold)")
     total: bool = Field(False, description="it asks for a total ('in total', 'the total number of', 'combined')")
@@ -199,7 +205,8 @@ def parse_question(q: PaperQuestion) -> Question:
     return Question(id=q.id, text=text, answer_format=q.answer_format, papers=list(q.pdf_ids),
                     conferences=list(q.conferences), kind=answer_kind(q.answer_format), **refs,
                     table_label=table_label(text, anywhere=True),
-                    says_superlative=bool(_SUPERLATIVE.search(text)), gap=bool(_GAP.search(text)),
+                    says_superlative=bool(_SUPERLATIVE.search(text)), extreme=_extreme(_QUOTED.sub(" ", text)),
+                    gap=bool(_GAP.search(text)),
                     relative=bool(_RELATIVE.search(text)),
                     total=bool(_TOTAL.search(text)),
                     times=bool(_TIMES.search(text)), ratio=bool(_RATIO_OF.search(text) and not refs["tables"]),
@@ -284,6 +291,12 @@ def _threshold(text: str) -> Threshold | None:
     word, number = found[0].groups()
     return Threshold(op=_THRESHOLD_OPS[" ".join(word.lower().split())],
                      value=float(number.replace(",", "").replace("−", "-")), at=found[0].start())
+
+
+def _extreme(text: str) -> Literal["highest", "lowest"] | None:
+    """"highest" or "lowest" when the question's words (quoted titles aside) ask for the one only, else None."""
+    high, low = bool(_HIGHEST.search(text)), bool(_LOWEST.search(text))
+    return "highest" if high and not low else "lowest" if low and not high else None
 
 
 def excluded_text(question: str) -> str:
