@@ -151,12 +151,11 @@ def _repeated_groups(row: list[str], width: int, first_value: int = 1,
 def _group_spans(row: list[str], groups: tuple[int, int, int], repair: bool = False) -> list[str] | None:
     """Each column's spanning label in ``row``: the one standing over its group ("" for a group with none); a
     label that falls on a group already named goes to the next group when that one has none (a wide label
-    centred near a group's edge). With ``repair`` (a group naming each of its columns apart), when that leaves a
-    label no group, but every group has a label over its own
-    columns, the labels over a group are its name read left to right (a two-word label split by the parse, one
-    word over each column: "Incor." | "Coref." over "r | ρ"); one cell over the first group holding one word per
-    group is split between them (labels the parse glued: "DailyDialog DSTC7-AVSD" over "D R F | D R F"). None when the row's
-    labels fall none of these ways."""
+    centred near a group's edge). With ``repair`` (the groups name each of their columns apart), two more
+    readings: the labels over a group are its name read left to right when that leaves a label no group and every
+    group has one (a two-word label the parse split, one word over each column: "Incor." | "Coref." over
+    "r | ρ"), and one cell over the first group holding one word per group is split between them (labels the
+    parse glued: "DailyDialog DSTC7-AVSD" over "D R F | D R F"). None when the labels fall none of these ways."""
     start, size, _ = groups
     count = (len(row) - start + size - 1) // size
     labels = _shifted_labels(row, start, size, count, repair)
@@ -172,6 +171,8 @@ def _group_spans(row: list[str], groups: tuple[int, int, int], repair: bool = Fa
 
 
 def _shifted_labels(row: list[str], start: int, size: int, count: int, repair: bool) -> list[str] | None:
+    """Each group's label, one label to a group, shifted right onto an unnamed group (:func:`_group_spans`); with
+    ``repair``, a lone cell's words one to a group; None when two labels fall on one group."""
     labels = [""] * count
     for j in range(start, len(row)):  # the label columns' header cells are no group's
         if not row[j]:
@@ -191,6 +192,7 @@ def _shifted_labels(row: list[str], start: int, size: int, count: int, repair: b
 
 
 def _joined_labels(row: list[str], start: int, size: int, count: int) -> list[str] | None:
+    """Each group's labels joined left to right; None when a group has none."""
     groups = [[row[k] for k in range(start + g * size, min(start + (g + 1) * size, len(row))) if row[k]]
               for g in range(count)]
     return [" ".join(cells) for cells in groups] if all(groups) else None
