@@ -153,9 +153,9 @@ def _group_spans(row: list[str], groups: tuple[int, int, int], repair: bool = Fa
     label that falls on a group already named goes to the next group when that one has none (a wide label
     centred near a group's edge). With ``repair`` (the groups name each of their columns apart), two more
     readings: the labels over a group are its name read left to right when that leaves a label no group and every
-    group has one (a two-word label the parse split, one word over each column: "Incor." | "Coref." over
+    group has one (a two-word label the parse split, one word over each column: "Exact" | "Match" over
     "r | ρ"), and one cell over the first group holding one word per group is split between them (labels the
-    parse glued: "DailyDialog DSTC7-AVSD" over "D R F | D R F"). None when the labels fall none of these ways."""
+    parse glued: "Set-A Set-B" over "D R F | D R F"). None when the labels fall none of these ways."""
     start, size, _ = groups
     count = (len(row) - start + size - 1) // size
     labels = _shifted_labels(row, start, size, count, repair)
