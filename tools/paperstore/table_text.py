@@ -158,7 +158,7 @@ def _group_spans(row: list[str], groups: tuple[int, int, int], repair: bool = Fa
     parse glued: "Set-A Set-B" over "D R F | D R F"). None when the labels fall none of these ways."""
     start, size, _ = groups
     count = (len(row) - start + size - 1) // size
-    labels = _shifted_labels(row, start, size, count, repair)
+    labels = (_glued_labels(row, start, size, count) if repair else None) or _shifted_labels(row, start, size, count)
     if labels is None and repair:
         labels = _joined_labels(row, start, size, count)
     if labels is None:
@@ -170,9 +170,9 @@ def _group_spans(row: list[str], groups: tuple[int, int, int], repair: bool = Fa
     return spans
 
 
-def _shifted_labels(row: list[str], start: int, size: int, count: int, repair: bool) -> list[str] | None:
-    """Each group's label, one label to a group, shifted right onto an unnamed group (:func:`_group_spans`); with
-    ``repair``, a lone cell's words one to a group; None when two labels fall on one group."""
+def _shifted_labels(row: list[str], start: int, size: int, count: int) -> list[str] | None:
+    """Each group's label, one label to a group, shifted right onto an unnamed group (:func:`_group_spans`); None
+    when two labels fall on one group."""
     labels = [""] * count
     for j in range(start, len(row)):  # the label columns' header cells are no group's
         if not row[j]:
@@ -184,11 +184,16 @@ def _shifted_labels(row: list[str], start: int, size: int, count: int, repair: b
             else:
                 return None  # two labels over one group
         labels[g] = row[j]
-    cells = [j for j in range(start, len(row)) if row[j]]
-    if repair and len(cells) == 1 and cells[0] < start + size and count > 1 \
-            and len(words := row[cells[0]].split()) == count:
-        return words  # one cell over the first group, one word per group: labels the parse glued
     return labels
+
+
+def _glued_labels(row: list[str], start: int, size: int, count: int) -> list[str] | None:
+    """The words of the row's one cell, one to a group, when that cell stands over the first group and holds one
+    word per group (labels the parse glued); else None."""
+    cells = [j for j in range(start, len(row)) if row[j]]
+    if len(cells) == 1 and cells[0] < start + size and count > 1 and len(words := row[cells[0]].split()) == count:
+        return words
+    return None
 
 
 def _joined_labels(row: list[str], start: int, size: int, count: int) -> list[str] | None:

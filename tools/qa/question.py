@@ -201,11 +201,12 @@ class Question(BaseModel):
 
 def parse_question(q: PaperQuestion) -> Question:
     text = q.question or ""
+    unquoted = _QUOTED.sub(" ", text)  # a quoted title's own words ("Less Is More") compare and pick nothing
     refs = {kind: list(dict.fromkeys(p.findall(text))) for kind, p in _REFERENCES.items()}
     return Question(id=q.id, text=text, answer_format=q.answer_format, papers=list(q.pdf_ids),
                     conferences=list(q.conferences), kind=answer_kind(q.answer_format), **refs,
                     table_label=table_label(text, anywhere=True),
-                    says_superlative=bool(_SUPERLATIVE.search(text)), extreme=_extreme(_QUOTED.sub(" ", text)),
+                    says_superlative=bool(_SUPERLATIVE.search(text)), extreme=_one_only(unquoted, _HIGHEST, _LOWEST, "highest", "lowest"),
                     gap=bool(_GAP.search(text)),
                     relative=bool(_RELATIVE.search(text)),
                     total=bool(_TOTAL.search(text)),
@@ -215,25 +216,21 @@ def parse_question(q: PaperQuestion) -> Question:
                     values={m.group(1): float(m.group(2).replace("−", "-")) for m in _SETS_SYMBOL.finditer(text)},
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
                     **(_beats(text) if bound is None else {}), of_count=_of_count(text),
-                    compares=bool(_THAN.search(text)), **_relation(text, answer_kind(q.answer_format)),
+                    compares=bool(_THAN.search(text)), **_relation(unquoted, answer_kind(q.answer_format)),
                     counted=_counted(text) if bound is None else [])
 
 
-def _relation(text: str, kind: AnswerKind) -> dict:
-    """``relation`` and ``picks``, read outside the spans the question quotes (a title's own words, "Less Is More",
-    compare nothing): a yes/no question with one "larger than" / "fewer than" compares "more" / "less", one with
-    none and "the same as" compares "same"; a "which" question saying only larger words (or only smaller ones)
-    picks "more" ("less")."""
-    words = _QUOTED.sub(" ", text)
+def _relation(words: str, kind: AnswerKind) -> dict:
+    """``relation`` and ``picks`` of the question's ``words`` outside the spans it quotes: a yes/no question with
+    one "larger than" / "fewer than" compares "more" / "less", one with none and "the same as" compares "same"; a
+    "which" question saying only larger words (or only smaller ones) picks "more" ("less")."""
     if kind == "bool":
         found = list(_MORE_LESS_THAN.finditer(words))
         if len(found) == 1:
             return {"relation": "more" if found[0].group("more") else "less"}
         return {"relation": "same"} if not found and _SAME.search(words) else {}
-    more, less = bool(_PICK_MORE.search(words)), bool(_PICK_LESS.search(words))
-    if _WHICH.search(words) and more != less:
-        return {"picks": "more" if more else "less"}
-    return {}
+    picks = _one_only(words, _PICK_MORE, _PICK_LESS, "more", "less")
+    return {"picks": picks} if picks and _WHICH.search(words) else {}
 
 
 def _counted(text: str) -> list[str]:
@@ -293,10 +290,11 @@ def _threshold(text: str) -> Threshold | None:
                      value=float(number.replace(",", "").replace("−", "-")), at=found[0].start())
 
 
-def _extreme(text: str) -> Literal["highest", "lowest"] | None:
-    """"highest" or "lowest" when the question's words (quoted titles aside) ask for the one only, else None."""
-    high, low = bool(_HIGHEST.search(text)), bool(_LOWEST.search(text))
-    return "highest" if high and not low else "lowest" if low and not high else None
+def _one_only(words: str, up: re.Pattern, down: re.Pattern, if_up: str, if_down: str) -> str | None:
+    """``if_up`` when ``words`` say ``up`` and not ``down``, ``if_down`` the other way round, else None: the
+    direction a question asks for when it says one only (the extreme it ranks by, the way it picks)."""
+    said_up, said_down = bool(up.search(words)), bool(down.search(words))
+    return if_up if said_up and not said_down else if_down if said_down and not said_up else None
 
 
 def excluded_text(question: str) -> str:
