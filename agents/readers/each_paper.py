@@ -27,7 +27,8 @@ from evidex.agents.structured import StructuredOutputError, call_structured
 from evidex.tools.answer_format import answer_text, asks_for_title, pair_kinds, title_key
 from evidex.tools.calc import format_result
 from evidex.tools.qa.context import Answer, Context
-from evidex.tools.qa.question import Question
+from evidex.tools.qa.bound import rebound
+from evidex.tools.qa.question import NEXT_CLAUSE, Question, counted_in, paper_clauses, references
 from evidex.tools.text import operands_in, value_in
 
 Shape = Literal["list", "compare", "which"]
@@ -35,7 +36,6 @@ Shape = Literal["list", "compare", "which"]
 # does each paper report", or the question asking of one paper, then ", and what ..." of the other
 _PER_PAPER = re.compile(r"\b(?:first|second) paper\b|\beach (?:paper|of the two)\b|\bboth papers\b|\brespectively\b",
                         re.IGNORECASE)
-_NEXT_CLAUSE = re.compile(r",?\s+and\s+(?:what|how|which|who|whom|where|when|in|on|for|by|according)\b", re.IGNORECASE)
 
 
 def shape(q: Question, names: dict[str, str]) -> Shape | None:
@@ -60,7 +60,7 @@ def per_paper(q: Question, names: dict[str, str]) -> bool:
     if len(spans) != 2 or spans[0][0] < 0:
         return False
     (first, length), (second, _) = spans
-    return bool(_NEXT_CLAUSE.search(q.text[first + length:second]))
+    return bool(NEXT_CLAUSE.search(q.text[first + length:second]))
 
 
 def titles(context: Context) -> dict[str, str]:
@@ -77,6 +77,16 @@ def in_order(q: Question, names: dict[str, str]) -> list[str]:
     if any(at < 0 for at in where.values()):
         return list(q.papers)
     return sorted(q.papers, key=where.__getitem__)
+
+
+def clauses(q: Question, names: dict[str, str]) -> dict[str, str]:
+    """The part of the question asked of each of its two papers (:func:`tools.qa.question.paper_clauses`)."""
+    return paper_clauses(q.text, {p: names.get(p, "") for p in q.papers})
+
+
+def names_object(clause: str) -> bool:
+    """The clause names a table, figure or equation ("how many rows remain in Table 4 of B"): a count read there."""
+    return any(references(clause, kind) for kind in ("tables", "figures", "equations"))
 
 
 def paper_part(context: Context, paper_id: str) -> Context:
@@ -152,7 +162,7 @@ class EachPaper:
             return None
         order = in_order(q, names)
         kinds = pair_kinds(q.answer_format) if kind == "list" else (float, float)
-        values = []
+        values, asked = [], clauses(q, names)
         for n, (pid, value_kind) in enumerate(zip(order, kinds), 1):
             title = names.get(pid) or f"paper {n}"
             shown = render_context(paper_part(context, pid), tags="aliases", limit=request.limit, empty="(none)")
@@ -163,9 +173,17 @@ class EachPaper:
                                       name=f"{request.name}_paper{n}", max_tokens=request.max_tokens)
             except StructuredOutputError:
                 return None  # no readable value even after the repair: the model reader answers from both papers
-            if not printed(out.value, shown):
+            value = out.value
+            clause = asked.get(pid, "")
+            if value_kind is not str and (counted := counted_in(clause)) and not names_object(clause):
+                # a count from the text (not from a table or figure the clause names): the number this paper's
+                # passages bind to the counted noun, when the model's is bound to none
+                part = q.model_copy(update={"text": clause, "kind": "int", "counted": counted})
+                if (bound := rebound(str(value), part, paper_part(context, pid))) is not None:
+                    value = bound.value
+            if not printed(value, shown):
                 return None  # a value the paper does not print: worked out, or another paper's
-            values.append(out.value)
+            values.append(value)
         return combine(kind, q, values, [names.get(pid, pid) for pid in order])
 
 

@@ -459,3 +459,31 @@ def test_each_paper_a_question_names_holds_some_of_the_passages(paper, synthetic
     # one paper named, or none: the ranking as it was
     assert _each_paper(store, _question(query, [paper_id]), query, one_paper, 4) == one_paper
     assert _each_paper(store, _question(query), query, one_paper, 4) == one_paper
+
+
+def test_two_papers_each_asked_its_own_thing_are_searched_and_looked_up_by_their_own_clause(geval):
+    """"Is the number of X in A the same as the number of Y in B": each paper is searched with its own clause (the
+    whole question ranked B's passages about X too), and a table named in A's clause is A's, not B's same-numbered
+    table. A question that asks the same of both ("... in A and in B") keeps the whole question as its query."""
+    from evidex.tools.qa.probe import paper_queries, passages, probe, question_search
+    from evidex.tools.qa.question import paper_clauses
+
+    store, a = geval
+    titles = store.titles()
+    b = next(p for p, title in titles.items() if "Literature Graph" in title)  # also prints a Table 1
+    text = (f'Is the number of benchmarks with human judgements in Table 1 of "{titles[a]}" the same as the number '
+            f'of entity types extracted from papers in "{titles[b]}"?')
+    q = _question(text, [a, b], answer_format="Your answer should be a Python boolean.")
+    assert paper_clauses(text, {a: titles[a], b: titles[b]})[b].startswith(' the same as the number of entity')
+    own = paper_queries(q, titles)
+    assert own[a] == "Is the number of benchmarks with human judgements in Table 1"
+    assert own[b] == "the same as the number of entity types extracted from papers ?"
+    found = passages(store, q, 4).items
+    assert [p.paper_id for p in found].count(a) == [p.paper_id for p in found].count(b) == 2
+    alone = question_search(store, q.model_copy(update={"papers": [b]}), own[b], 4, "hybrid").passages
+    assert alone[0].key in {p.key for p in found}
+    tables = [i for i in probe(store, q).items if getattr(i, "kind", "") == "table"]
+    assert tables and {t.paper_id for t in tables} == {a}
+    # asked the same of both papers: no clause of its own, the whole question is searched (and both Table 1s read)
+    same = _question(f'How many benchmarks does Table 1 list in "{titles[a]}" and in "{titles[b]}"?', [a, b])
+    assert paper_queries(same, titles) == {}

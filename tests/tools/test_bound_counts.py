@@ -122,3 +122,15 @@ def test_a_gap_the_paper_states_before_the_counted_noun_is_the_answer():
                                                                   {"name": "humans", "value": 94}], "answer": 94})])
     answer = get_reader("model").read(ReadRequest(question=q, context=gap, llm=model))
     assert (answer.value, answer.sources) == ("30", ["chunks.k0"])
+
+
+def test_a_number_with_its_magnitude_is_bound_as_its_value():
+    """"We pre-train QAMDEN for 400k steps": the count of steps is 400,000; read as 400 before a word "k", the
+    model's right 400000 was replaced by 400."""
+    steps = context("The model is pre-trained for 400k steps in total, and fine-tuned for 5 epochs on each of "
+                    "the 1.5M training images.")
+    q = ask("For how many steps in total is the model pre-trained?")
+    assert {b.value for b in bound_counts(q, steps)} == {400_000}
+    assert rebound("400000", q, steps) is None
+    assert rebound("400", q, steps).value == 400_000
+    assert {b.value for b in bound_counts(ask("How many training images are there?"), steps)} == {1_500_000}

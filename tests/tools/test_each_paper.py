@@ -8,13 +8,13 @@ import json
 import pytest
 
 from evidex.agents.readers import DEFAULT_READERS, ReadRequest, get_reader
-from evidex.agents.readers.each_paper import in_order, shape
+from evidex.agents.readers.each_paper import clauses, in_order, shape
 from evidex.agents.scripted import ScriptedChatModel
 from evidex.tools.answer_format import pair_kinds
 from evidex.tools.paperstore import Paper, Passage
 from evidex.tools.qa import PaperQuestion
 from evidex.tools.qa.context import Context
-from evidex.tools.qa.question import parse_question
+from evidex.tools.qa.question import counted_in, parse_question
 
 A, B = "Sparse Adapters for Parsing", "A Benchmark of Dialogue Summaries"
 NAMES = {"p1": A, "p2": B}
@@ -106,6 +106,51 @@ def test_values_that_cannot_decide_leave_the_question_to_the_model_reader():
     # a paper the context holds nothing of: not this reader's question
     one = Context(items=[i for i in TWO.items if getattr(i, "paper_id", "") != "p2"])
     assert not reader.applies(q, one)
+
+
+# one paper's passage that prints the counted noun's number beside the numbers of its parts
+PARTS = Context(items=[*TWO.items[:3], Passage(key="c4", paper_id="p2", page=4, text=(
+    "We then asked 11 annotators (3 authors and 8 non-authors) to describe each summary in one sentence."))])
+
+
+def test_a_count_asked_of_one_paper_takes_the_number_its_part_binds_to_the_counted_noun():
+    """Of "11 annotators (3 authors and 8 non-authors)" a small model copied 8; the number printed before the noun
+    the paper's own clause counts is 11 (the model reader's count binding, :mod:`tools.qa.bound`, asked per paper)."""
+    q = ask(f'In "{A}", how many annotators rated outputs, and in "{B}", how many annotators were asked to describe '
+            f'each summary?', LIST)
+    asked = clauses(q, NAMES)
+    assert asked["p1"].endswith("rated outputs") and asked["p2"].startswith(f', and in "{B}"')
+    assert counted_in(asked["p2"]) == ["annotators"]
+    model = ScriptedChatModel(responses=['{"value": 3}', '{"value": 8}'])
+    assert get_reader("each_paper").read(ReadRequest(question=q, context=PARTS, llm=model)).value == "[3, 11]"
+    # the model's number stands when the context binds it to the counted noun ("3 annotators rated outputs")
+    bound = ScriptedChatModel(responses=['{"value": 3}', '{"value": 11}'])
+    assert get_reader("each_paper").read(ReadRequest(question=q, context=PARTS, llm=bound)).value == "[3, 11]"
+    # "is the number of X in A the same as the number of Y in B": each clause counts its own noun
+    same = ask(f'Is the number of annotators who rated outputs in "{A}" the same as the number of annotators asked '
+               f'to describe each summary in "{B}"?', BOOL)
+    asked = clauses(same, NAMES)
+    assert asked["p1"].endswith(f'in "{A}"') and asked["p2"].startswith(" the same as")
+    assert counted_in(asked["p1"]) == counted_in(asked["p2"]) == ["annotators"]
+    model = ScriptedChatModel(responses=['{"value": 3}', '{"value": 8}'])
+    answer = get_reader("each_paper").read(ReadRequest(question=same, context=PARTS, llm=model))
+    assert (answer.value, answer.expression) == ("false", "3 == 11")
+    # a count read from a table or figure the clause names is the model's reading: passages do not rebind it
+    table = ask(f'In "{A}", how many annotators rated outputs, and according to Table 4 of "{B}", how many '
+                f'annotators were asked to describe each summary?', LIST)
+    model = ScriptedChatModel(responses=['{"value": 3}', '{"value": 8}'])
+    assert get_reader("each_paper").read(ReadRequest(question=table, context=PARTS, llm=model)).value == "[3, 8]"
+    # a question that names both papers first and asks of them by position is not cut at a title
+    late = ask(f'"{A}" rates outputs and "{B}" describes summaries. How many more annotators does the first paper '
+               f'use than the second paper?', INT)
+    assert clauses(late, NAMES) == {}
+    after = ask(f'Which of the two papers has more annotators: "{A}" (raters of outputs) or "{B}" (writers of '
+                f'summaries)?', TITLE)
+    assert clauses(after, NAMES) == {}
+    # what a clause counts: a participle after the noun is not the noun, nor is what a "whose" clause says
+    assert counted_in("the number of Transformer-based models probed in A") == ["Transformer-based", "models"]
+    assert counted_in("the number of systems whose summaries are labeled") == ["systems"]
+    assert counted_in("how many random seeds are used") == ["random", "seeds"] and counted_in("the batch size") == []
 
 
 def test_a_format_of_two_values_says_their_kinds():

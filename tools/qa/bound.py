@@ -33,8 +33,12 @@ from evidex.tools.text import SPELLED_NUMBER, spelled_value
 MIN_SUPPORT = 5.0
 MAX_GAP_WORDS = 4  # words allowed between a number and its noun ("5 different random seeds")
 _WORD = r"[^\W\d_][\w\-]*"
-_TOKEN = re.compile(rf"{_WORD}|\d[\d,]*(?:\.\d+)?|[^\w\s]")
+# a number may carry its magnitude ("400k steps", "1.5M images"): one token, so "k" is not a word between it and
+# its noun and the count is 400,000, not 400
+_TOKEN = re.compile(rf"\d[\d,]*(?:\.\d+)?[kKMB](?![\w-])|{_WORD}|\d[\d,]*(?:\.\d+)?|[^\w\s]")
 _INTEGER = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")
+_MAGNITUDE = re.compile(r"(\d+(?:\.\d+)?)([kKMB])")
+_TIMES = {"k": 1_000, "K": 1_000, "M": 1_000_000, "B": 1_000_000_000}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\d])")
 _ASKING = {"many", "paper", "use", "used"}  # words any question about a paper may say, which bind nothing
 
@@ -68,6 +72,9 @@ def _words(text: str) -> set[str]:
 
 
 def _value(token: str) -> int | None:
+    if magnitude := _MAGNITUDE.fullmatch(token):
+        value = float(magnitude.group(1)) * _TIMES[magnitude.group(2)]
+        return int(value) if value.is_integer() else None
     if _INTEGER.fullmatch(token):
         return int(token.replace(",", ""))
     spelled = SPELLED_NUMBER.fullmatch(token)

@@ -23,7 +23,7 @@ from evidex.tools.filters import MAX_FILTER_CHARS
 from evidex.tools.first_page import asks_affiliation, asks_first_page
 from evidex.tools.paperstore import Note, Passage, PaperStore, SearchHits, scope_filter, title_letters
 from evidex.tools.qa.context import Context
-from evidex.tools.qa.question import Question
+from evidex.tools.qa.question import Question, paper_clauses, references
 from evidex.tools.text import QUOTED_SPAN, quoted
 
 log = logging.getLogger(__name__)
@@ -141,17 +141,38 @@ def _each_paper(store: PaperStore, q: Question, query: str, ranked: list[Passage
     return out
 
 
+def paper_queries(q: Question, titles: dict[str, str]) -> dict[str, str]:
+    """For a question asking one thing of each of two papers, each paper's own clause as its search query (titles
+    cut, up to 500 characters): "is the number of X in A the same as the number of Y in B" looks for X in A and for
+    Y in B, where the whole question would rank B's passages about X too. Empty when the question is not split so,
+    or a clause says too little of its own (under :data:`MIN_CLAUSE_WORDS` content words: "... in A and in B")."""
+    if len(q.papers) != 2:
+        return {}
+    named = [titles.get(p, "") for p in q.papers]
+    queries = {p: without_titles(part, named)[:500]
+               for p, part in paper_clauses(q.text, {p: titles.get(p, "") for p in q.papers}).items()}
+    return queries if queries and all(len(_content_words(v)) >= MIN_CLAUSE_WORDS for v in queries.values()) else {}
+
+
 def passages(store: PaperStore, q: Question, limit: int) -> Context:
     """The hybrid and the keyword ranking of the question, interleaved: RRF buries a passage only keywords rank first
     whenever the embedder ranks number-heavy figure text high, and the words a question quotes from the paper are
-    what keywords find; each of a few named papers holds some of them (:func:`_each_paper`). Shown with the two
-    best at the ends (:func:`ends_first`)."""
+    what keywords find; each of a few named papers holds some of them (:func:`_each_paper`), and of two papers each
+    asked its own thing, each is searched with its own clause (:func:`paper_queries`). Shown with the two best at
+    the ends (:func:`ends_first`)."""
     titles = store.titles()
     query = without_titles(q.text, [titles[i] for i in q.papers if i in titles])[:500]
-    hybrid, keywords = _rankings(store, q, query, limit)
-    hits = ends_first(_each_paper(store, q, query, _interleave(hybrid.passages, keywords.passages)[:limit], limit))
+    if own := paper_queries(q, titles):
+        found = [_rankings(store, q.model_copy(update={"papers": [p]}), part, limit) for p, part in own.items()]
+        ranked = _interleave(*(_interleave(h.passages, k.passages) for h, k in found))[:limit]
+    else:
+        found = [_rankings(store, q, query, limit)]
+        hybrid, keywords = found[0]
+        ranked = _each_paper(store, q, query, _interleave(hybrid.passages, keywords.passages)[:limit], limit)
+    hits = ends_first(ranked)
     shown = {h.paper_id: titles[h.paper_id] for h in hits if h.paper_id in titles} if names_papers(q) else {}
-    return Context(items=hits, titles=shown, degraded=[d for d in (hybrid.degraded, keywords.degraded) if d])
+    degraded = [d for pair in found for d in (pair[0].degraded, pair[1].degraded) if d]
+    return Context(items=hits, titles=shown, degraded=list(dict.fromkeys(degraded)))
 
 
 # a question that speaks of a table without its number ("in the fusion-ratio table of this paper, ...")
@@ -159,6 +180,7 @@ _A_TABLE = re.compile(r"\btables?\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+")
 _MAX_TABLES = 40  # a paper's tables read to find the one a question describes
 MIN_SHARED_WORDS = 3  # content words a caption must share with the question to be the table it describes
+MIN_CLAUSE_WORDS = 2  # content words one paper's clause needs to be that paper's own search query
 
 
 def _content_words(text: str) -> set[str]:
@@ -214,13 +236,15 @@ def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool 
             items.append(Note(text=f"authors on every one of these {len(papers)} papers: {', '.join(common)}",
                               paper_ids=[p.paper_id for p in papers], cites=papers[0].source,
                               paper_id=papers[0].paper_id))
-        for n in q.tables:
-            items += store.tables(ids, n)
-        items += described_table(store, ids, q)
-        for n in q.figures:
-            items += store.figures(ids, n)
-        for n in q.equations:
-            items += store.equations(ids, n)
+        # "Table 2" named in one paper's clause of a two-paper question is that paper's, not the other's
+        titles = store.titles() if len(ids) == 2 else {}
+        clauses = paper_clauses(q.text, {p: titles.get(p, "") for p in ids}) if titles else {}
+        for kind, read in (("tables", store.tables), ("figures", store.figures), ("equations", store.equations)):
+            for n in getattr(q, kind):
+                naming = [p for p, part in clauses.items() if n in references(part, kind)]
+                items += read(naming if len(naming) == 1 else ids, n)
+            if kind == "tables":
+                items += described_table(store, ids, q)
     found = passages(store, q, passages_k) if passages_k else Context()
     return Context(items=items + found.items, titles=found.titles, degraded=found.degraded)
 

@@ -89,13 +89,18 @@ _BEATS = re.compile(r"\b(higher|greater|larger|lower|smaller)\b(?:\s+[\w-]+){0,3
 _OF_HOW_MANY = re.compile(r"\b(?:how many|which) of the (\w+)\b", re.IGNORECASE)
 # "on which of the datasets does A score higher than B": the columns where one row beats another, by name
 _ON_WHICH = re.compile(r"\b(?:on|in|for) which\b|\bwhich of the\b", re.IGNORECASE)
-# "how many trigger words are inserted ...": the noun phrase a question counts, up to the verb or preposition after it
+# "how many trigger words are inserted ...": the noun phrase a question counts, up to the verb or preposition after it;
+# in one paper's clause of a two-paper question also "the number of annotators" (:func:`counted_in`)
 _COUNTED = re.compile(r"\bhow many\s+([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)*)", re.IGNORECASE)
+_NUMBER_OF = re.compile(r"\bthe number of\s+([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)*)", re.IGNORECASE)
+# a participle after the counted noun ("how many models probed in ...", "trained on"), not a noun ("seed", "speed")
+_PARTICIPLE = re.compile(r"[a-z-]+[^e\W]ed", re.IGNORECASE)
 _THAN = re.compile(r"\bthan\b", re.IGNORECASE)
 _NOT_COUNTED = {"more", "fewer", "less", "of", "times", "million", "billion", "thousand", "percent"}
 _COUNTED_ENDS = {"are", "is", "was", "were", "do", "does", "did", "have", "has", "had", "can", "could", "will",
                  "would", "should", "in", "of", "per", "for", "from", "on", "at", "to", "by", "with", "than", "that",
-                 "which", "who", "when", "across"}
+                 "which", "who", "whose", "when", "where", "across", "into", "after", "before", "during", "between",
+                 "under", "over", "about", "as", "the", "a", "an"}
 
 
 class Threshold(BaseModel):
@@ -202,7 +207,7 @@ class Question(BaseModel):
 def parse_question(q: PaperQuestion) -> Question:
     text = q.question or ""
     unquoted = _QUOTED.sub(" ", text)  # a quoted title's own words ("Less Is More") compare and pick nothing
-    refs = {kind: list(dict.fromkeys(p.findall(text))) for kind, p in _REFERENCES.items()}
+    refs = {kind: references(text, kind) for kind in _REFERENCES}
     return Question(id=q.id, text=text, answer_format=q.answer_format, papers=list(q.pdf_ids),
                     conferences=list(q.conferences), kind=answer_kind(q.answer_format), **refs,
                     table_label=table_label(text, anywhere=True),
@@ -233,10 +238,10 @@ def _relation(words: str, kind: AnswerKind) -> dict:
     return {"picks": picks} if picks and _WHICH.search(words) else {}
 
 
-def _counted(text: str) -> list[str]:
-    """The noun phrase after "how many", up to its verb or preposition; empty when it counts more or fewer of
-    something, over a list ("how many of the"), times or millions."""
-    found = _COUNTED.search(text)
+def _counted(text: str, pattern: re.Pattern = _COUNTED) -> list[str]:
+    """The noun phrase after "how many" (``pattern``), up to its verb or preposition and without a participle after
+    the noun; empty when it counts more or fewer of something, over a list ("how many of the"), times or millions."""
+    found = pattern.search(text)
     if not found:
         return []
     words = found.group(1).split()
@@ -247,7 +252,50 @@ def _counted(text: str) -> list[str]:
         if word.lower() in _COUNTED_ENDS:
             break
         phrase.append(word)
+    while len(phrase) > 1 and _PARTICIPLE.fullmatch(phrase[-1]):
+        phrase.pop()
     return phrase
+
+
+# the next clause of a question that asks something of each of two papers: ", and in B, how many ..."
+NEXT_CLAUSE = re.compile(r",?\s+and\s+(?:what|how|which|who|whom|where|when|in|on|for|by|according)\b", re.IGNORECASE)
+# a question that names its papers first and then asks of them by position
+_BY_POSITION = re.compile(r"\b(?:first|second|former|latter) (?:paper|one|work|study)\b|\bthe (?:former|latter)\b|"
+                          r"\bboth\b|\beach (?:paper|of the two)\b|\brespectively\b", re.IGNORECASE)
+_CLOSING_QUOTE = "\"'\u201d\u2019"
+
+
+def paper_clauses(text: str, titles: dict[str, str]) -> dict[str, str]:
+    """The part of a question about two papers that is asked of each (``titles``: paper id -> title): cut at the
+    next clause after the title written first (", and in B, how many ..."), else just after that title ("is the
+    number of X in A | the same as the number of Y in B"); empty unless the text writes both titles, and when it
+    speaks of the papers by position ("A evaluates X and B trains Y. How many more layers does the first paper's
+    model have ..."), or puts what it asks of a paper after its title ("A (its layers) or B (its blocks)")."""
+    if _BY_POSITION.search(text):
+        return {}
+    lower = text.lower()
+    spans = sorted((lower.find(title.lower()), len(title), pid) for pid, title in titles.items() if title)
+    if len(spans) != 2 or spans[0][0] < 0 or spans[0][0] + spans[0][1] > spans[1][0]:
+        return {}
+    (first, length, a), (second, _, b) = spans
+    end = first + length
+    if text[end:end + 3].lstrip("\"'\u201d\u2019 ").startswith("("):
+        return {}  # "A" (what is asked of A) or "B" (...): the words after a title are its own
+    after = NEXT_CLAUSE.search(text, end, second)
+    closing = end < len(text) and text[end] in _CLOSING_QUOTE
+    cut = after.start() if after else end + int(closing)
+    return {a: text[:cut], b: text[cut:]}
+
+
+def references(text: str, kind: str) -> list[str]:
+    """The numbers of the tables (``kind`` "tables"), figures or equations ``text`` names, in order, once each."""
+    return list(dict.fromkeys(_REFERENCES[kind].findall(text)))
+
+
+def counted_in(clause: str) -> list[str]:
+    """What one clause of a question counts: "how many annotators ...", else "the number of annotators ..." (one
+    paper's part of "is the number of X in A the same as the number of Y in B"); empty when it counts nothing."""
+    return _counted(clause) or _counted(clause, _NUMBER_OF)
 
 
 def _beats(text: str) -> dict[str, str]:
