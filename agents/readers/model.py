@@ -32,7 +32,7 @@ from evidex.agents.prompts import load_prompt, render
 from evidex.agents.qa.render import render_context, scope_line
 from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.agents.structured import call_structured
-from evidex.tools.answer_format import answer_text, answer_type
+from evidex.tools.answer_format import answer_text, answer_type, asks_for_title, title_key
 from evidex.tools.calc import CalcError, calculate, expression_pattern, format_result, pattern_chars
 from evidex.tools.qa.bound import rebound
 from evidex.tools.qa.cells import column_candidates, row_candidates
@@ -40,6 +40,7 @@ from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
 
 MAX_CANDIDATES = 40
+MAX_CHOICES = 4  # papers a question may name and ask which of them (more: a retrieval question)
 EXPRESSION_PARTS = 150  # numbers, signs and function names of the formula's expression
 MAX_ANSWER_CHARS = 2000  # an answer's cap when the call has no token budget
 CHARS_PER_TOKEN = 3  # at least this many characters a token (English averages about 4), so a capped string fits
@@ -197,14 +198,27 @@ ARITHMETIC = {
 }
 
 
+def paper_choices(q: Question, context: Context) -> tuple[str, ...]:
+    """The titles a question that asks which of its two to :data:`MAX_CHOICES` named papers answers with one of
+    ("which of the two papers reports the smaller value?"): the papers' titles as the context's metadata rows write
+    them; empty for any other question, or when a paper's title is not in the context. Left free, the small model
+    answered such a question with the name of the thing compared ("Prompt Pruned Ratio")."""
+    if not (2 <= len(q.papers) <= MAX_CHOICES and q.kind == "str" and asks_for_title(q.answer_format)):
+        return ()
+    names = {p.paper_id: p.title for p in context.papers if p.title}
+    return tuple(names[p] for p in q.papers) if all(p in names for p in q.papers) else ()
+
+
 @lru_cache(maxsize=64)
 def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX_ANSWER_CHARS,
-                  arithmetic: str | None = None, formula: bool = False, fewest: int = 2) -> type[BaseModel]:
+                  arithmetic: str | None = None, formula: bool = False, fewest: int = 2,
+                  choices: tuple[str, ...] = ()) -> type[BaseModel]:
     """``{"expression"?, "compared"?, "direction"?, "candidates"?, "answer": <type the format asks for>}``: with
     ``ranked`` the direction and the candidates come before the name they decide, with ``arithmetic`` (an
     :data:`ARITHMETIC` name) the values it is done on before its result (at least ``fewest`` for a sum), with
     ``formula`` the equation with the question's values put in before its value, so the grammar has the model write
-    them first. A text answer is capped at ``max_chars`` (:func:`answer_chars` of the call's token budget)."""
+    them first. A text answer is capped at ``max_chars`` (:func:`answer_chars` of the call's token budget); with
+    ``choices`` (:func:`paper_choices`) the answer is one of them."""
     fields: dict[str, Any] = {}
     if formula:
         # the pattern goes to the grammar only: a model decoding without one may still leave a symbol the question
@@ -222,7 +236,7 @@ def answer_schema(answer_format: str, ranked: bool = False, max_chars: int = MAX
         # at least two under the grammar: left free, the local model listed only the row it had already chosen
         fields["candidates"] = (list[Candidate], Field(min_length=2, max_length=MAX_CANDIDATES,
                                                        description="Every item the question compares."))
-    kind = answer_type(answer_format)
+    kind = Literal[choices] if choices else answer_type(answer_format)
     spec = Field(max_length=max_chars, description="Exactly in the requested answer format.") if kind is str else Field(
         description="Exactly in the requested answer format.")
     fields["answer"] = (kind, spec)
@@ -251,13 +265,14 @@ class ModelReader:
             body += "\n" + load_prompt("qa_answer_formula")
         messages = [SystemMessage(content=load_prompt("qa_system")), HumanMessage(content=body)]
         # a total over the papers a question names takes a value of each (left free, the model gave one paper's)
+        choices = paper_choices(q, request.context)
         schema = answer_schema(q.answer_format, ranking, answer_chars(request.max_tokens), arithmetic, formula,
-                               fewest=2 if arithmetic != "sum" or len(q.papers) > 1 else 1)
+                               fewest=2 if arithmetic != "sum" or len(q.papers) > 1 else 1, choices=choices)
         out = call_structured(request.llm, schema, messages, name=request.name, max_tokens=request.max_tokens)
         if ranking:
             # the question's own word over the model's: asked for the lowest, the model said "highest" 2 times in 34
             picked = ranked_pick(q.extreme or out.direction, table_candidates(q, request.context) or out.candidates, q)
-            if picked is not None:
+            if picked is not None and (not choices or title_key(picked[0]) in {title_key(c) for c in choices}):
                 return Answer(value=picked[0], reader=self.name, expression=picked[1])
         if formula and (worked := computed(out.expression, q.kind, q.values)) is not None:
             return Answer(value=worked[0], reader=self.name, expression=worked[1])

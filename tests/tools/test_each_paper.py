@@ -159,3 +159,24 @@ def test_a_format_of_two_values_says_their_kinds():
     assert pair_kinds("Your answer should be a Python list of two strings.") == (str, str)
     assert pair_kinds("Your answer should be a Python list of strings.") is None
     assert pair_kinds("A list of three integers, the first, the second and the third.") is None
+
+
+def test_which_of_the_named_papers_is_answered_with_one_of_their_titles():
+    """A question asking which of its few named papers has a value answers with one of their titles, under the
+    grammar; left free, the small model answered with the name of the thing compared ("Prompt Pruned Ratio")."""
+    from evidex.agents.readers.model import answer_schema, paper_choices
+
+    q = ask(f'Which is smaller: the pruned ratio shown in Figure 4 of "{A}", or the temperature of "{B}"? Answer '
+            f'with the title of the paper that reports the smaller value.', TITLE)
+    choices = paper_choices(q, TWO)
+    assert set(choices) == {A, B}
+    assert answer_schema(q.answer_format, choices=choices).model_json_schema()["properties"]["answer"]["enum"] == \
+        list(choices)
+    model = ScriptedChatModel(responses=[json.dumps({"answer": "Prompt Pruned Ratio"}), json.dumps({"answer": A})])
+    answer = get_reader("model").read(ReadRequest(question=q, context=TWO, llm=model))
+    assert answer.value == A and len(model.prompts) == 2  # the free text failed the schema and was asked again
+    # one paper, a retrieval question, a title not in the context, or a format asking for no title: no choices
+    assert paper_choices(ask("Which paper uses AdamW?", TITLE, papers=()), TWO) == ()
+    assert paper_choices(ask(f'What does "{A}" use?', TITLE, papers=("p1",)), TWO) == ()
+    assert paper_choices(q, Context(items=TWO.items[1:])) == ()
+    assert paper_choices(ask(f'Which optimizer do "{A}" and "{B}" use?', "A Python string."), TWO) == ()
