@@ -147,6 +147,9 @@ def test_a_count_asked_of_one_paper_takes_the_number_its_part_binds_to_the_count
     after = ask(f'Which of the two papers has more annotators: "{A}" (raters of outputs) or "{B}" (writers of '
                 f'summaries)?', TITLE)
     assert clauses(after, NAMES) == {}
+    subject = ask(f'"{A}" states how many annotators rated outputs, and "{B}" lists how many wrote summaries. What is '
+                  f'the ratio of the two numbers?', "Your answer should be a Python float.")
+    assert clauses(subject, NAMES) == {}
     # what a clause counts: a participle after the noun is not the noun, nor is what a "whose" clause says
     assert counted_in("the number of Transformer-based models probed in A") == ["Transformer-based", "models"]
     assert counted_in("the number of systems whose summaries are labeled") == ["systems"]

@@ -262,6 +262,7 @@ NEXT_CLAUSE = re.compile(r",?\s+and\s+(?:what|how|which|who|whom|where|when|in|o
 # a question that names its papers first and then asks of them by position
 _BY_POSITION = re.compile(r"\b(?:first|second|former|latter) (?:paper|one|work|study)\b|\bthe (?:former|latter)\b|"
                           r"\bboth\b|\beach (?:paper|of the two)\b|\brespectively\b", re.IGNORECASE)
+_NOT_ASKING = {"the", "paper", "papers", "work", "study", "article", "according", "and", "both", "from"}
 _CLOSING_QUOTE = "\"'\u201d\u2019"
 
 
@@ -270,7 +271,8 @@ def paper_clauses(text: str, titles: dict[str, str]) -> dict[str, str]:
     next clause after the title written first (", and in B, how many ..."), else just after that title ("is the
     number of X in A | the same as the number of Y in B"); empty unless the text writes both titles, and when it
     speaks of the papers by position ("A evaluates X and B trains Y. How many more layers does the first paper's
-    model have ..."), or puts what it asks of a paper after its title ("A (its layers) or B (its blocks)")."""
+    model have ..."), puts what it asks of a paper after its title ("A (its layers) or B (its blocks)"), or names
+    a paper first as the subject of what follows ("A states how many X, and B lists ...")."""
     if _BY_POSITION.search(text):
         return {}
     lower = text.lower()
@@ -282,6 +284,8 @@ def paper_clauses(text: str, titles: dict[str, str]) -> dict[str, str]:
     if text[end:end + 3].lstrip("\"'\u201d\u2019 ").startswith("("):
         return {}  # "A" (what is asked of A) or "B" (...): the words after a title are its own
     after = NEXT_CLAUSE.search(text, end, second)
+    if not after and not set(re.findall(r"[a-z]{3,}", lower[:first])) - _NOT_ASKING:
+        return {}  # "A states how many X, and B lists ...": a title said first is the subject of the words after it
     closing = end < len(text) and text[end] in _CLOSING_QUOTE
     cut = after.start() if after else end + int(closing)
     return {a: text[:cut], b: text[cut:]}
