@@ -148,9 +148,9 @@ def paper_queries(q: Question, titles: dict[str, str]) -> dict[str, str]:
     or a clause says too little of its own (under :data:`MIN_CLAUSE_WORDS` content words: "... in A and in B")."""
     if len(q.papers) != 2:
         return {}
-    named = [titles.get(p, "") for p in q.papers]
-    queries = {p: without_titles(part, named)[:500]
-               for p, part in paper_clauses(q.text, {p: titles.get(p, "") for p in q.papers}).items()}
+    named = {p: titles.get(p, "") for p in q.papers}
+    queries = {p: without_titles(part, list(named.values()))[:500]
+               for p, part in paper_clauses(q.text, named).items()}
     return queries if queries and all(len(_content_words(v)) >= MIN_CLAUSE_WORDS for v in queries.values()) else {}
 
 
@@ -239,12 +239,18 @@ def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool 
         # "Table 2" named in one paper's clause of a two-paper question is that paper's, not the other's
         titles = store.titles() if len(ids) == 2 else {}
         clauses = paper_clauses(q.text, {p: titles.get(p, "") for p in ids}) if titles else {}
-        for kind, read in (("tables", store.tables), ("figures", store.figures), ("equations", store.equations)):
-            for n in getattr(q, kind):
-                naming = [p for p, part in clauses.items() if n in references(part, kind)]
-                items += read(naming if len(naming) == 1 else ids, n)
-            if kind == "tables":
-                items += described_table(store, ids, q)
+
+        def scope(kind: str, n: str) -> list[str]:
+            naming = [p for p, part in clauses.items() if n in references(part, kind)]
+            return naming if len(naming) == 1 else ids
+
+        for n in q.tables:
+            items += store.tables(scope("tables", n), n)
+        items += described_table(store, ids, q)
+        for n in q.figures:
+            items += store.figures(scope("figures", n), n)
+        for n in q.equations:
+            items += store.equations(scope("equations", n), n)
     found = passages(store, q, passages_k) if passages_k else Context()
     return Context(items=items + found.items, titles=found.titles, degraded=found.degraded)
 

@@ -281,7 +281,7 @@ def paper_clauses(text: str, titles: dict[str, str]) -> dict[str, str]:
         return {}
     (first, length, a), (second, _, b) = spans
     end = first + length
-    if text[end:end + 3].lstrip("\"'\u201d\u2019 ").startswith("("):
+    if text[end:end + 3].lstrip(_CLOSING_QUOTE + " ").startswith("("):
         return {}  # "A" (what is asked of A) or "B" (...): the words after a title are its own
     after = NEXT_CLAUSE.search(text, end, second)
     if not after and not set(re.findall(r"[a-z]{3,}", lower[:first])) - _NOT_ASKING:
