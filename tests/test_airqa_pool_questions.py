@@ -372,6 +372,25 @@ def test_the_fifth_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs():
     assert not pairs & earlier
 
 
+BLIND6_ROWS = read_rows("airqa_pool_blind6_questions.jsonl")
+
+
+def test_the_sixth_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs():
+    """24 more questions in the AirQA benchmark's mix over 32 pool papers, written blind on 2026-12-06 (evening) by a
+    helper who saw no code, prompt or result, before the system first ran them; no two-paper pair an earlier set
+    used."""
+    assert_blind_set(BLIND6_ROWS, "pool_blind6", 24)
+    assert Counter(r["tags"][0] for r in BLIND6_ROWS) == {"retrieval": 6, "multiple": 8, "single": 10}
+    single = Counter(next(t for t in ("table", "image", "formula", "metadata", "text") if t in r["tags"])
+                     for r in BLIND6_ROWS if r["tags"][0] == "single")
+    assert single == {"text": 4, "table": 2, "image": 2, "formula": 1, "metadata": 1}
+    pairs = {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in BLIND6_ROWS if r["tags"][0] == "multiple"}
+    assert len(pairs) == 8 and all(len(p) == 2 for p in pairs)
+    earlier = {frozenset(r["anchor_pdf"] + r["reference_pdf"])
+               for r in RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS + BLIND4_ROWS + BLIND5_ROWS}
+    assert not pairs & earlier
+
+
 def test_the_checker_reads_a_conjunction_of_evaluators():
     """An ``eval_conjunction`` question is checked part by part: its gold (the first part's) scores 1, and the
     snippets must write every part's gold; before, the checker stopped with a KeyError on it."""
