@@ -55,3 +55,21 @@ def test_generic_layers_name_no_benchmark_case():
                 if pattern.search(line):
                     found.append(f"{path.relative_to(REPO)}:{n}: {line.strip()[:80]}")
     assert found == [], found
+
+
+# where the tools and agents layers may write SQL: the paper store's reads, ingestion's writes, the connection and
+# the model's own read-only query (tools.store, tools.sql), the live schema for prompts, and the flat vector store
+SQL_HOMES = ("tools/paperstore/", "tools/ingest/", "tools/store.py", "tools/sql.py", "tools/schema_prompt.py",
+             "tools/flatvectors.py")
+
+
+def test_question_answering_reads_the_store_through_the_paper_store_only():
+    found = []
+    for layer in ("tools", "agents"):
+        for path in sorted((REPO / layer).rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            if rel.startswith(SQL_HOMES):
+                continue
+            docs = _docstrings(path)
+            found += [f"{rel}:{n}" for n, text in _strings(path) if n not in docs and _SQL.search(text)]
+    assert found == [], found

@@ -194,7 +194,7 @@ def test_neusym_config_cites_pages_that_become_evidence(data, tmp_path):
     paper = load_qasper(data)[0]
     store = tmp_path / "store"
     ingest_qasper([paper], store_dir=store, embeddings=HashEmbeddings(), progress=False)
-    paragraphs = page_evidence(PaperStore(None, str(store)).rows, paper.store_id)
+    paragraphs = page_evidence(PaperStore(None, str(store)).pages([paper.store_id]))
     (page,) = [n for n, text in paragraphs.items() if text == DATA]
     answers = iter(["wombats, which the paper never names", "PangoSet"])  # the early answer, the final one
 

@@ -62,6 +62,7 @@ def test_section_tree(store):
 
 
 def test_indexes_search_and_evidence(store):
+    from evidex.tools.paperstore import PaperStore
     from evidex.tools.qasper_answer import page_evidence
     from evidex.tools.search import SearchArgs, get_engine
 
@@ -75,11 +76,7 @@ def test_indexes_search_and_evidence(store):
         assert hits and all(h.pdf_id == papers[0].store_id for h in hits)
         assert DATA in [h.text for h in hits]
 
-    def query(sql, params):
-        cur = rows(store_dir, sql, params)
-        return [dict(zip(("page", "text", "caption"), r)) for r in cur]
-
-    ev = page_evidence(query, papers[0].store_id)
+    ev = page_evidence(PaperStore(None, str(store_dir)).pages([papers[0].store_id]))
     assert ev[1] is None and ev[2] == INTRO and ev[4] is None  # abstract and blank paragraph: no evidence
     assert ev[7] == "FLOAT SELECTED: " + CAPTION and ev[8] == "FLOAT SELECTED: Figure 1: A pangolin."
 

@@ -17,9 +17,12 @@ abstract page.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from evidex.tools.qasper_data import FLOAT_PREFIX
+
+if TYPE_CHECKING:
+    from evidex.tools.paperstore.models import Page
 
 UNANSWERABLE = "Unanswerable"
 _AUX = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "has", "have", "had", "will", "would",
@@ -84,29 +87,20 @@ def shape_answer(answer: str | None, question: str) -> str:
     return text
 
 
-Query = Callable[[str, list], list[dict]]
-
-
-def page_evidence(query: Query, store_id: str) -> dict[int, str | None]:
-    """page number -> the evidence string that page stands for, for one QASPER paper in a store (``query`` runs
-    a parameterised read-only SQL and returns rows as dicts, e.g. ``PaperStore.rows``)."""
+def page_evidence(pages: list[Page]) -> dict[int, str | None]:
+    """page number -> the evidence string that page stands for, for one QASPER paper's pages
+    (``PaperStore.pages``): a float's caption after :data:`FLOAT_PREFIX`, else the paragraph; None for the
+    abstract and blank pages."""
     from evidex.tools.ingest.qasper import ABSTRACT_PAGE
 
-    rows = query(
-        "SELECT p.page_number AS page, p.page_content AS text, "
-        "coalesce(t.table_caption, i.image_caption) AS caption "
-        "FROM pages p LEFT JOIN tables t ON t.ref_page_id = p.page_id "
-        "LEFT JOIN images i ON i.ref_page_id = p.page_id "
-        "WHERE CAST(p.ref_paper_id AS VARCHAR) = ? ORDER BY p.page_number", [store_id])
     out: dict[int, str | None] = {}
-    for r in rows:
-        page = int(r["page"])
-        if page == ABSTRACT_PAGE:
-            out[page] = None
-        elif r["caption"] is not None:
-            out[page] = FLOAT_PREFIX + r["caption"]
+    for p in pages:
+        if p.page == ABSTRACT_PAGE:
+            out[p.page] = None
+        elif p.caption is not None:
+            out[p.page] = FLOAT_PREFIX + p.caption
         else:
-            out[page] = r["text"] if (r["text"] or "").strip() else None
+            out[p.page] = p.text if p.text.strip() else None
     return out
 
 

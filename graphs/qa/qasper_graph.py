@@ -81,7 +81,7 @@ class _Run:
             if key not in _PARAGRAPHS:
                 if len(_PARAGRAPHS) > 512:
                     _PARAGRAPHS.clear()
-                _PARAGRAPHS[key] = page_evidence(self.store.rows, store_id)
+                _PARAGRAPHS[key] = page_evidence(self.store.pages([store_id]))
             return _PARAGRAPHS[key]
 
     def search(self, query: str, store_id: str, by_page: dict[int, str | None]) -> list[int]:

@@ -1,12 +1,12 @@
 """A figure's printed words read as a chart prints them (tools.paperstore.figure_text), from a real PDF's text
-layer (tools.view_image.text_lines), and rendered once at the model call (agents.qa.render.figure_text)."""
+layer (tools.paperstore.regions.text_lines), and rendered once at the model call (agents.qa.render.figure_text)."""
 from __future__ import annotations
 
 import pymupdf
 
 from evidex.agents.qa.render import figure_text
 from evidex.tools.paperstore.figure_text import FigureLine, read_figure
-from evidex.tools.view_image import text_lines
+from evidex.tools.paperstore.regions import text_lines
 
 
 def _chart_pdf(tmp_path):
@@ -134,7 +134,7 @@ def _bar_chart_pdf(tmp_path, *, printed: bool = True):
 
 
 def _read(path):
-    from evidex.tools.view_image import drawn_marks
+    from evidex.tools.paperstore.regions import drawn_marks
 
     with pymupdf.open(path) as doc:
         page = doc[0]

@@ -58,6 +58,7 @@ class Page(_Row):
     text: str = ""
     width: int | None = None
     height: int | None = None
+    caption: str | None = None  # of a table or figure on the page
 
     @property
     def source(self) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from evidex.tools.paperstore.figure_text import FigureText, read_figure
 from evidex.tools.paperstore.models import Equation, Figure, Page, Paper, Passage, Reference, SearchHits, Table
+from evidex.tools.paperstore.regions import read_region
 from evidex.tools.text import QUOTED_SPAN, quoted
 
 _FIGURE_LINES = 150  # a figure with more lines than this is a page of text, not a chart
@@ -172,14 +173,20 @@ class PaperStore:
 
     # -- pages -------------------------------------------------------------------------------------------------
     def pages(self, ids: list[str]) -> list[Page]:
-        """Every page of these papers, in order."""
+        """Every page of these papers, in order, with the caption of a table or figure the page holds (a store of
+        paragraphs, such as QASPER's, gives each float a page of its own)."""
         if not ids:
             return []
-        rows = self.rows("SELECT CAST(ref_paper_id AS VARCHAR) AS pdf_id, page_number, page_content, page_width, "
-                          f"page_height FROM pages WHERE {_in_papers('ref_paper_id', ids)} "
-                          "ORDER BY pdf_id, page_number", list(ids))
+        rows = self.rows("SELECT CAST(p.ref_paper_id AS VARCHAR) AS pdf_id, p.page_number, "
+                         "any_value(p.page_content) AS page_content, any_value(p.page_width) AS page_width, "
+                         "any_value(p.page_height) AS page_height, "
+                         "min(coalesce(t.table_caption, i.image_caption)) AS caption FROM pages p "
+                         "LEFT JOIN tables t ON t.ref_page_id = p.page_id "
+                         "LEFT JOIN images i ON i.ref_page_id = p.page_id "
+                         f"WHERE {_in_papers('p.ref_paper_id', ids)} "
+                         "GROUP BY p.ref_paper_id, p.page_number ORDER BY pdf_id, p.page_number", list(ids))
         return [Page(paper_id=r["pdf_id"], page=r["page_number"], text=r["page_content"] or "",
-                     width=r["page_width"], height=r["page_height"]) for r in rows]
+                     width=r["page_width"], height=r["page_height"], caption=r["caption"]) for r in rows]
 
     def page(self, paper_id: str, number: int) -> Page | None:
         rows = self.rows("SELECT page_number, page_content, page_width, page_height FROM pages "
@@ -189,6 +196,22 @@ class PaperStore:
         r = rows[0]
         return Page(paper_id=paper_id, page=r["page_number"], text=r["page_content"] or "", width=r["page_width"],
                     height=r["page_height"])
+
+    def pdf_path(self, paper_id: str) -> str | None:
+        """Where the paper's PDF was ingested from; None for a paper the store lacks."""
+        rows = self.rows("SELECT pdf_path FROM metadata WHERE CAST(paper_id AS VARCHAR) = ?", [paper_id])
+        return rows[0]["pdf_path"] if rows else None
+
+    def page_captions(self, paper_id: str, number: int) -> list[tuple[str, list[int] | None]]:
+        """The captions of the figures, then the tables, on one page, each with its float's box."""
+        out = []
+        for table, column in (("images", "image_caption"), ("tables", "table_caption")):
+            out += [(r["caption"], list(r["box"]) if r["box"] else None) for r in self.rows(
+                f"SELECT x.{column} AS caption, x.bounding_box AS box FROM {table} x "
+                "JOIN pages p ON p.page_id = x.ref_page_id "
+                f"WHERE CAST(x.ref_paper_id AS VARCHAR) = ? AND p.page_number = ? AND x.{column} <> ''",
+                [paper_id, number])]
+        return out
 
     def page_passages(self, paper_id: str, number: int) -> list[Passage]:
         """The passages (chunks) of one page, in reading order, with their boxes."""
@@ -287,15 +310,16 @@ class PaperStore:
         """The words printed inside a region of a page (a figure's axes, labels and legend), grouped as a chart
         prints them (:func:`tools.paperstore.figure_text.read_figure`); empty when none can be read."""
         from evidex.tools.store import StoreError
-        from evidex.tools.view_image import ViewImageArgs, ViewImageError, region_print
 
         if not box:
             return FigureText()
         try:
+            pdf = self.pdf_path(pdf_id)
+            if pdf is None or not Path(pdf).is_file():
+                return FigureText()
             # a region of more lines is text, not a chart: its drawing is not read (nor OCR'd words kept past them)
-            found = region_print(ViewImageArgs(paper_id=pdf_id, page_number=page, bounding_box=list(box)), self.db,
-                                 self.store_dir, max_lines=_FIGURE_LINES)
-        except (ViewImageError, StoreError, ValueError, RuntimeError):
+            found = read_region(pdf, page, list(box), max_lines=_FIGURE_LINES)
+        except (StoreError, ValueError, RuntimeError):
             return FigureText()
         return read_figure(found.lines[:_FIGURE_LINES], found.marks, found.below)
 
