@@ -487,3 +487,61 @@ def test_two_papers_each_asked_its_own_thing_are_searched_and_looked_up_by_their
     # asked the same of both papers: no clause of its own, the whole question is searched (and both Table 1s read)
     same = _question(f'How many benchmarks does Table 1 list in "{titles[a]}" and in "{titles[b]}"?', [a, b])
     assert paper_queries(same, titles) == {}
+
+
+def test_a_passage_cut_mid_sentence_is_shown_with_the_sentence_made_whole(geval):
+    """A chunk ends where its token budget does, mostly mid-sentence; the store completes the sentence cut at each
+    edge from the neighbouring chunk of the same paper (reading order), never repeating a neighbour that is shown
+    itself, and leaves rows of other tables as they are (real G-Eval chunks)."""
+    from evidex.tools.paperstore import Passage
+    from evidex.tools.text import sentence_ends
+
+    store, paper_id = geval
+    chunks = [c for page in range(1, 6) for c in store.page_passages(paper_id, page)]
+    i = next(i for i in range(1, len(chunks) - 1) if not sentence_ends(chunks[i].text)
+             and not sentence_ends(chunks[i - 1].text))
+    before, cut, after = chunks[i - 1], chunks[i], chunks[i + 1]
+    (whole,) = store.whole_sentences([cut])
+    assert whole.key == cut.key and whole.page == cut.page and cut.text in whole.text
+    head, tail = whole.text.split(cut.text)
+    assert head.strip() and before.text.endswith(head.strip().removeprefix("... "))
+    assert tail.strip() and after.text.startswith(tail.strip().removesuffix(" ...").split()[0])
+    assert len(head) <= 310 and len(tail) <= 310
+    # both neighbours shown: nothing is repeated
+    shown = store.whole_sentences([before, cut, after])
+    assert shown[1].text == cut.text
+    # other tables pass through unchanged, and so does an empty list
+    other = Passage(table="images", column="image_caption", key="x", paper_id=paper_id, page=1, text="Figure 1: a")
+    assert store.whole_sentences([other]) == [other] and store.whole_sentences([]) == []
+
+
+def test_the_probe_shows_its_passages_as_whole_sentences(geval):
+    """Each passage the probe shows ends at a sentence end, or where the reach ran out (" ..."), or before a
+    neighbour it shows too, or at the paper's last chunk."""
+    from evidex.tools.qa.probe import passages
+    from evidex.tools.text import sentence_ends
+
+    store, paper_id = geval
+    found = passages(store, _question("How many steps does the evaluation form have?", [paper_id]), 6).items
+    order = [c.key for page in range(1, 40) for c in store.page_passages(paper_id, page)]
+    shown = {p.key for p in found}
+    assert len(found) == 6
+    for p in found:
+        at = order.index(p.key)
+        assert (sentence_ends(p.text) or p.text.endswith(" ...") or at == len(order) - 1
+                or order[at + 1] in shown), p.text[-80:]
+
+
+def test_the_sentence_at_a_cut_is_read_to_its_end_and_from_its_start():
+    from evidex.tools.text import sentence_ends, sentence_head, sentence_tail
+
+    assert sentence_ends("It works.") and sentence_ends('as "shown."') and sentence_ends("(see Fig. 2).")
+    assert not sentence_ends("we fine-tune for") and not sentence_ends("")
+    nxt = "a maximum of 150,000 steps with 200 warmup steps. For Xsum, we fine-tune from e.g. PEGASUS."
+    assert sentence_head(nxt) == "a maximum of 150,000 steps with 200 warmup steps."
+    prev = "Results are in Table 2. For both EDU-Extract and Guided abstract training, we fine-tune for"
+    assert sentence_tail(prev) == "For both EDU-Extract and Guided abstract training, we fine-tune for"
+    long = "word " * 100
+    assert sentence_head(long, 50).endswith(" ...") and len(sentence_head(long, 50)) <= 54
+    assert sentence_tail(long.strip(), 50).startswith("... ") and len(sentence_tail(long, 50)) <= 54
+    assert sentence_head("") == sentence_tail("") == ""
