@@ -64,7 +64,7 @@ def evidence_maps(db: str, store_ids: list[str]) -> dict[str, dict[int, str | No
     from evidex.tools.qasper_answer import page_evidence
 
     store = PaperStore(db)
-    return {sid: page_evidence(store.rows, sid) for sid in store_ids}
+    return {sid: page_evidence(store.pages([sid])) for sid in store_ids}
 
 
 def oracle_evidence(engine, flt: str, question: str, refs, ranked_texts: list[str], by_page: dict,
