@@ -14,34 +14,6 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_SPLIT.split(text or "") if s and s.strip()]
 
 
-_ENDS = re.compile(r"[.!?][\"')\]]*\s*$")
-
-
-def sentence_ends(text: str) -> bool:
-    """Whether ``text`` ends at the end of a sentence (a stop, maybe inside quotes or brackets)."""
-    return bool(_ENDS.search(text or ""))
-
-
-def _within(text: str, max_chars: int, *, from_end: bool) -> str:
-    if len(text) <= max_chars:
-        return text
-    cut = text[-max_chars:] if from_end else text[:max_chars]
-    cut = cut.split(" ", 1)[-1] if from_end else cut.rsplit(" ", 1)[0]
-    return "... " + cut if from_end else cut + " ..."
-
-
-def sentence_tail(text: str, max_chars: int = 300) -> str:
-    """The last sentence of ``text``, unfinished or not, at most ``max_chars`` (its end kept)."""
-    parts = split_sentences(text)
-    return _within(parts[-1], max_chars, from_end=True) if parts else ""
-
-
-def sentence_head(text: str, max_chars: int = 300) -> str:
-    """The first sentence of ``text``, at most ``max_chars`` (its start kept)."""
-    parts = split_sentences(text)
-    return _within(parts[0], max_chars, from_end=False) if parts else ""
-
-
 _WORD = re.compile(r"\w+")
 
 

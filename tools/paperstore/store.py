@@ -19,7 +19,7 @@ from typing import Any
 from evidex.tools.paperstore.figure_text import FigureText, read_figure
 from evidex.tools.paperstore.models import Equation, Figure, Page, Paper, Passage, Reference, SearchHits, Table
 from evidex.tools.paperstore.regions import read_region
-from evidex.tools.text import QUOTED_SPAN, quoted, sentence_ends, sentence_head, sentence_tail
+from evidex.tools.text import QUOTED_SPAN, quoted
 
 _FIGURE_LINES = 150  # a figure with more lines than this is a page of text, not a chart
 # table -> (primary key, the text of a row): the rows that have a box on a page
@@ -221,38 +221,6 @@ class PaperStore:
                          [paper_id, number])
         return [Passage(key=r["id"], paper_id=paper_id, page=number, text=r["text_content"] or "",
                         bbox=list(r["bounding_box"]) if r["bounding_box"] else None) for r in rows]
-
-    def whole_sentences(self, passages: list[Passage], max_chars: int = 300) -> list[Passage]:
-        """``passages`` with the sentences cut at their chunk's edges made whole from the neighbouring chunks of
-        the same paper (reading order: page, then position on the page), at most ``max_chars`` taken from each
-        side. A chunk ends where its token budget runs out, mostly mid-sentence ("... we fine-tune for" | "a
-        maximum of 150,000 steps"), so a search can find a sentence's subject in one chunk and leave its value in
-        the next. A neighbour shown in ``passages`` itself is not repeated; passages of other tables are as given."""
-        chunks = [p for p in passages if p.table == "chunks"]
-        if not chunks:
-            return list(passages)
-        papers = sorted({p.paper_id for p in chunks})
-        rows = self.rows(
-            "SELECT * FROM (SELECT CAST(c.chunk_id AS VARCHAR) AS id, "
-            "lag(CAST(c.chunk_id AS VARCHAR)) OVER w AS before_id, lag(c.text_content) OVER w AS before, "
-            "lead(CAST(c.chunk_id AS VARCHAR)) OVER w AS after_id, lead(c.text_content) OVER w AS after "
-            "FROM chunks c JOIN pages p ON c.ref_page_id = p.page_id "
-            f"WHERE {_in_papers('c.ref_paper_id', papers)} "
-            "WINDOW w AS (PARTITION BY c.ref_paper_id ORDER BY p.page_number, c.ordinal)) "
-            f"WHERE id IN ({marks(chunks)})", papers + [p.key for p in chunks])
-        around = {r["id"]: r for r in rows}
-        shown = {p.key for p in chunks}
-        out = []
-        for p in passages:
-            r = around.get(p.key) if p.table == "chunks" else None
-            if r is None:
-                out.append(p)
-                continue
-            lead = r["before"] if r["before"] and r["before_id"] not in shown and not sentence_ends(r["before"]) else ""
-            tail = r["after"] if r["after"] and r["after_id"] not in shown and not sentence_ends(p.text) else ""
-            text = " ".join([sentence_tail(lead, max_chars), p.text, sentence_head(tail, max_chars)]).strip()
-            out.append(p if text == p.text else p.model_copy(update={"text": text}))
-        return out
 
     def item(self, source: str, paper_id: str):
         """The row a source (``table.primary_key``) names in a paper, typed, with its page and box; None when the

@@ -158,9 +158,8 @@ def passages(store: PaperStore, q: Question, limit: int) -> Context:
     """The hybrid and the keyword ranking of the question, interleaved: RRF buries a passage only keywords rank first
     whenever the embedder ranks number-heavy figure text high, and the words a question quotes from the paper are
     what keywords find; each of a few named papers holds some of them (:func:`_each_paper`), and of two papers each
-    asked its own thing, each is searched with its own clause (:func:`paper_queries`). Shown as whole sentences
-    (a sentence cut at a chunk's edge completed from its neighbour, :meth:`PaperStore.whole_sentences`), with the
-    two best at the ends (:func:`ends_first`)."""
+    asked its own thing, each is searched with its own clause (:func:`paper_queries`). Shown with the two best at
+    the ends (:func:`ends_first`)."""
     titles = store.titles()
     query = without_titles(q.text, [titles[i] for i in q.papers if i in titles])[:500]
     if own := paper_queries(q, titles):
@@ -170,7 +169,7 @@ def passages(store: PaperStore, q: Question, limit: int) -> Context:
         found = [_rankings(store, q, query, limit)]
         hybrid, keywords = found[0]
         ranked = _each_paper(store, q, query, _interleave(hybrid.passages, keywords.passages)[:limit], limit)
-    hits = ends_first(store.whole_sentences(ranked))
+    hits = ends_first(ranked)
     shown = {h.paper_id: titles[h.paper_id] for h in hits if h.paper_id in titles} if names_papers(q) else {}
     degraded = [d for pair in found for d in (pair[0].degraded, pair[1].degraded) if d]
     return Context(items=hits, titles=shown, degraded=list(dict.fromkeys(degraded)))
