@@ -337,58 +337,41 @@ def test_the_second_blind_two_paper_set_pairs_papers_no_earlier_set_paired():
     assert funcs["eval_bool_exact_match"] == 4 and funcs["eval_structured_object_exact_match"] == 6
 
 
-BLIND4_ROWS = read_rows("airqa_pool_blind4_questions.jsonl")
-
-
-def test_the_fourth_blind_set_has_the_mix_of_the_airqa_benchmark():
-    """24 questions in the AirQA benchmark's mix (6 which paper, 8 needing a fact from each of two named papers, 10
-    over one named paper: 4 text, 2 table, 2 image, 1 formula, 1 metadata), written blind on 2026-12-06 by a helper
-    who saw no code, prompt or result, before the system first ran them; no two-paper pair an earlier set used."""
-    assert_blind_set(BLIND4_ROWS, "pool_blind4", 24)
-    assert Counter(r["tags"][0] for r in BLIND4_ROWS) == {"retrieval": 6, "multiple": 8, "single": 10}
-    pairs = {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in BLIND4_ROWS if r["tags"][0] == "multiple"}
-    assert len(pairs) == 8 and all(len(p) == 2 for p in pairs)
-    earlier = {frozenset(r["anchor_pdf"] + r["reference_pdf"])
-               for r in RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS}
-    assert not pairs & earlier
-
-
-BLIND5_ROWS = read_rows("airqa_pool_blind5_questions.jsonl")
-
-
-def test_the_fifth_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs():
-    """24 more questions in the AirQA benchmark's mix (6 which paper, 8 two-paper, 10 one-paper: 4 text, 2 table,
-    2 image, 1 formula, 1 metadata) over 29 pool papers, written blind on 2026-12-06 by a helper who saw no code,
-    prompt or result, before the system first ran them; no two-paper pair an earlier set used."""
-    assert_blind_set(BLIND5_ROWS, "pool_blind5", 24)
-    assert Counter(r["tags"][0] for r in BLIND5_ROWS) == {"retrieval": 6, "multiple": 8, "single": 10}
+def assert_airqa_mix(rows: list[dict], split: str, earlier: list[dict]) -> None:
+    """A blind set in the AirQA benchmark's mix (:func:`assert_blind_set`): 6 which paper, 8 needing a fact from each
+    of two named papers, 10 over one named paper (4 text, 2 table, 2 image, 1 formula, 1 metadata), its eight pairs
+    of papers all different and none a pair of the ``earlier`` sets."""
+    assert_blind_set(rows, split, 24)
+    assert Counter(r["tags"][0] for r in rows) == {"retrieval": 6, "multiple": 8, "single": 10}
     single = Counter(next(t for t in ("table", "image", "formula", "metadata", "text") if t in r["tags"])
-                     for r in BLIND5_ROWS if r["tags"][0] == "single")
+                     for r in rows if r["tags"][0] == "single")
     assert single == {"text": 4, "table": 2, "image": 2, "formula": 1, "metadata": 1}
-    pairs = {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in BLIND5_ROWS if r["tags"][0] == "multiple"}
+    pairs = {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in rows if r["tags"][0] == "multiple"}
     assert len(pairs) == 8 and all(len(p) == 2 for p in pairs)
-    earlier = {frozenset(r["anchor_pdf"] + r["reference_pdf"])
-               for r in RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS + BLIND4_ROWS}
-    assert not pairs & earlier
+    assert not pairs & {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in earlier}
 
 
+BLIND4_ROWS = read_rows("airqa_pool_blind4_questions.jsonl")
+BLIND5_ROWS = read_rows("airqa_pool_blind5_questions.jsonl")
 BLIND6_ROWS = read_rows("airqa_pool_blind6_questions.jsonl")
 
 
+def test_the_fourth_blind_set_has_the_mix_of_the_airqa_benchmark():
+    """24 questions in the AirQA benchmark's mix over 31 pool papers, written blind on 2026-12-06 by a helper who saw
+    no code, prompt or result, before the system first ran them; no two-paper pair an earlier set used."""
+    assert_airqa_mix(BLIND4_ROWS, "pool_blind4", RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS)
+
+
+def test_the_fifth_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs():
+    """24 more over 29 pool papers, written the same way."""
+    assert_airqa_mix(BLIND5_ROWS, "pool_blind5",
+                     RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS + BLIND4_ROWS)
+
+
 def test_the_sixth_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs():
-    """24 more questions in the AirQA benchmark's mix over 32 pool papers, written blind on 2026-12-06 (evening) by a
-    helper who saw no code, prompt or result, before the system first ran them; no two-paper pair an earlier set
-    used."""
-    assert_blind_set(BLIND6_ROWS, "pool_blind6", 24)
-    assert Counter(r["tags"][0] for r in BLIND6_ROWS) == {"retrieval": 6, "multiple": 8, "single": 10}
-    single = Counter(next(t for t in ("table", "image", "formula", "metadata", "text") if t in r["tags"])
-                     for r in BLIND6_ROWS if r["tags"][0] == "single")
-    assert single == {"text": 4, "table": 2, "image": 2, "formula": 1, "metadata": 1}
-    pairs = {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in BLIND6_ROWS if r["tags"][0] == "multiple"}
-    assert len(pairs) == 8 and all(len(p) == 2 for p in pairs)
-    earlier = {frozenset(r["anchor_pdf"] + r["reference_pdf"])
-               for r in RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS + BLIND4_ROWS + BLIND5_ROWS}
-    assert not pairs & earlier
+    """24 more over 32 pool papers, written the same way (2026-12-06, evening)."""
+    assert_airqa_mix(BLIND6_ROWS, "pool_blind6",
+                     RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS + BLIND4_ROWS + BLIND5_ROWS)
 
 
 def test_the_checker_reads_a_conjunction_of_evaluators():
