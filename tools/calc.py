@@ -20,6 +20,15 @@ MAX_EXPONENT = 1000
 MAX_MAGNITUDE = 1e300
 MAX_INT_DIGITS = 400
 
+
+def _sigmoid(x: float) -> float:
+    """The logistic function 1 / (1 + e^-x), without overflow for a large negative x."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
 FUNCTIONS = {
     "sqrt": math.sqrt,
     "log": math.log,  # log(x) or log(x, base)
@@ -35,6 +44,9 @@ FUNCTIONS = {
     "sin": math.sin,
     "cos": math.cos,
     "tan": math.tan,
+    # the activations equations in machine-learning papers are written with (a fusion "Yc + tanh(Yt)", a gate "σ(x)")
+    "tanh": math.tanh,
+    "sigmoid": _sigmoid,
     "pow": None,  # handled as ** with the same limits
 }
 CONSTANTS = {"pi": math.pi, "e": math.e}

@@ -84,7 +84,7 @@ def make_pdf_tools(
             func=run_calc,
             name="calculate",
             description="Evaluate an arithmetic expression exactly (numbers, + - * / // % **, parentheses, "
-            "sqrt, log, exp, abs, round, min, max). Use it instead of mental arithmetic.",
+            "sqrt, log, exp, tanh, sigmoid, abs, round, min, max). Use it instead of mental arithmetic.",
             args_schema=CalcArgs,
             handle_validation_error=_validation_message,
         ),

@@ -24,6 +24,8 @@ from evidex.tools.calc import CalcError, calc_observation, calculate, format_res
         ("max(1, 5, 3) - min(4, 2)", 3),
         ("floor(2.7) + ceil(2.1)", 5),
         ("pi * 2", 2 * math.pi),
+        ("0.5 + tanh(1.0) + tanh(0)", 0.5 + math.tanh(1.0)),  # activations ML equations are written with
+        ("sigmoid(0) + sigmoid(-1000) + sigmoid(2)", 0.5 + 1 / (1 + math.exp(-2))),
         ("pow(3, 4)", 81),
         ("2 ** -2", 0.25),
         ("cos(π/2 * 3/9) × 2 − 1 · 0.5 ÷ 2", math.cos(math.pi / 6) * 2 - 0.25),  # the signs papers print

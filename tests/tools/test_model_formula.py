@@ -63,14 +63,15 @@ def test_the_grammar_holds_the_expression_to_numbers_and_the_names_calculate_rea
     prop = schema.model_json_schema()["properties"]["expression"]
     pattern = re.compile(prop["pattern"])
     for written in ("1/(2*3)*(0.9+0.6+0.3+0.8+0.5+0.2)", "1 - (6 / max(40, 50))", "2^3 − 1 × 2",
-                    "cos(π/2 * 3/9) * cos(pi/2 * 0.5)", "-(0.5 * log2(0.5) + 2 * 0.25 * log2(0.25))", "1e-5 * 3"):
+                    "cos(π/2 * 3/9) * cos(pi/2 * 0.5)", "-(0.5 * log2(0.5) + 2 * 0.25 * log2(0.25))", "1e-5 * 3",
+                    "0.5 + tanh(1.0) + tanh(0)", "sigmoid(0.3) * 2"):
         assert pattern.match(written) and calculate(written) is not None, written
     for symbolic in ("1/(|C1| * |C2|) * sum_{i} s(i, j)", "0.8 - 0.8 * (1 - (N / 2) ** 3)", "x + 1", "a = 2",
                      "__import__('os')", "0.5" * 200):
         assert not pattern.match(symbolic), symbolic
     # the longest string the pattern takes fits the field; a model decoding without the grammar may still leave
     # a symbol the question sets, which code puts the number in for (below)
-    assert prop["maxLength"] == pattern_chars(EXPRESSION_PARTS) and len("log10" * EXPRESSION_PARTS) <= prop["maxLength"]
+    assert prop["maxLength"] == pattern_chars(EXPRESSION_PARTS) and len("sigmoid" * EXPRESSION_PARTS) <= prop["maxLength"]
     assert schema(expression="Avg[Gp] * 2", answer=1.0).expression == "Avg[Gp] * 2"
 
 
