@@ -68,7 +68,8 @@ def _metadata_tag(ids: list[str], aliases: dict[str, str] | None) -> str:
 def paper_line(p: Paper, aliases: dict[str, str] | None = None) -> str:
     # counted here: a small model miscounts a list of a dozen names ("how many authors ...")
     named = f"authors ({len(p.authors)}): {', '.join(p.authors)}" if p.authors else "authors: unknown"
-    text = (f"{_metadata_tag([p.paper_id], aliases)} title: {p.title} | {named} | pages: {p.num_pages} | "
+    pages = f" | pages: {p.num_pages}" if p.num_pages is not None else ""
+    text = (f"{_metadata_tag([p.paper_id], aliases)} title: {p.title} | {named}{pages} | "
             f"conference: {p.conference or 'unknown'}")
     # marked on the first page, not in the metadata row: a small model named the first author or all of them
     corresponding = corresponding_authors(p.first_page, p.authors)

@@ -27,6 +27,7 @@ from evidex.tools.qa.question import Question, paper_clauses, references
 from evidex.tools.text import QUOTED_SPAN, quoted
 
 log = logging.getLogger(__name__)
+_ASKS_LENGTH = re.compile(r"\bpages?\b|\bhow long\b", re.IGNORECASE)  # a question about a paper's length
 _MAX_PAPERS = 4  # beyond this the question is a retrieval one; the metadata of many papers says little
 _PER_PAPER = 2  # passages each paper of a few named holds at least (when they fit)
 # a quoted span with the words that lead into it ('In the paper "X",'): a paper title as questions cite one
@@ -229,6 +230,10 @@ def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool 
         papers = [(p.model_copy(update={"affiliations": store.affiliations(p)}) if asks_affiliation(q.text) else p)
                   if asks_first_page(q.text, p.authors) else p.model_copy(update={"first_page": None})
                   for p in store.papers(ids, first_page=True)]
+        if not _ASKS_LENGTH.search(q.text):
+            # the page count only for a question about length: asked for a paper's number of tasks, the small model
+            # copied the "pages: 18" of its metadata row
+            papers = [p.model_copy(update={"num_pages": None}) for p in papers]
         items += papers
         common = _common_authors([p.authors for p in papers])
         if len(papers) > 1 and common:
