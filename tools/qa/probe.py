@@ -224,16 +224,21 @@ def probe(store: PaperStore, q: Question, passages_k: int = 4, *, lookups: bool 
     ids = list(q.papers) if len(q.papers) <= _MAX_PAPERS else []
     items: list = []
     if ids and lookups:
-        # the first page's facts (affiliations, corresponding authors, proceedings header) only for a question
-        # about them: the rest of the prompt is what other questions need
-        # (and where the authors are, read by the store, for a question that asks it)
-        papers = [(p.model_copy(update={"affiliations": store.affiliations(p)}) if asks_affiliation(q.text) else p)
-                  if asks_first_page(q.text, p.authors) else p.model_copy(update={"first_page": None})
-                  for p in store.papers(ids, first_page=True)]
-        if not _ASKS_LENGTH.search(q.text):
-            # the page count only for a question about length: asked for a paper's number of tasks, the small model
-            # copied the "pages: 18" of its metadata row
-            papers = [p.model_copy(update={"num_pages": None}) for p in papers]
+        length = bool(_ASKS_LENGTH.search(q.text))
+
+        def asked_of(p):
+            """The paper with only the facts the question asks about: the first page's (affiliations, corresponding
+            authors, proceedings header; where the authors are, read by the store, for a question that asks it) and
+            the page count (asked for a paper's number of tasks, the small model copied its "pages: 18"). The rest
+            of the prompt is what other questions need."""
+            update = {} if length else {"num_pages": None}
+            if not asks_first_page(q.text, p.authors):
+                update["first_page"] = None
+            elif asks_affiliation(q.text):
+                update["affiliations"] = store.affiliations(p)
+            return p.model_copy(update=update)
+
+        papers = [asked_of(p) for p in store.papers(ids, first_page=True)]
         items += papers
         common = _common_authors([p.authors for p in papers])
         if len(papers) > 1 and common:
