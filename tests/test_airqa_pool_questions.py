@@ -354,6 +354,7 @@ def assert_airqa_mix(rows: list[dict], split: str, earlier: list[dict]) -> None:
 BLIND4_ROWS = read_rows("airqa_pool_blind4_questions.jsonl")
 BLIND5_ROWS = read_rows("airqa_pool_blind5_questions.jsonl")
 BLIND6_ROWS = read_rows("airqa_pool_blind6_questions.jsonl")
+BLIND7_ROWS = read_rows("airqa_pool_blind7_questions.jsonl")
 
 
 def test_the_fourth_blind_set_has_the_mix_of_the_airqa_benchmark():
@@ -372,6 +373,12 @@ def test_the_sixth_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs():
     """24 more over 32 pool papers, written the same way (2026-12-06, evening)."""
     assert_airqa_mix(BLIND6_ROWS, "pool_blind6",
                      RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS + BLIND4_ROWS + BLIND5_ROWS)
+
+
+def test_the_seventh_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs():
+    """24 more over 28 pool papers, written the same way (2026-12-07), mostly of pages no earlier set asked about."""
+    assert_airqa_mix(BLIND7_ROWS, "pool_blind7", RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS
+                     + BLIND4_ROWS + BLIND5_ROWS + BLIND6_ROWS)
 
 
 def test_the_checker_reads_a_conjunction_of_evaluators():
