@@ -29,12 +29,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
 from evidex.agents.prompts import load_prompt, render
-from evidex.agents.qa.render import render_context, scope_line
+from evidex.agents.qa.render import paper_aliases, render_context, scope_line
 from evidex.agents.readers.base import ReadRequest, register_reader
 from evidex.agents.structured import call_structured
 from evidex.tools.answer_format import answer_text, answer_type, asks_for_title, title_key
 from evidex.tools.calc import CalcError, calculate, expression_pattern, format_result, pattern_chars
-from evidex.tools.qa.bound import rebound
+from evidex.tools.paperstore import Passage
+from evidex.tools.qa.bound import paper_count, rebound
 from evidex.tools.qa.cells import column_candidates, row_candidates
 from evidex.tools.qa.context import Answer, Context
 from evidex.tools.qa.question import Question, named_in
@@ -198,6 +199,35 @@ ARITHMETIC = {
 }
 
 
+def paper_named(name: str, context: Context) -> str | None:
+    """The id of the one paper of ``context`` an operand's ``name`` names: its title (or a title it is part of, or
+    that is part of it), or the alias the prompt calls it by ("paper 2"); None when it names none or several."""
+    key = title_key(name)
+    if not key:
+        return None
+    named = {pid for pid, alias in paper_aliases(context).items() if title_key(alias) == key}
+    named |= {p.paper_id for p in context.papers
+              if p.title and (key == title_key(p.title) or key in title_key(p.title) or title_key(p.title) in key)}
+    return next(iter(named)) if len(named) == 1 else None
+
+
+def paper_counts(q: Question, context: Context, compared: list[Operand]) -> list[Operand]:
+    """``compared`` with each value copied for one of the question's papers that its paper's passages do not print
+    as a count of what the question counts replaced by the one such count they do print
+    (:func:`tools.qa.bound.paper_count`): asked the total of "the law school students recruited in A and the
+    annotators of B", the model took A's "five annotators" for both papers where B's passages print "three
+    annotators". The values of a question about one paper, or counting nothing, stay."""
+    if len(set(q.papers)) < 2 or not q.counts_of:
+        return compared
+    out = []
+    for c in compared:
+        paper = paper_named(c.name, context)
+        mine = [i for i in context.items if isinstance(i, Passage) and i.paper_id == paper] if paper else []
+        count = paper_count(c.value, mine, q.counts_of) if mine else None
+        out.append(c if count is None else c.model_copy(update={"value": float(count)}))
+    return out
+
+
 def paper_choices(q: Question, context: Context) -> tuple[str, ...]:
     """The titles a question that asks which of its two to :data:`MAX_CHOICES` named papers answers with one of
     ("which of the two papers reports the smaller value?"): the papers' titles as the context's metadata rows write
@@ -277,7 +307,8 @@ class ModelReader:
         if formula and (worked := computed(out.expression, q.kind, q.values)) is not None:
             return Answer(value=worked[0], reader=self.name, expression=worked[1])
         answer = Answer(value=answer_text(out.answer), reader=self.name)
-        if arithmetic and (worked := ARITHMETIC[arithmetic].apply(out.compared)) is not None:
+        if arithmetic and (worked := ARITHMETIC[arithmetic].apply(paper_counts(q, request.context,
+                                                                              out.compared))) is not None:
             value = worked[0] if q.kind != "int" else str(round(float(worked[0])))
             answer = Answer(value=value, reader=self.name, expression=worked[1])
             if not ARITHMETIC[arithmetic].printed:

@@ -465,6 +465,39 @@ def test_each_paper_a_question_names_holds_some_of_the_passages(paper, synthetic
     assert _each_paper(store, _question(query), query, one_paper, 4) == one_paper
 
 
+def test_a_count_asked_of_two_papers_shows_each_paper_s_passage_stating_such_a_count(geval):
+    """"How many more X does A use than the number of Y in B": each paper's passage that states a count of X or Y
+    ("seven numeric features") and ranks best in its own search takes the place of that paper's last-ranked passage
+    when the ranking shows none such; a passage already shown stays where it is, and a question about one paper, or
+    about the page count (the metadata row's), keeps its ranking."""
+    from evidex.tools.qa.bound import states_count
+    from evidex.tools.qa.probe import _counts_stated, passages
+
+    store, a = geval
+    titles = store.titles()
+    b = next(p for p, title in titles.items() if "Literature Graph" in title)
+    q = _question(f'How many more meta-evaluation benchmarks does "{titles[a]}" use than the number of numeric '
+                  f'features in "{titles[b]}"?', [a, b], answer_format="Your answer should be an integer.")
+    assert q.counts_of == ["benchmarks", "features"]
+    queries = {a: q.text, b: q.text}
+    other = [p for p in passages(store, q, 4).items if not states_count(p.text, q.counts_of)]
+    ranked = [p for p in other if p.paper_id == a][:2] + [p for p in other if p.paper_id == b][:2]
+    ranked += [p for p in store.page_passages(b) if p.key not in {r.key for r in ranked}
+               and not states_count(p.text, q.counts_of)][:4 - len(ranked)]
+    shown = _counts_stated(store, q, queries, ranked, 4)
+    assert len(shown) == 4 and [p.paper_id for p in shown].count(a) == [p.paper_id for p in ranked].count(a)
+    added = [p for p in shown if p.key not in {r.key for r in ranked}]
+    assert {p.paper_id for p in added} == {a, b}
+    assert any("seven numeric features" in p.text for p in added if p.paper_id == b)
+    assert all(states_count(p.text, q.counts_of) for p in added)
+    assert not any(states_count(p.text, q.counts_of) for p in ranked)
+    assert _counts_stated(store, q, queries, shown, 4) == shown  # already shown: nothing moves
+    one = q.model_copy(update={"papers": [b]})
+    assert _counts_stated(store, one, {b: q.text}, ranked, 4) == ranked
+    pages = _question(f'How many more pages does "{titles[a]}" have than "{titles[b]}"?', [a, b])
+    assert pages.counts_of == ["pages"] and _counts_stated(store, pages, queries, ranked, 4) == ranked
+
+
 def test_two_papers_each_asked_its_own_thing_are_searched_and_looked_up_by_their_own_clause(geval):
     """"Is the number of X in A the same as the number of Y in B": each paper is searched with its own clause (the
     whole question ranked B's passages about X too), and a table named in A's clause is A's, not B's same-numbered

@@ -9,7 +9,7 @@ import json
 from evidex.agents.readers import ReadRequest, get_reader
 from evidex.tools.paperstore import Passage
 from evidex.tools.qa import PaperQuestion
-from evidex.tools.qa.bound import bound_counts, rebound, singular
+from evidex.tools.qa.bound import bound_counts, rebound, singular, states_count
 from evidex.tools.qa.context import Context
 from evidex.tools.qa.question import parse_question
 
@@ -45,6 +45,30 @@ def test_the_counted_phrase_is_parsed_once():
     assert ask("How many times larger is A than B?").counted == []
     assert ask("What accuracy does the model reach?").counted == []
     assert singular("studies") == "study" and singular("triggers") == "trigger" and singular("classes") == "class"
+
+
+def test_every_count_a_question_asks_names_its_noun():
+    """What a passage stating the count must name: every count's noun, a gap's and a total's too."""
+    assert ask("How many more test tasks does the first paper use than the number of tasks the second paper "
+               "evaluates on?").counts_of == ["tasks"]
+    assert ask('Is the number of extractive systems whose summaries are human-labeled in "Summaries Can Be '
+               'Unfaithful" the same as the number of Transformer-based models probed in "Whose Reasons?"?'
+               ).counts_of == ["systems", "models"]
+    assert ask("For how many steps in total is the model pre-trained?").counts_of == ["steps"]
+    assert ask("How many times larger is A than B?").counts_of == []
+    assert ask("How many points higher is A than B?").counts_of == []
+    assert ask("What accuracy does the model reach?").counts_of == []
+
+
+def test_a_passage_states_a_count_when_a_whole_number_is_printed_before_the_noun():
+    nouns = ["tasks", "datasets", "steps"]
+    for text in ("We evaluate on 24 tasks.", "across eight different NLP datasets", "pre-trained for 400K steps",
+                 "a maximum of 150,000 steps", "12 out of 24 tasks"):
+        assert states_count(text, nouns), text
+    # a year, a section's or a table's number, a decimal, another noun: no count of these
+    for text in ("on the ACE 2005 development and test datasets", "4.1 Datasets", "Table 3 tasks", "0.45 tasks",
+                 "we use 5 random seeds", "in 2023 Task 3"):
+        assert not states_count(text, nouns), text
 
 
 def test_a_number_bound_nowhere_is_replaced_by_the_bound_one():
@@ -134,3 +158,41 @@ def test_a_number_with_its_magnitude_is_bound_as_its_value():
     assert rebound("400000", q, steps) is None
     assert rebound("400", q, steps).value == 400_000
     assert {b.value for b in bound_counts(ask("How many training images are there?"), steps)} == {1_500_000}
+
+
+def test_each_paper_s_value_of_a_two_paper_total_is_the_count_its_own_passages_print():
+    """"What is the total number of annotators obtained by adding the students recruited in A and the annotators of
+    B": with B's "three annotators" in front of it, the 1.5B model copied A's "five annotators" for both papers. A
+    value its paper's passages do not print as a count of the counted noun becomes the one count they print; a
+    value they print, or a paper printing several counts or none, keeps the model's."""
+    from evidex.agents.readers.model import Operand, paper_counts
+    from evidex.agents.scripted import ScriptedChatModel
+    from evidex.tools.paperstore import Paper
+    from evidex.tools.qa.bound import paper_count
+
+    a, b = "Legal Benchmarks in the Wild", "Plans for Summary Re-Ranking"
+    q = parse_question(PaperQuestion(
+        id="q", question=f'What is the total number of annotators obtained by adding the law school students recruited '
+                         f'in "{a}" and the annotators in the human evaluation of "{b}"?',
+        answer_format=INT, pdf_ids=["pa", "pb"]))
+    assert q.arithmetic == "sum" and q.counts_of == ["annotators"]
+    ctx = Context(items=[Paper(paper_id="pa", title=a), Paper(paper_id="pb", title=b),
+                         Passage(key="k1", paper_id="pa", page=4, text="The Kappa scores among five annotators are "
+                                                                        "92%, 96%, 96% for each respective task."),
+                         Passage(key="k2", paper_id="pb", page=9, text="We achieve a Krippendorf alpha of 0.70 over "
+                                                                        "three annotators. C2. Did you report it? 5")])
+    pb = [i for i in ctx.items if getattr(i, "paper_id", "") == "pb" and isinstance(i, Passage)]
+    assert paper_count(5, pb, q.counts_of) == 3 and paper_count(3, pb, q.counts_of) is None
+    assert paper_count(5, [], q.counts_of) is None
+    assert paper_count(5, pb + [Passage(key="k3", paper_id="pb", page=2, text="and 12 annotators")],
+                       q.counts_of) is None  # two counts: which one is not clear
+    copied = [Operand(name=a, value=5), Operand(name=b, value=5)]
+    assert [o.value for o in paper_counts(q, ctx, copied)] == [5, 3]
+    # the prompt's alias names the paper too; a name of no paper, or a question about one paper, changes nothing
+    assert [o.value for o in paper_counts(q, ctx, [Operand(name="paper 2", value=5)])] == [3]
+    assert [o.value for o in paper_counts(q, ctx, [Operand(name="the students", value=5)])] == [5]
+    one = q.model_copy(update={"papers": ["pb"]})
+    assert [o.value for o in paper_counts(one, ctx, copied)] == [5, 5]
+    reply = json.dumps({"compared": [{"name": a, "value": 5}, {"name": b, "value": 5}], "answer": 10})
+    answer = get_reader("model").read(ReadRequest(question=q, context=ctx, llm=ScriptedChatModel(responses=[reply])))
+    assert answer.value == "8" and answer.expression == "5 + 3"

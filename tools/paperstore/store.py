@@ -213,13 +213,15 @@ class PaperStore:
                 [paper_id, number])]
         return out
 
-    def page_passages(self, paper_id: str, number: int) -> list[Passage]:
-        """The passages (chunks) of one page, in reading order, with their boxes."""
-        rows = self.rows("SELECT CAST(c.chunk_id AS VARCHAR) AS id, c.text_content, c.bounding_box FROM chunks c "
-                         "JOIN pages p ON c.ref_page_id = p.page_id "
-                         "WHERE CAST(c.ref_paper_id AS VARCHAR) = ? AND p.page_number = ? ORDER BY c.ordinal",
-                         [paper_id, number])
-        return [Passage(key=r["id"], paper_id=paper_id, page=number, text=r["text_content"] or "",
+    def page_passages(self, paper_id: str, number: int | None = None) -> list[Passage]:
+        """The passages (chunks) of one page, or of the whole paper when ``number`` is None, in reading order, with
+        their pages and boxes."""
+        page = "" if number is None else "AND p.page_number = ? "
+        rows = self.rows("SELECT CAST(c.chunk_id AS VARCHAR) AS id, c.text_content, c.bounding_box, p.page_number "
+                         "FROM chunks c JOIN pages p ON c.ref_page_id = p.page_id "
+                         f"WHERE CAST(c.ref_paper_id AS VARCHAR) = ? {page}ORDER BY p.page_number, c.ordinal",
+                         [paper_id] + ([] if number is None else [number]))
+        return [Passage(key=r["id"], paper_id=paper_id, page=r["page_number"], text=r["text_content"] or "",
                         bbox=list(r["bounding_box"]) if r["bounding_box"] else None) for r in rows]
 
     def item(self, source: str, paper_id: str):

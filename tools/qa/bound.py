@@ -41,6 +41,8 @@ _MAGNITUDE = re.compile(r"(\d+(?:\.\d+)?)([kKMB])")
 _TIMES = {"k": 1_000, "K": 1_000, "M": 1_000_000, "B": 1_000_000_000}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\d])")
 _ASKING = {"many", "paper", "use", "used"}  # words any question about a paper may say, which bind nothing
+_LABELS = {"table", "tab", "figure", "fig", "section", "equation", "eq", "appendix"}  # "Table 3" numbers no count
+_SIGNS = {"-", "\u2212", "e", "^", "\u00d7"}  # "-5", "2e-5", "10^4", "5 × 10": no count
 
 
 class Bound(BaseModel):
@@ -85,6 +87,44 @@ def _is_number(token: str) -> bool:
     return token[0].isdigit()
 
 
+def _bindings(tokens: list[str], noun: str):
+    """``(i, end, value)`` for each whole number ``tokens[i]`` printed before ``noun`` (a singular), at
+    ``tokens[end]``, with at most :data:`MAX_GAP_WORDS` words between them."""
+    for i, token in enumerate(tokens):
+        value = _value(token)
+        if value is None:
+            continue
+        end = next((k for k in range(i + 1, min(i + 2 + MAX_GAP_WORDS, len(tokens)))
+                    if not tokens[k][0].isalpha() or singular(tokens[k]) == noun), None)
+        if end is not None and singular(tokens[end]) == noun:
+            yield i, end, value
+
+
+def counts_stated(text: str, nouns: list[str]) -> set[int]:
+    """The counts of ``nouns`` that ``text`` prints, as :func:`bound_counts` reads them ("we evaluate on 24 tasks",
+    "eight different NLP datasets", "400k steps"): not a year ("the ACE 2005 datasets"), the number of a table,
+    figure or section ("Table 3 tasks"), nor the end of a negative number or an exponent ("2e-5 learning rate
+    warmup steps")."""
+    tokens = _TOKEN.findall(text or "")
+    return {value for noun in {singular(n) for n in nouns} for i, _, value in _bindings(tokens, noun)
+            if not (1900 <= value < 2100 and tokens[i].isdigit())
+            and (i == 0 or tokens[i - 1].lower() not in _LABELS | _SIGNS)}
+
+
+def states_count(text: str, nouns: list[str]) -> bool:
+    """Whether ``text`` prints a count of one of ``nouns`` (:func:`counts_stated`)."""
+    return bool(counts_stated(text, nouns))
+
+
+def paper_count(value: float, passages: list[Passage], nouns: list[str]) -> int | None:
+    """The count to take instead of ``value``, read from one paper's ``passages``: the one count of ``nouns`` they
+    print (:func:`counts_stated`) when that is not ``value``; None when they print ``value`` as such a count, none,
+    or several. A small model copying one value from each of two papers often takes the first paper's number, or a
+    number next to the right one, for the second."""
+    counts = set().union(*(counts_stated(p.text, nouns) for p in passages))
+    return next(iter(counts)) if len(counts) == 1 and value not in counts else None
+
+
 def bound_counts(question: Question, context: Context) -> list[Bound]:
     """Every whole number the context's passages print before the noun ``question`` counts (its
     :attr:`~tools.qa.question.Question.counted` phrase), each with its support; empty when the question counts
@@ -103,14 +143,7 @@ def bound_counts(question: Question, context: Context) -> list[Bound]:
             # the question's words in this sentence and in the sentences around it, counted once per sentence
             in_sentence = len(asked & _words(sentence))
             around = len(asked & _words(" ".join(sentences[max(0, at - 1):at + 2])))
-            for i, token in enumerate(tokens):
-                value = _value(token)
-                if value is None:
-                    continue
-                end = next((k for k in range(i + 1, min(i + 2 + MAX_GAP_WORDS, len(tokens)))
-                            if not tokens[k][0].isalpha() or singular(tokens[k]) == noun), None)
-                if end is None or singular(tokens[end]) != noun:
-                    continue
+            for i, end, value in _bindings(tokens, noun):
                 start = next((k for k in range(i - 1, -1, -1) if _is_number(tokens[k])), -1)
                 stop = next((k for k in range(end + 1, len(tokens)) if _is_number(tokens[k])), len(tokens))
                 clause = len(asked & _words(" ".join(tokens[start + 1:stop])))

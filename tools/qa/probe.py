@@ -22,6 +22,7 @@ from itertools import zip_longest
 from evidex.tools.filters import MAX_FILTER_CHARS
 from evidex.tools.first_page import asks_affiliation, asks_first_page
 from evidex.tools.paperstore import Note, Passage, PaperStore, SearchHits, scope_filter, title_letters
+from evidex.tools.qa.bound import states_count
 from evidex.tools.qa.context import Context
 from evidex.tools.qa.question import Question, paper_clauses, references
 from evidex.tools.text import QUOTED_SPAN, quoted
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 _ASKS_LENGTH = re.compile(r"\bpages?\b|\bhow long\b", re.IGNORECASE)  # a question about a paper's length
 _MAX_PAPERS = 4  # beyond this the question is a retrieval one; the metadata of many papers says little
 _PER_PAPER = 2  # passages each paper of a few named holds at least (when they fit)
+_COUNT_SEARCH = 40  # a paper's passages ranked to choose the one stating a count the question asks
 # a quoted span with the words that lead into it ('In the paper "X",'): a paper title as questions cite one
 _QUOTED = re.compile(rf"(?:\b(?:in|of|from|by)\s+)?(?:the\s+)?(?:paper|work|article)?\s*{QUOTED_SPAN},?",
                      re.IGNORECASE)
@@ -142,6 +144,35 @@ def _each_paper(store: PaperStore, q: Question, query: str, ranked: list[Passage
     return out
 
 
+def _counts_stated(store: PaperStore, q: Question, queries: dict[str, str], ranked: list[Passage],
+                   limit: int) -> list[Passage]:
+    """``ranked`` with, for each of a few named papers, the passage of that paper stating a count of what the
+    question counts (:attr:`Question.counts_of`, :func:`~tools.qa.bound.states_count`) that its own search ranks
+    best, in place of the paper's last-ranked passage shown. A two-paper count ("how many more tasks does A use
+    than B", "the total number of datasets") needs one number from each paper, and a paper's few passages for the
+    whole question are often about its other counts or the other paper's words."""
+    papers = list(dict.fromkeys(q.papers))
+    nouns = [n for n in q.counts_of if not _ASKS_LENGTH.fullmatch(n)]  # a page count is the metadata row's
+    if not 2 <= len(papers) <= _MAX_PAPERS or not nouns:
+        return ranked
+    out = list(ranked)
+    for paper in papers:
+        stating = [p for p in store.page_passages(paper) if states_count(p.text, nouns)]
+        if not stating:
+            continue
+        one = q.model_copy(update={"papers": [paper]})
+        rank = {p.key: n for n, p in enumerate(_interleave(*(r.passages for r in _rankings(
+            store, one, queries[paper], _COUNT_SEARCH))))}
+        best = min(stating, key=lambda p: rank.get(p.key, len(rank)))  # the first in reading order on a tie
+        if best.key in {p.key for p in out}:
+            continue
+        if len(out) >= limit:
+            mine = [p for p in out if p.paper_id == paper]
+            out.remove(mine[-1] if mine else out[-1])
+        out.append(best)
+    return out
+
+
 def paper_queries(q: Question, titles: dict[str, str]) -> dict[str, str]:
     """For a question asking one thing of each of two papers, each paper's own clause as its search query (titles
     cut, up to 500 characters): "is the number of X in A the same as the number of Y in B" looks for X in A and for
@@ -170,6 +201,7 @@ def passages(store: PaperStore, q: Question, limit: int) -> Context:
         found = [_rankings(store, q, query, limit)]
         hybrid, keywords = found[0]
         ranked = _each_paper(store, q, query, _interleave(hybrid.passages, keywords.passages)[:limit], limit)
+    ranked = _counts_stated(store, q, {p: own.get(p, query) for p in q.papers}, ranked, limit)
     hits = ends_first(ranked)
     shown = {h.paper_id: titles[h.paper_id] for h in hits if h.paper_id in titles} if names_papers(q) else {}
     degraded = [d for pair in found for d in (pair[0].degraded, pair[1].degraded) if d]

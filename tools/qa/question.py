@@ -166,6 +166,11 @@ class Question(BaseModel):
     counted: list[str] = Field(default_factory=list, description="the words of what it counts ('how many trigger "
                                                                   "words are inserted': ['trigger', 'words']); "
                                                                   "empty for a gap, a count over a list or a bound")
+    counts_of: list[str] = Field(default_factory=list, description="the nouns of every count it asks, a gap's "
+                                                                    "and a total's too ('how many more test tasks "
+                                                                    "... than the number of datasets': ['tasks', "
+                                                                    "'datasets']), what a passage stating such a "
+                                                                    "count names")
 
     @property
     def question(self) -> PaperQuestion:
@@ -222,7 +227,7 @@ def parse_question(q: PaperQuestion) -> Question:
                     excluded=excluded_text(text), threshold=(bound := _threshold(text)),
                     **(_beats(text) if bound is None else {}), of_count=_of_count(text),
                     compares=bool(_THAN.search(text)), **_relation(unquoted, answer_kind(q.answer_format)),
-                    counted=_counted(text) if bound is None else [])
+                    counted=_counted(text) if bound is None else [], counts_of=counts_of(unquoted))
 
 
 def _relation(words: str, kind: AnswerKind) -> dict:
@@ -294,6 +299,33 @@ def paper_clauses(text: str, titles: dict[str, str]) -> dict[str, str]:
 def references(text: str, kind: str) -> list[str]:
     """The numbers of the tables (``kind`` "tables"), figures or equations ``text`` names, in order, once each."""
     return list(dict.fromkeys(_REFERENCES[kind].findall(text)))
+
+
+# every count a question asks: "how many (more) X", "the (total) number of X"
+_ANY_COUNT = re.compile(r"\b(?:how many\s+(?:more\s+|fewer\s+|less\s+)?|number of\s+)"
+                        r"([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,5})", re.IGNORECASE)
+_NOT_A_NOUN = {"the", "a", "an", "these", "those", "its", "their", "times", "million", "billion", "thousand",
+               "percent", "percentage", "points", "more", "fewer", "less"}
+
+
+def counts_of(text: str) -> list[str]:
+    """The noun each count in ``text`` counts, once each in order: the last word of the phrase after "how many" (a
+    gap's "how many more" too) or "number of", up to its verb or preposition and without a participle after it
+    ("how many more test tasks does ..." -> "tasks", "the number of datasets on which ..." -> "datasets"); none for
+    "how many times", "how many points" or "the number of the ...". """
+    nouns = []
+    for found in _ANY_COUNT.finditer(text):
+        phrase = []
+        for word in found.group(1).split():
+            if word.lower() in _COUNTED_ENDS:
+                break
+            phrase.append(word)
+        while len(phrase) > 1 and _PARTICIPLE.fullmatch(phrase[-1]):
+            phrase.pop()
+        noun = phrase[-1].lower() if phrase and phrase[0].lower() not in _NOT_A_NOUN else ""
+        if len(noun) > 2 and noun not in _NOT_A_NOUN:
+            nouns.append(noun)
+    return list(dict.fromkeys(nouns))
 
 
 def counted_in(clause: str) -> list[str]:
