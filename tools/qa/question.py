@@ -304,6 +304,9 @@ def references(text: str, kind: str) -> list[str]:
 # every count a question asks: "how many (more) X", "the (total) number of X"
 _ANY_COUNT = re.compile(r"\b(?:how many\s+(?:more\s+|fewer\s+|less\s+)?|number of\s+)"
                         r"([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,5})", re.IGNORECASE)
+# the subject of the verb after the counted noun ("how many conversations its dataset comprises")
+_PRONOUNS = {"its", "their", "his", "her", "our", "my", "your", "it", "they", "we", "he", "she", "this", "these",
+             "those", "each", "all", "both"}
 _NOT_A_NOUN = {"the", "a", "an", "these", "those", "its", "their", "times", "million", "billion", "thousand",
                "percent", "percentage", "points", "more", "fewer", "less"}
 
@@ -311,13 +314,14 @@ _NOT_A_NOUN = {"the", "a", "an", "these", "those", "its", "their", "times", "mil
 def counts_of(text: str) -> list[str]:
     """The noun each count in ``text`` counts, once each in order: the last word of the phrase after "how many" (a
     gap's "how many more" too) or "number of", up to its verb or preposition and without a participle after it
-    ("how many more test tasks does ..." -> "tasks", "the number of datasets on which ..." -> "datasets"); none for
-    "how many times", "how many points" or "the number of the ...". """
+    ("how many more test tasks does ..." -> "tasks", "the number of datasets on which ..." -> "datasets", "how many
+    conversations its dataset comprises" -> "conversations"); none for "how many times", "how many points" or "the
+    number of the ...". """
     nouns = []
     for found in _ANY_COUNT.finditer(text):
         phrase = []
         for word in found.group(1).split():
-            if word.lower() in _COUNTED_ENDS:
+            if word.lower() in _COUNTED_ENDS | _PRONOUNS:
                 break
             phrase.append(word)
         while len(phrase) > 1 and _PARTICIPLE.fullmatch(phrase[-1]):
