@@ -213,8 +213,8 @@ def paper_named(name: str, context: Context) -> str | None:
 
 def paper_counts(q: Question, context: Context, compared: list[Operand]) -> list[Operand]:
     """``compared`` with each value copied for one of the question's papers that its paper's passages do not print
-    as a count of what the question counts replaced by the one such count they do print
-    (:func:`tools.qa.bound.paper_count`): asked the total of "the law school students recruited in A and the
+    as a count of what the question counts replaced by the one such count they do print, or the one whose clause
+    says most of what the question says (:func:`tools.qa.bound.paper_count`): asked the total of "the law school students recruited in A and the
     annotators of B", the model took A's "five annotators" for both papers where B's passages print "three
     annotators". The values of a question about one paper, or counting nothing, stay."""
     if len(set(q.papers)) < 2 or not q.counts_of:
@@ -223,7 +223,7 @@ def paper_counts(q: Question, context: Context, compared: list[Operand]) -> list
     for c in compared:
         paper = paper_named(c.name, context)
         mine = [i for i in context.items if isinstance(i, Passage) and i.paper_id == paper] if paper else []
-        count = paper_count(c.value, mine, q.counts_of) if mine else None
+        count = paper_count(c.value, mine, q) if mine else None
         out.append(c if count is None else c.model_copy(update={"value": float(count)}))
     return out
 

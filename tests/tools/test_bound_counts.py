@@ -164,7 +164,8 @@ def test_each_paper_s_value_of_a_two_paper_total_is_the_count_its_own_passages_p
     """"What is the total number of annotators obtained by adding the students recruited in A and the annotators of
     B": with B's "three annotators" in front of it, the 1.5B model copied A's "five annotators" for both papers. A
     value its paper's passages do not print as a count of the counted noun becomes the one count they print; a
-    value they print, or a paper printing several counts or none, keeps the model's."""
+    value they print, or a paper printing none, or several none of which its clause singles out, keeps the
+    model's."""
     from evidex.agents.readers.model import Operand, paper_counts
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.tools.paperstore import Paper
@@ -182,10 +183,14 @@ def test_each_paper_s_value_of_a_two_paper_total_is_the_count_its_own_passages_p
                          Passage(key="k2", paper_id="pb", page=9, text="We achieve a Krippendorf alpha of 0.70 over "
                                                                         "three annotators. C2. Did you report it? 5")])
     pb = [i for i in ctx.items if getattr(i, "paper_id", "") == "pb" and isinstance(i, Passage)]
-    assert paper_count(5, pb, q.counts_of) == 3 and paper_count(3, pb, q.counts_of) is None
-    assert paper_count(5, [], q.counts_of) is None
-    assert paper_count(5, pb + [Passage(key="k3", paper_id="pb", page=2, text="and 12 annotators")],
-                       q.counts_of) is None  # two counts: which one is not clear
+    assert paper_count(5, pb, q) == 3 and paper_count(3, pb, q) is None and paper_count(5, [], q) is None
+    # several counts: the one whose clause says what the question says ("in the human evaluation"), else none
+    corpus = Passage(key="k3", paper_id="pb", page=2, text="The corpus was labelled by 12 annotators.")
+    evaluation = Passage(key="k4", paper_id="pb", page=9, text="In the human evaluation, the summaries were read by "
+                                                                "three annotators.")
+    assert paper_count(5, [corpus, evaluation], q) == 3
+    assert paper_count(5, [corpus, Passage(key="k5", paper_id="pb", page=3, text="Later, 14 annotators joined.")],
+                       q) is None  # neither clause says what the question says: no clear best
     copied = [Operand(name=a, value=5), Operand(name=b, value=5)]
     assert [o.value for o in paper_counts(q, ctx, copied)] == [5, 3]
     # the prompt's alias names the paper too; a name of no paper, or a question about one paper, changes nothing

@@ -116,13 +116,26 @@ def states_count(text: str, nouns: list[str]) -> bool:
     return bool(counts_stated(text, nouns))
 
 
-def paper_count(value: float, passages: list[Passage], nouns: list[str]) -> int | None:
-    """The count to take instead of ``value``, read from one paper's ``passages``: the one count of ``nouns`` they
-    print (:func:`counts_stated`) when that is not ``value``; None when they print ``value`` as such a count, none,
-    or several. A small model copying one value from each of two papers often takes the first paper's number, or a
-    number next to the right one, for the second."""
-    counts = set().union(*(counts_stated(p.text, nouns) for p in passages))
-    return next(iter(counts)) if len(counts) == 1 and value not in counts else None
+def paper_count(value: float, passages: list[Passage], question: Question) -> int | None:
+    """The count to take instead of ``value``, read from one paper's ``passages``: of the counts they print of what
+    ``question`` counts (:attr:`~tools.qa.question.Question.counts_of`, :func:`counts_stated`), the only one, or the
+    one whose clause says most of what the question says (:func:`bound_counts`' support, no tie); None when they
+    print ``value`` as such a count, none, or several none of which is clearly best. A small model copying one value
+    from each of two papers often takes the first paper's number, or a number next to the right one, for the
+    second."""
+    counts = set().union(*(counts_stated(p.text, question.counts_of) for p in passages))
+    if not counts or value in counts:
+        return None
+    if len(counts) == 1:
+        return next(iter(counts))
+    support: dict[int, float] = {}
+    context = Context(items=passages)
+    for noun in question.counts_of:
+        for b in bound_counts(question.model_copy(update={"counted": [noun]}), context):
+            if b.value in counts:
+                support[b.value] = max(support.get(b.value, -1.0), b.support)
+    ranked = sorted(support.items(), key=lambda kv: -kv[1])
+    return ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
 
 
 def bound_counts(question: Question, context: Context) -> list[Bound]:
