@@ -158,12 +158,14 @@ def _counts_stated(store: PaperStore, q: Question, queries: dict[str, str], rank
     out = list(ranked)
     for paper in papers:
         stating = [p for p in store.page_passages(paper) if states_count(p.text, nouns)]
+        if len(stating) > 1:  # one passage stating a count needs no search to rank it
+            one = q.model_copy(update={"papers": [paper]})
+            rank = {p.key: n for n, p in enumerate(_interleave(*(r.passages for r in _rankings(
+                store, one, queries[paper], _COUNT_SEARCH))))}
+            stating.sort(key=lambda p: rank.get(p.key, len(rank)))  # stable: reading order on a tie
         if not stating:
             continue
-        one = q.model_copy(update={"papers": [paper]})
-        rank = {p.key: n for n, p in enumerate(_interleave(*(r.passages for r in _rankings(
-            store, one, queries[paper], _COUNT_SEARCH))))}
-        best = min(stating, key=lambda p: rank.get(p.key, len(rank)))  # the first in reading order on a tie
+        best = stating[0]
         if best.key in {p.key for p in out}:
             continue
         if len(out) >= limit:

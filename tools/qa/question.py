@@ -250,11 +250,15 @@ def _counted(text: str, pattern: re.Pattern = _COUNTED) -> list[str]:
     if not found:
         return []
     words = found.group(1).split()
-    if words[0].lower() in _NOT_COUNTED:
-        return []
+    return [] if words[0].lower() in _NOT_COUNTED else _noun_phrase(words)
+
+
+def _noun_phrase(words: list[str], ends: set[str] = _COUNTED_ENDS) -> list[str]:
+    """``words`` up to the first of ``ends`` (a verb or preposition after the counted noun), without a participle
+    after the noun ("models probed in ...")."""
     phrase = []
     for word in words:
-        if word.lower() in _COUNTED_ENDS:
+        if word.lower() in ends:
             break
         phrase.append(word)
     while len(phrase) > 1 and _PARTICIPLE.fullmatch(phrase[-1]):
@@ -319,13 +323,7 @@ def counts_of(text: str) -> list[str]:
     number of the ...". """
     nouns = []
     for found in _ANY_COUNT.finditer(text):
-        phrase = []
-        for word in found.group(1).split():
-            if word.lower() in _COUNTED_ENDS | _PRONOUNS:
-                break
-            phrase.append(word)
-        while len(phrase) > 1 and _PARTICIPLE.fullmatch(phrase[-1]):
-            phrase.pop()
+        phrase = _noun_phrase(found.group(1).split(), _COUNTED_ENDS | _PRONOUNS)
         noun = phrase[-1].lower() if phrase and phrase[0].lower() not in _NOT_A_NOUN else ""
         if len(noun) > 2 and noun not in _NOT_A_NOUN:
             nouns.append(noun)
