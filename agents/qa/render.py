@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Literal
 
 from evidex.tools.first_page import affiliations, corresponding_authors, proceedings_line
-from evidex.tools.paperstore.figure_text import Bar, FigureText
+from evidex.tools.paperstore.figure_text import Bar, FigureText, Grid
 from evidex.tools.paperstore.models import Equation, Figure, Note, Page, Paper, Passage, Table
 from evidex.tools.qa.context import Context, Rows
 from evidex.tools.qa.question import Question
@@ -92,7 +92,8 @@ def figure_text(printed: FigureText, *, max_ticks: int = 10, max_chars: int = 70
     drawn += [f"legend ({len(printed.legend)} entries): "
              + " | ".join(f"{e.label} ({e.color})" for e in printed.legend)] if printed.legend else []
     drawn += _bar_lines(printed.bars, max_chars)
-    if not printed.axes and not printed.bars:
+    drawn += [line for grid in printed.grids for line in _grid_lines(grid, max_chars)]
+    if not printed.axes and not printed.bars and not printed.grids:
         words = printed.words
         return "\n".join(drawn + [words if len(words) <= max_chars else words[:max_chars].rsplit(" ", 1)[0] + " ..."])
     out = []
@@ -120,6 +121,14 @@ def _bar_lines(bars: list[Bar], max_chars: int) -> list[str]:
         groups[-1][1].append(f"{bar.series} {said}")
     return ["bars (category: series and the number printed on the bar; ~ read off the axis):",
             *_within([f"{category or '(no label)'}: {', '.join(said)}" for category, said in groups], max_chars)]
+
+
+def _grid_lines(grid: Grid, max_chars: int) -> list[str]:
+    """A grid of printed numbers as a table: its column labels, then each row's label and cells."""
+    head = "| " + " | ".join(["", *grid.columns]) + " |"
+    rows = [f"| {label} | " + " | ".join(cells) + " |" for label, cells in zip(grid.rows, grid.cells)]
+    return [f"numbers printed in a grid ({len(grid.rows)} rows, {len(grid.columns)} columns; each row's label, "
+            "then its numbers under the column labels):", head, *_within(rows, max_chars)]
 
 
 def _within(lines: list[str], room: int) -> list[str]:

@@ -202,3 +202,62 @@ def test_bars_of_stacked_panels_are_listed_panel_by_panel():
     printed = read_figure(lines, marks)
     assert [b.category for b in printed.bars] == ["A upper", "B upper", "A lower", "B lower"]
     assert [b.value for b in printed.bars] == ["40", "32", "41", "33"]
+
+
+def _heatmap_pdf(tmp_path):
+    """A 4 x 4 heatmap as plotting libraries print one: a shaded cell per value with the value centred in it, row
+    labels rotated left of the rows, column labels under the columns (two of them printed as one line, "STS QQP"),
+    and a colour bar ticked 0.00-1.00 on the right whose ticks do not line up with the rows."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=400, height=400)
+    names = ["CoLA", "MRPC", "STS", "QQP"]
+    values = [[1.00, -0.20, 0.01, -0.46], [-0.20, 1.00, 0.11, 0.06], [0.01, 0.11, 1.00, 0.25],
+              [-0.46, 0.06, 0.25, 1.00]]
+    for r, row in enumerate(values):
+        for c, v in enumerate(row):
+            x, y = 100 + 40 * c, 100 + 30 * r
+            shade = 0.5 + v / 2
+            page.draw_rect(pymupdf.Rect(x, y, x + 40, y + 30), color=None, fill=(shade, 0.2, 1 - shade))
+            text = f"{v:.2f}"
+            page.insert_text((x + 20 - 2.2 * len(text), y + 18), text, fontsize=8)
+        page.insert_text((92, 100 + 30 * r + 24), names[r], fontsize=8, rotate=90)
+    page.insert_text((110, 232), "CoLA", fontsize=8)
+    page.insert_text((150, 232), "MRPC", fontsize=8)
+    page.insert_text((193, 232), "STS" + " " * 14 + "QQP", fontsize=8)  # one line over two columns
+    for i, tick in enumerate(("0.00", "0.25", "0.50", "0.75", "1.00")):
+        page.insert_text((290, 210 - 25 * i), tick, fontsize=8)
+    path = tmp_path / "heatmap.pdf"
+    doc.save(path)
+    return path
+
+
+def test_a_heatmap_is_read_as_a_grid_with_its_row_and_column_labels(tmp_path):
+    with pymupdf.open(_heatmap_pdf(tmp_path)) as doc:
+        printed = read_figure(text_lines(doc[0], doc[0].rect))
+    assert len(printed.grids) == 1
+    grid = printed.grids[0]
+    assert grid.rows == ["CoLA", "MRPC", "STS", "QQP"] and grid.columns == ["CoLA", "MRPC", "STS", "QQP"]
+    assert grid.cells[0] == ["1.00", "-0.20", "0.01", "-0.46"] and grid.cells[3][0] == "-0.46"
+    # the grid's numbers are not read as y axes any more (each column was one, before); the colour bar still is
+    assert [a.ticks for a in printed.axes] == [["0.00", "0.25", "0.50", "0.75", "1.00"]]
+    assert not printed.rotated and ["CoLA", "MRPC", "STS QQP"] not in printed.rows
+    text = figure_text(printed)
+    assert "numbers printed in a grid (4 rows, 4 columns" in text
+    assert "|  | CoLA | MRPC | STS | QQP |" in text and "| CoLA | 1.00 | -0.20 | 0.01 | -0.46 |" in text
+
+
+def test_tick_labels_of_panels_side_by_side_and_unlabelled_numbers_are_not_a_grid():
+    # three panels side by side, each with its y ticks 0-30: a lattice whose columns run in even steps
+    ticks = [_line(str(v), 60 + 120 * p, 300 - 40 * i, 70 + 120 * p, 308 - 40 * i)
+             for p in range(3) for i, v in enumerate((0, 10, 20, 30))]
+    labels = [_line(f"Panel {p}", 80 + 120 * p, 140, 120 + 120 * p, 148) for p in range(3)]
+    assert read_figure(ticks + labels).grids == []
+    # values printed in a lattice with no label beside its rows or under its columns: a chart's numbers
+    values = [_line(v, 100 + 40 * c, 100 + 30 * r, 118 + 40 * c, 108 + 30 * r)
+              for r, row in enumerate((("0.3", "0.9", "0.1"), ("0.7", "0.2", "0.8"), ("0.5", "0.6", "0.4")))
+              for c, v in enumerate(row)]
+    assert read_figure(values).grids == []
+    rows = [_line(name, 60, 100 + 30 * r, 90, 108 + 30 * r) for r, name in enumerate(("A", "B", "C"))]
+    columns = [_line(name, 100 + 40 * c, 200, 118 + 40 * c, 208) for c, name in enumerate(("X", "Y", "Z"))]
+    grid = read_figure(values + rows + columns).grids
+    assert [(g.rows, g.columns, g.cells[1]) for g in grid] == [(["A", "B", "C"], ["X", "Y", "Z"], ["0.7", "0.2", "0.8"])]

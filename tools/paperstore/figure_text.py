@@ -9,6 +9,10 @@ one panel's ticks from the next. :func:`read_figure` groups the lines by the con
   run one way and never repeat: a column of equal numbers is a table or matrix, read in rows);
 * an **x axis** is a row of numbers at one height, titled by the line centred just below it and alone at its
   height; side-by-side panels give one row each, cut the same way;
+* a **grid** is numbers printed in three or more rows and columns that line up (a heatmap's cells, a confusion
+  matrix), read before the axes, each row with the label printed beside it and each column with the label under
+  or over it; a lattice whose columns (or rows) run in even steps is tick labels of panels side by side, and one
+  without labels for most of its rows and columns is a chart's numbers, not a grid;
 * **panels** are the labels "(a)", "(b)", ... printed inside the figure, each with the words after it, when they
   run from (a) without a gap;
 * everything else is read in **rows**, top to bottom and left to right (legend entries, panel titles, category
@@ -95,6 +99,16 @@ class LegendEntry(BaseModel):
     color: str
 
 
+class Grid(BaseModel):
+    """Numbers printed in rows and columns (a heatmap's cells, a confusion matrix): the label printed beside each
+    row and under (or over) each column, ``""`` where none is, and the cells row by row (``""`` for an empty one)."""
+
+    model_config = ConfigDict(frozen=True)
+    rows: list[str]
+    columns: list[str]
+    cells: list[list[str]]
+
+
 class Bar(BaseModel):
     """One bar of a bar chart: the number printed at its end (``value``; else ``height``, read off the y axis,
     ``""`` when there is none), its category (the label under its group, and the group label under that) and its
@@ -139,6 +153,7 @@ class FigureText(BaseModel):
     panels: list[str] = []
     legend: list[LegendEntry] = []
     bars: list[Bar] = []
+    grids: list[Grid] = []
     rows: list[list[str]] = []
     rotated: list[str] = []
     words: str = ""
@@ -425,6 +440,93 @@ def _bars(lines: list[FigureLine], below: list[FigureLine], marks: list[FigureMa
     return [bar for _, bar in sorted(out, key=lambda x: x[0])]
 
 
+_GRID_MIN = 3  # rows and columns a grid has at least
+_GRID_FILL = 0.75  # share of a grid's cells that print a number
+_GRID_LABEL_GAP = 40.0  # points: a grid's row or column label is at most this far from its cells
+
+
+def _evenly(values: list[float]) -> bool:
+    """Three or more values running one way in equal steps (within 5%): tick labels, not a grid's cells."""
+    steps = [b - a for a, b in zip(values, values[1:])]
+    if len(values) < 3 or not (all(s > 0 for s in steps) or all(s < 0 for s in steps)):
+        return False
+    return max(abs(s) for s in steps) - min(abs(s) for s in steps) <= 0.05 * max(abs(s) for s in steps)
+
+
+def _grid(lines: list[FigureLine], used: set[int]) -> Grid | None:
+    """The numbers printed in aligned rows and columns (see the module docstring), with their row and column
+    labels; marks ``used`` the lines it takes. None when no lattice of at least :data:`_GRID_MIN` rows and columns,
+    :data:`_GRID_FILL` of it filled, stands apart from tick labels with labels beside most of its rows and by most of
+    its columns."""
+    numbers = [ln for ln in lines if ln.number and not ln.rotated]
+    if len(numbers) < _GRID_MIN * _GRID_MIN:
+        return None
+    rows = [[numbers[i] for i in idx] for idx in _clusters([_y_centre(ln.box) for ln in numbers], _ALIGN)]
+    rows = [r for r in rows if len(r) >= _GRID_MIN]
+    cells = [ln for r in rows for ln in r]
+    if len(rows) < _GRID_MIN:
+        return None
+    width = median(_size(ln.box)[0] for ln in cells)
+    columns = [[cells[i] for i in idx]
+               for idx in _clusters([_x_centre(ln.box) for ln in cells], max(_ALIGN, 0.3 * width))]
+    columns = [c for c in columns if len(c) * 2 >= len(rows)]
+    if len(columns) < _GRID_MIN:
+        return None
+    at = {id(ln): (r, c) for c, col in enumerate(columns) for ln in col for r, row in enumerate(rows) if ln in row}
+    table = [[""] * len(columns) for _ in rows]
+    for ln in cells:
+        if id(ln) in at:
+            r, c = at[id(ln)]
+            table[r][c] = table[r][c] or ln.text
+    kept = [r for r, row in enumerate(table) if sum(bool(x) for x in row) >= _GRID_MIN]
+    if len(kept) < _GRID_MIN or sum(bool(table[r][c]) for r in kept for c in range(len(columns))) < (
+            _GRID_FILL * len(kept) * len(columns)):
+        return None
+    values = [[float(x.replace(",", "").replace("%", "").replace("−", "-")) if x else None for x in table[r]]
+              for r in kept]
+    as_rows = [[v for v in row if v is not None] for row in values]
+    as_columns = [[row[c] for row in values if row[c] is not None] for c in range(len(columns))]
+    if sum(map(_evenly, as_columns)) * 2 >= len(as_columns) or sum(map(_evenly, as_rows)) * 2 >= len(as_rows):
+        return None  # the tick labels of panels side by side (or stacked)
+    taken = [ln for r in kept for ln in rows[r] if id(ln) in at]
+    x0, y0, x1, y1 = _span(taken)
+    words = [ln for ln in lines if not ln.number and id(ln) not in used and len(ln.text) <= _LABEL_CHARS]
+    centres = [median(_y_centre(ln.box) for ln in rows[r]) for r in kept]
+    pitch = median(b - a for a, b in zip(centres, centres[1:]))
+    row_labels = []
+    for y in centres:
+        beside = [w for w in words if w.box[2] <= x0 + 1 and x0 - w.box[2] <= _GRID_LABEL_GAP
+                  and abs(_y_centre(w.box) - y) <= pitch / 2]
+        best = max(beside, key=lambda w: w.box[2], default=None)
+        row_labels.append(best.text if best else "")
+        if best:
+            taken.append(best)
+    xs = [median(_x_centre(ln.box) for ln in col) for col in columns]
+
+    def labels(side: list[FigureLine]) -> tuple[list[str], list[FigureLine]]:
+        """Each column's label on one side: a line over one column's centre, or a line over several whose words
+        are as many ("left middle right" printed as one line); the nearest line to the cells first."""
+        found, took = [""] * len(xs), []
+        for w in sorted(side, key=lambda w: min(abs(w.box[1] - y1), abs(y0 - w.box[3]))):
+            over = [c for c, x in enumerate(xs) if w.box[0] - 2 <= x <= w.box[2] + 2 and not found[c]]
+            parts = w.text.split() if len(over) > 1 else [w.text]
+            if over and len(parts) == len(over):
+                for c, part in zip(over, parts):
+                    found[c] = part
+                took.append(w)
+        return found, took
+
+    free = [w for w in words if w not in taken]
+    below = labels([w for w in free if w.box[1] >= y1 - 1 and w.box[1] - y1 <= _GRID_LABEL_GAP])
+    above = labels([w for w in free if w.box[3] <= y0 + 1 and y0 - w.box[3] <= _GRID_LABEL_GAP])
+    column_labels, took = below if sum(map(bool, below[0])) >= sum(map(bool, above[0])) else above
+    # a grid labels its rows and its columns; numbers in lines without labels are a chart's ticks and values
+    if sum(map(bool, row_labels)) * 2 < len(row_labels) or sum(map(bool, column_labels)) * 2 < len(column_labels):
+        return None
+    used.update(id(ln) for ln in [*taken, *took])
+    return Grid(rows=row_labels, columns=column_labels, cells=[table[r] for r in kept])
+
+
 def read_figure(lines: list[FigureLine], marks: list[FigureMark] = (), below: list[FigureLine] = ()) -> FigureText:
     """Group a figure's lines into axes, legend, bars, rows and rotated labels (see the module docstring);
     ``marks`` are the region's drawn marks and ``below`` the lines just under the region (category labels cut
@@ -432,9 +534,10 @@ def read_figure(lines: list[FigureLine], marks: list[FigureMark] = (), below: li
     lines = [ln for ln in lines if ln.text.strip()]
     if not lines:
         return FigureText()
-    numbers = [ln for ln in lines if ln.number and not ln.rotated]
-    axes: list[tuple[tuple, Axis]] = []
     used: set[int] = set()
+    grid = _grid(lines, used)
+    numbers = [ln for ln in lines if ln.number and not ln.rotated and id(ln) not in used]
+    axes: list[tuple[tuple, Axis]] = []
     def claim(run: list[FigureLine], find_title) -> tuple[tuple, str]:
         """Mark an axis's ticks and its title (found among the lines no axis holds yet) used."""
         span = _span(run)
@@ -461,6 +564,6 @@ def read_figure(lines: list[FigureLine], marks: list[FigureMark] = (), below: li
     bars = _bars(lines, list(below), marks, legend, runs, used) if marks else []
     left = [ln for ln in lines if id(ln) not in used]
     return FigureText(axes=[a for _, a in axes], rows=_rows([ln for ln in left if not ln.rotated]), panels=_panels(lines),
-                      legend=_distinct(legend), bars=bars,
+                      legend=_distinct(legend), bars=bars, grids=[grid] if grid else [],
                       rotated=[ln.text for ln in sorted((ln for ln in left if ln.rotated), key=lambda ln: ln.box[0])],
                       words=" ".join(ln.text for ln in lines))
