@@ -201,13 +201,14 @@ ARITHMETIC = {
 
 def paper_named(name: str, context: Context) -> str | None:
     """The id of the one paper of ``context`` an operand's ``name`` names: its title (or a title it is part of, or
-    that is part of it), or the alias the prompt calls it by ("paper 2"); None when it names none or several."""
+    that is part of it, word for word: "MUST" is not part of "MUSTIE: ..."), or the alias the prompt calls it by
+    ("paper 2"); None when it names none or several."""
     key = title_key(name)
     if not key:
         return None
     named = {pid for pid, alias in paper_aliases(context).items() if title_key(alias) == key}
     named |= {p.paper_id for p in context.papers
-              if p.title and (key == title_key(p.title) or key in title_key(p.title) or title_key(p.title) in key)}
+              if p.title and (f" {key} " in f" {title_key(p.title)} " or f" {title_key(p.title)} " in f" {key} ")}
     return next(iter(named)) if len(named) == 1 else None
 
 

@@ -63,11 +63,11 @@ def test_every_count_a_question_asks_names_its_noun():
 def test_a_passage_states_a_count_when_a_whole_number_is_printed_before_the_noun():
     nouns = ["tasks", "datasets", "steps"]
     for text in ("We evaluate on 24 tasks.", "across eight different NLP datasets", "pre-trained for 400K steps",
-                 "a maximum of 150,000 steps", "12 out of 24 tasks"):
+                 "a maximum of 150,000 steps", "12 out of 24 tasks", "we sample 2000 tasks"):
         assert states_count(text, nouns), text
-    # a year, a section's or a table's number, a decimal, another noun: no count of these
+    # a year (a number like one right before the noun counts it, unless a name comes first), a section's or a table's number, a decimal, another noun: no count of these
     for text in ("on the ACE 2005 development and test datasets", "4.1 Datasets", "Table 3 tasks", "0.45 tasks",
-                 "we use 5 random seeds", "in 2023 Task 3"):
+                 "we use 5 random seeds", "in 2023 Task 3", "the SemEval 2017 tasks"):
         assert not states_count(text, nouns), text
 
 
@@ -196,6 +196,9 @@ def test_each_paper_s_value_of_a_two_paper_total_is_the_count_its_own_passages_p
     # the prompt's alias names the paper too; a name of no paper, or a question about one paper, changes nothing
     assert [o.value for o in paper_counts(q, ctx, [Operand(name="paper 2", value=5)])] == [3]
     assert [o.value for o in paper_counts(q, ctx, [Operand(name="the students", value=5)])] == [5]
+    # a name is part of a title word for word: "Plans for Summary" names B, "Plan" (in "Plans") names no paper
+    assert [o.value for o in paper_counts(q, ctx, [Operand(name="Plans for Summary", value=5)])] == [3]
+    assert [o.value for o in paper_counts(q, ctx, [Operand(name="Plan", value=5)])] == [5]
     one = q.model_copy(update={"papers": ["pb"]})
     assert [o.value for o in paper_counts(one, ctx, copied)] == [5, 5]
     reply = json.dumps({"compared": [{"name": a, "value": 5}, {"name": b, "value": 5}], "answer": 10})

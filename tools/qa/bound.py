@@ -102,13 +102,20 @@ def _bindings(tokens: list[str], noun: str):
 
 def counts_stated(text: str, nouns: list[str]) -> set[int]:
     """The counts of ``nouns`` that ``text`` prints, as :func:`bound_counts` reads them ("we evaluate on 24 tasks",
-    "eight different NLP datasets", "400k steps"): not a year ("the ACE 2005 datasets"), the number of a table,
+    "eight different NLP datasets", "400k steps", "2000 examples"): not a year ("the ACE 2005 datasets"), the number of a table,
     figure or section ("Table 3 tasks"), nor the end of a negative number or an exponent ("2e-5 learning rate
     warmup steps")."""
     tokens = _TOKEN.findall(text or "")
-    return {value for noun in {singular(n) for n in nouns} for i, _, value in _bindings(tokens, noun)
-            if not (1900 <= value < 2100 and tokens[i].isdigit())
+    return {value for noun in {singular(n) for n in nouns} for i, end, value in _bindings(tokens, noun)
+            if not (1900 <= value < 2100 and tokens[i].isdigit() and not _counts_not_year(tokens, i, end))
             and (i == 0 or tokens[i - 1].lower() not in _LABELS | _SIGNS)}
+
+
+def _counts_not_year(tokens: list[str], i: int, end: int) -> bool:
+    """A number that reads like a year counts the lower-case noun right after it unless a name comes before it:
+    "we collect 2000 examples" counts examples; "the ACE 2005 datasets" names a year's edition, "in 2023 Task 3" a
+    year and a task's name."""
+    return end == i + 1 and tokens[end][:1].islower() and (i == 0 or not tokens[i - 1][:1].isupper())
 
 
 def states_count(text: str, nouns: list[str]) -> bool:
