@@ -127,8 +127,9 @@ def _grid_lines(grid: Grid, max_chars: int) -> list[str]:
     """A grid of printed numbers as a table: its column labels, then each row's label and cells."""
     head = "| " + " | ".join(["", *grid.columns]) + " |"
     rows = [f"| {label} | " + " | ".join(cells) + " |" for label, cells in zip(grid.rows, grid.cells)]
-    return [f"numbers printed in a grid ({len(grid.rows)} rows, {len(grid.columns)} columns; each row's label, "
-            "then its numbers under the column labels):", head, *_within(rows, max_chars)]
+    title = f' "{grid.title}"' if grid.title else ""
+    return [f"numbers printed in a grid{title} ({len(grid.rows)} rows, {len(grid.columns)} columns; each row's "
+            "label, then its numbers under the column labels):", head, *_within(rows, max_chars)]
 
 
 def _within(lines: list[str], room: int) -> list[str]:

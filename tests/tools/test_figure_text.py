@@ -261,3 +261,24 @@ def test_tick_labels_of_panels_side_by_side_and_unlabelled_numbers_are_not_a_gri
     columns = [_line(name, 100 + 40 * c, 200, 118 + 40 * c, 208) for c, name in enumerate(("X", "Y", "Z"))]
     grid = read_figure(values + rows + columns).grids
     assert [(g.rows, g.columns, g.cells[1]) for g in grid] == [(["A", "B", "C"], ["X", "Y", "Z"], ["0.7", "0.2", "0.8"])]
+
+
+def test_two_heatmaps_side_by_side_each_row_one_line_are_two_grids_with_their_titles():
+    """A PDF may hold a heatmap's row as one line of numbers ("0.00 -9.31 0.58", even "-15.87-11.03"): each number
+    is placed along the line by its characters and takes the nearest column. Row labels printed between two heatmaps
+    set them apart, and the line over each is its title."""
+    def heatmap(x, title):
+        rows = [("A", "0.00 -9.31 0.58"), ("B", "-15.87-11.03 0.35"), ("C", "-17.92 -8.58 0.00")]
+        out = [_line(title, x + 20, 80, x + 50, 90)]
+        for r, (label, text) in enumerate(rows):
+            y = 100 + 20 * r
+            out.append(_line(label, x - 12, y, x - 4, y + 9, rotated=True))
+            out.append(_line(text, x, y, x + 3.5 * len(text), y + 9))
+        return out + [_line("A B C", x + 4, 170, x + 56, 179)]
+    # the numbers of each row line are 3.5 points a character: columns at about x+8, x+30, x+51
+    printed = read_figure(heatmap(100, "First") + heatmap(220, "Second"))
+    assert [(g.title, g.rows, g.columns) for g in printed.grids] == [("First", ["A", "B", "C"], ["A", "B", "C"]),
+                                                                    ("Second", ["A", "B", "C"], ["A", "B", "C"])]
+    assert printed.grids[0].cells[1] == ["-15.87", "-11.03", "0.35"]
+    assert 'numbers printed in a grid "Second" (3 rows, 3 columns' in figure_text(printed)
+    assert not any("0.00 -9.31" in " ".join(row) for row in printed.rows)

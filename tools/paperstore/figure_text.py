@@ -100,10 +100,12 @@ class LegendEntry(BaseModel):
 
 
 class Grid(BaseModel):
-    """Numbers printed in rows and columns (a heatmap's cells, a confusion matrix): the label printed beside each
+    """Numbers printed in rows and columns (a heatmap's cells, a confusion matrix): the line printed just over it
+    (``title``, a panel's name, ``""`` when the column labels are there or nothing is), the label printed beside each
     row and under (or over) each column, ``""`` where none is, and the cells row by row (``""`` for an empty one)."""
 
     model_config = ConfigDict(frozen=True)
+    title: str = ""
     rows: list[str]
     columns: list[str]
     cells: list[list[str]]
@@ -453,25 +455,90 @@ def _evenly(values: list[float]) -> bool:
     return max(abs(s) for s in steps) - min(abs(s) for s in steps) <= 0.05 * max(abs(s) for s in steps)
 
 
-def _grid(lines: list[FigureLine], used: set[int]) -> Grid | None:
+def _grid_cells(lines: list[FigureLine]) -> tuple[list[FigureLine], dict[int, FigureLine]]:
+    """Every number printed upright: a line that is one number, and each number of a line printing only numbers
+    ("0.00 -9.31 0.58", "-15.87-11.03": a heatmap's row the PDF holds as one line), placed along that line by its
+    characters; with the line each came from."""
+    cells, parent = [], {}
+    for ln in lines:
+        if ln.rotated:
+            continue
+        if ln.number:
+            cells.append(ln)
+            continue
+        found = list(_NUMBER.finditer(ln.text))
+        if len(found) < 2 or _NUMBER.sub("", ln.text).strip():
+            continue
+        x0, y0, x1, y1 = ln.box
+        step = (x1 - x0) / len(ln.text)
+        for m in found:
+            cell = FigureLine(text=m.group(), box=(x0 + step * m.start(), y0, x0 + step * m.end(), y1))
+            cells.append(cell)
+            parent[id(cell)] = ln
+    return cells, parent
+
+
+def _grids(lines: list[FigureLine], used: set[int]) -> list[Grid]:
     """The numbers printed in aligned rows and columns (see the module docstring), with their row and column
-    labels; marks ``used`` the lines it takes. None when no lattice of at least :data:`_GRID_MIN` rows and columns,
-    :data:`_GRID_FILL` of it filled, stands apart from tick labels with labels beside most of its rows and by most of
-    its columns."""
-    numbers = [ln for ln in lines if ln.number and not ln.rotated]
+    labels, one grid for each part of the lattice that labels printed between its columns set apart (two heatmaps
+    side by side); marks ``used`` the lines they take. A part is no grid unless it has at least :data:`_GRID_MIN`
+    rows and columns, :data:`_GRID_FILL` of it filled, stands apart from tick labels and has labels beside most of
+    its rows and by most of its columns."""
+    numbers, parent = _grid_cells(lines)
     if len(numbers) < _GRID_MIN * _GRID_MIN:
-        return None
+        return []
     rows = [[numbers[i] for i in idx] for idx in _clusters([_y_centre(ln.box) for ln in numbers], _ALIGN)]
     rows = [r for r in rows if len(r) >= _GRID_MIN]
     cells = [ln for r in rows for ln in r]
     if len(rows) < _GRID_MIN:
-        return None
+        return []
     width = median(_size(ln.box)[0] for ln in cells)
     columns = [[cells[i] for i in idx]
                for idx in _clusters([_x_centre(ln.box) for ln in cells], max(_ALIGN, 0.3 * width))]
     columns = [c for c in columns if len(c) * 2 >= len(rows)]
     if len(columns) < _GRID_MIN:
-        return None
+        return []
+    # every cell to the nearest column within half the spacing: a number placed along its line by its characters
+    # lands a little off its column's centre
+    xs = sorted(median(_x_centre(ln.box) for ln in c) for c in columns)
+    half = min(b - a for a, b in zip(xs, xs[1:])) / 2
+    near = {}
+    for ln in cells:
+        c = min(range(len(xs)), key=lambda k: abs(xs[k] - _x_centre(ln.box)))
+        if abs(xs[c] - _x_centre(ln.box)) < half:
+            near.setdefault(c, []).append(ln)
+    columns = [near.get(c, []) for c in range(len(xs))]
+    sources = {id(p) for p in parent.values()}
+    words = [ln for ln in lines if not ln.number and id(ln) not in sources and len(ln.text) <= _LABEL_CHARS]
+    columns = [c for c in columns if c]
+    top, bottom = min(_span(c)[1] for c in columns), max(_span(c)[3] for c in columns)
+    left, right = min(_span(c)[0] for c in columns), max(_span(c)[2] for c in columns)
+    # a label printed between two columns, level with the cells, starts another heatmap (its row labels); one
+    # printed between two rows, within the cells' width, too (a panel's title, its column labels)
+    side = _split(columns, lambda a, b: any(_span(a)[2] <= w.box[0] and w.box[2] <= _span(b)[0]
+                                            and top <= _y_centre(w.box) <= bottom for w in words))
+    stacked = _split(rows, lambda a, b: any(_span(a)[3] <= w.box[1] and w.box[3] <= _span(b)[1]
+                                            and left <= _x_centre(w.box) <= right for w in words))
+    found = [_grid_part(block, part, words, used, parent) for block in stacked for part in side
+             if len(part) >= _GRID_MIN and len(block) >= _GRID_MIN]
+    return [g for g in found if g is not None]
+
+
+def _split(runs: list[list[FigureLine]], apart) -> list[list[list[FigureLine]]]:
+    """``runs`` (columns left to right, or rows top to bottom) cut between each two that ``apart`` sets apart."""
+    parts = [[runs[0]]]
+    for a, b in zip(runs, runs[1:]):
+        if apart(a, b):
+            parts.append([])
+        parts[-1].append(b)
+    return parts
+
+
+def _grid_part(rows: list[list[FigureLine]], columns: list[list[FigureLine]], words: list[FigureLine],
+               used: set[int], parent: dict[int, FigureLine]) -> Grid | None:
+    """One grid of a lattice's ``rows`` and ``columns`` (:func:`_grids`), labelled from ``words``; None when it is
+    too sparse, tick labels, or unlabelled."""
+    cells = [ln for col in columns for ln in col]
     at = {id(ln): (r, c) for c, col in enumerate(columns) for ln in col for r, row in enumerate(rows) if ln in row}
     table = [[""] * len(columns) for _ in rows]
     for ln in cells:
@@ -490,7 +557,7 @@ def _grid(lines: list[FigureLine], used: set[int]) -> Grid | None:
         return None  # the tick labels of panels side by side (or stacked)
     taken = [ln for r in kept for ln in rows[r] if id(ln) in at]
     x0, y0, x1, y1 = _span(taken)
-    words = [ln for ln in lines if not ln.number and id(ln) not in used and len(ln.text) <= _LABEL_CHARS]
+    words = [w for w in words if id(w) not in used]
     centres = [median(_y_centre(ln.box) for ln in rows[r]) for r in kept]
     pitch = median(b - a for a, b in zip(centres, centres[1:]))
     row_labels = []
@@ -516,15 +583,28 @@ def _grid(lines: list[FigureLine], used: set[int]) -> Grid | None:
                 took.append(w)
         return found, took
 
-    free = [w for w in words if w not in taken]
+    free = [w for w in words if w not in taken and not _PANEL.match(w.text)]  # "(a) ..." titles a panel
     below = labels([w for w in free if w.box[1] >= y1 - 1 and w.box[1] - y1 <= _GRID_LABEL_GAP])
     above = labels([w for w in free if w.box[3] <= y0 + 1 and y0 - w.box[3] <= _GRID_LABEL_GAP])
-    column_labels, took = below if sum(map(bool, below[0])) >= sum(map(bool, above[0])) else above
+    # the side labelling most columns; of two labelling half of them or more, the one printed nearer the cells
+    def gap(side) -> float:
+        return min((w.box[1] - y1 if w.box[1] >= y1 - 1 else y0 - w.box[3] for w in side[1]), default=math.inf)
+    both = [x for x in (below, above) if sum(map(bool, x[0])) * 2 >= len(xs)]
+    column_labels, took = (min(both, key=gap) if len(both) == 2 else
+                           max((below, above), key=lambda x: sum(map(bool, x[0]))))
     # a grid labels its rows and its columns; numbers in lines without labels are a chart's ticks and values
     if sum(map(bool, row_labels)) * 2 < len(row_labels) or sum(map(bool, column_labels)) * 2 < len(column_labels):
         return None
-    used.update(id(ln) for ln in [*taken, *took])
-    return Grid(rows=row_labels, columns=column_labels, cells=[table[r] for r in kept])
+    used.update(id(parent.get(id(ln), ln)) for ln in [*taken, *took])
+    over = [w for w in words if id(w) not in used and x0 <= _x_centre(w.box) <= x1
+            and (0 <= y0 - w.box[3] <= _GRID_LABEL_GAP or 0 <= w.box[1] - y1 <= _GRID_LABEL_GAP)]
+    panel = [w for w in over if _PANEL.match(w.text)]
+    best = (min(panel, key=lambda w: min(abs(y0 - w.box[3]), abs(w.box[1] - y1)), default=None)
+            or max((w for w in over if w.box[3] <= y0 + 1), key=lambda w: w.box[3], default=None))
+    if best is not None:
+        used.add(id(best))
+    return Grid(title=best.text if best else "", rows=row_labels, columns=column_labels,
+                cells=[table[r] for r in kept])
 
 
 def read_figure(lines: list[FigureLine], marks: list[FigureMark] = (), below: list[FigureLine] = ()) -> FigureText:
@@ -535,7 +615,7 @@ def read_figure(lines: list[FigureLine], marks: list[FigureMark] = (), below: li
     if not lines:
         return FigureText()
     used: set[int] = set()
-    grid = _grid(lines, used)
+    grids = _grids(lines, used)
     numbers = [ln for ln in lines if ln.number and not ln.rotated and id(ln) not in used]
     axes: list[tuple[tuple, Axis]] = []
     def claim(run: list[FigureLine], find_title) -> tuple[tuple, str]:
@@ -564,6 +644,6 @@ def read_figure(lines: list[FigureLine], marks: list[FigureMark] = (), below: li
     bars = _bars(lines, list(below), marks, legend, runs, used) if marks else []
     left = [ln for ln in lines if id(ln) not in used]
     return FigureText(axes=[a for _, a in axes], rows=_rows([ln for ln in left if not ln.rotated]), panels=_panels(lines),
-                      legend=_distinct(legend), bars=bars, grids=[grid] if grid else [],
+                      legend=_distinct(legend), bars=bars, grids=grids,
                       rotated=[ln.text for ln in sorted((ln for ln in left if ln.rotated), key=lambda ln: ln.box[0])],
                       words=" ".join(ln.text for ln in lines))
