@@ -480,8 +480,8 @@ def _grid_cells(lines: list[FigureLine]) -> tuple[list[FigureLine], dict[int, Fi
 
 def _grids(lines: list[FigureLine], used: set[int]) -> list[Grid]:
     """The numbers printed in aligned rows and columns (see the module docstring), with their row and column
-    labels, one grid for each part of the lattice that labels printed between its columns set apart (two heatmaps
-    side by side); marks ``used`` the lines they take. A part is no grid unless it has at least :data:`_GRID_MIN`
+    labels, one grid for each part of the lattice that labels printed between its columns or rows set apart (two
+    heatmaps side by side or stacked); marks ``used`` the lines they take. A part is no grid unless it has at least :data:`_GRID_MIN`
     rows and columns, :data:`_GRID_FILL` of it filled, stands apart from tick labels and has labels beside most of
     its rows and by most of its columns."""
     numbers, parent = _grid_cells(lines)
@@ -511,6 +511,8 @@ def _grids(lines: list[FigureLine], used: set[int]) -> list[Grid]:
     sources = {id(p) for p in parent.values()}
     words = [ln for ln in lines if not ln.number and id(ln) not in sources and len(ln.text) <= _LABEL_CHARS]
     columns = [c for c in columns if c]
+    if len(columns) < _GRID_MIN:
+        return []
     top, bottom = min(_span(c)[1] for c in columns), max(_span(c)[3] for c in columns)
     left, right = min(_span(c)[0] for c in columns), max(_span(c)[2] for c in columns)
     # a label printed between two columns, level with the cells, starts another heatmap (its row labels); one
