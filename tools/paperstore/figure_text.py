@@ -540,19 +540,19 @@ def _grid_part(rows: list[list[FigureLine]], columns: list[list[FigureLine]], wo
                used: set[int], parent: dict[int, FigureLine]) -> Grid | None:
     """One grid of a lattice's ``rows`` and ``columns`` (:func:`_grids`), labelled from ``words``; None when it is
     too sparse, tick labels, or unlabelled."""
-    cells = [ln for col in columns for ln in col]
-    at = {id(ln): (r, c) for c, col in enumerate(columns) for ln in col for r, row in enumerate(rows) if ln in row}
-    table = [[""] * len(columns) for _ in rows]
-    for ln in cells:
+    row_of = {id(ln): r for r, row in enumerate(rows) for ln in row}
+    at = {id(ln): (row_of[id(ln)], c) for c, col in enumerate(columns) for ln in col if id(ln) in row_of}
+    placed: list[list[FigureLine | None]] = [[None] * len(columns) for _ in rows]
+    for ln in (ln for col in columns for ln in col):
         if id(ln) in at:
             r, c = at[id(ln)]
-            table[r][c] = table[r][c] or ln.text
+            placed[r][c] = placed[r][c] or ln
+    table = [[ln.text if ln else "" for ln in row] for row in placed]
     kept = [r for r, row in enumerate(table) if sum(bool(x) for x in row) >= _GRID_MIN]
     if len(kept) < _GRID_MIN or sum(bool(table[r][c]) for r in kept for c in range(len(columns))) < (
             _GRID_FILL * len(kept) * len(columns)):
         return None
-    values = [[float(x.replace(",", "").replace("%", "").replace("−", "-")) if x else None for x in table[r]]
-              for r in kept]
+    values = [[ln.value if ln else None for ln in placed[r]] for r in kept]
     as_rows = [[v for v in row if v is not None] for row in values]
     as_columns = [[row[c] for row in values if row[c] is not None] for c in range(len(columns))]
     if sum(map(_evenly, as_columns)) * 2 >= len(as_columns) or sum(map(_evenly, as_rows)) * 2 >= len(as_rows):
