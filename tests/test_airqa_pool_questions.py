@@ -356,6 +356,7 @@ BLIND5_ROWS = read_rows("airqa_pool_blind5_questions.jsonl")
 BLIND6_ROWS = read_rows("airqa_pool_blind6_questions.jsonl")
 BLIND7_ROWS = read_rows("airqa_pool_blind7_questions.jsonl")
 BLIND8_ROWS = read_rows("airqa_pool_blind8_questions.jsonl")
+BLIND9_ROWS = read_rows("airqa_pool_blind9_questions.jsonl")
 
 
 def test_the_fourth_blind_set_has_the_mix_of_the_airqa_benchmark():
@@ -387,6 +388,13 @@ def test_the_eighth_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs()
     about."""
     assert_airqa_mix(BLIND8_ROWS, "pool_blind8", RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS
                      + BLIND4_ROWS + BLIND5_ROWS + BLIND6_ROWS + BLIND7_ROWS)
+
+
+def test_the_ninth_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs():
+    """24 more over 31 pool papers, written the same way (2026-12-07, morning), mostly of pages no earlier set asked
+    about."""
+    assert_airqa_mix(BLIND9_ROWS, "pool_blind9", RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS
+                     + BLIND4_ROWS + BLIND5_ROWS + BLIND6_ROWS + BLIND7_ROWS + BLIND8_ROWS)
 
 
 def test_the_checker_reads_a_conjunction_of_evaluators():
