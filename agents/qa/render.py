@@ -23,6 +23,7 @@ from typing import Literal
 from evidex.tools.first_page import affiliations, corresponding_authors, proceedings_line
 from evidex.tools.paperstore.figure_text import Bar, FigureText, Grid
 from evidex.tools.paperstore.models import Equation, Figure, Note, Page, Paper, Passage, Table
+from evidex.tools.paperstore.table_text import rows_markdown
 from evidex.tools.qa.context import Context, Rows
 from evidex.tools.qa.question import Question
 
@@ -125,11 +126,11 @@ def _bar_lines(bars: list[Bar], max_chars: int) -> list[str]:
 
 def _grid_lines(grid: Grid, max_chars: int) -> list[str]:
     """A grid of printed numbers as a table: its column labels, then each row's label and cells."""
-    head = "| " + " | ".join(["", *grid.columns]) + " |"
-    rows = [f"| {label} | " + " | ".join(cells) + " |" for label, cells in zip(grid.rows, grid.cells)]
+    table = rows_markdown([["", *grid.columns], *([label, *cells] for label, cells in zip(grid.rows, grid.cells))])
+    head, rule, *rows = table.split("\n")  # as a table's text prints (tools.paperstore.table_text)
     title = f' "{grid.title}"' if grid.title else ""
     return [f"numbers printed in a grid{title} ({len(grid.rows)} rows, {len(grid.columns)} columns; each row's "
-            "label, then its numbers under the column labels):", head, *_within(rows, max_chars)]
+            "label, then its numbers under the column labels):", head, rule, *_within(rows, max_chars)]
 
 
 def _within(lines: list[str], room: int) -> list[str]:

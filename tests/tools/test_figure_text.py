@@ -162,6 +162,55 @@ def test_bars_without_printed_values_are_read_off_the_y_axis(tmp_path):
     assert "Helpful / Set A: ours ~" in figure_text(printed)
 
 
+def _numbered_bars_pdf(tmp_path, *, histogram: str = ""):
+    """Bars over an x axis of numbers with the title "Pruned ratio" (y axis ticked 0-40, 2.5 points a unit).
+    Without ``histogram``: two series side by side per category, the categories 0.9, 0.5 and 0.1 printed as x ticks
+    centred under each pair. ``histogram`` "touching" or "spaced": eight bars 20 points apart, 20 or 14 points wide,
+    over ticks 0, 10, 20, 30, 40 at every other bar's left edge."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=400, height=400)
+    for i, v in enumerate((0, 10, 20, 30, 40)):
+        page.insert_text((60 - 4 * len(str(v)), 302.5 - 25 * i), str(v), fontsize=7)
+    if histogram:
+        width = 20 if histogram == "touching" else 14
+        for i, h in enumerate((3, 9, 17, 30, 24, 12, 6, 2)):
+            page.draw_rect(pymupdf.Rect(80 + 20 * i, 300 - 2.5 * h, 80 + 20 * i + width, 300), color=None, fill=BLUE)
+        for i, v in enumerate((0, 10, 20, 30, 40)):
+            page.insert_text((80 + 40 * i - 2 * len(str(v)), 310), str(v), fontsize=7)
+    else:
+        for g, (tick, a, b) in enumerate((("0.9", 12, 20), ("0.5", 31, 28), ("0.1", 25, 8))):
+            x = 80 + 70 * g
+            page.draw_rect(pymupdf.Rect(x, 300 - 2.5 * a, x + 18, 300), color=None, fill=BLUE)
+            page.draw_rect(pymupdf.Rect(x + 18, 300 - 2.5 * b, x + 36, 300), color=None, fill=ORANGE)
+            page.insert_text((x + 18 - 2 * len(tick), 310), tick, fontsize=7)
+        for k, (series, color) in enumerate((("ours", BLUE), ("base", ORANGE))):
+            page.draw_rect(pymupdf.Rect(300, 60 + 12 * k, 306, 66 + 12 * k), color=None, fill=color)
+            page.insert_text((308, 66 + 12 * k), series, fontsize=7)
+    page.insert_text((130, 322), "Pruned ratio", fontsize=7)
+    path = tmp_path / "numbered.pdf"
+    doc.save(path)
+    return path
+
+
+def test_bars_over_an_axis_of_numbers_take_the_tick_under_their_pair(tmp_path):
+    printed = _read(_numbered_bars_pdf(tmp_path))
+    assert [(a.which, a.title, a.ticks) for a in printed.axes if a.which == "x"] == [
+        ("x", "Pruned ratio", ["0.9", "0.5", "0.1"])]
+    assert [(b.category, b.series) for b in printed.bars] == [
+        ("Pruned ratio 0.9", "ours"), ("Pruned ratio 0.9", "base"), ("Pruned ratio 0.5", "ours"),
+        ("Pruned ratio 0.5", "base"), ("Pruned ratio 0.1", "ours"), ("Pruned ratio 0.1", "base")]
+    heights = [float(b.height) for b in printed.bars]
+    assert all(abs(h - t) <= 1 for h, t in zip(heights, (12, 20, 31, 28, 25, 8)))
+    assert "Pruned ratio 0.5: ours ~" in figure_text(printed)
+
+
+def test_a_histograms_bars_take_no_tick_as_their_category(tmp_path):
+    for histogram in ("touching", "spaced"):  # one run of bars over five ticks; bars some of which have no tick
+        printed = _read(_numbered_bars_pdf(tmp_path, histogram=histogram))
+        assert [a.ticks for a in printed.axes if a.which == "x"] == [["0", "10", "20", "30", "40"]]
+        assert len(printed.bars) == 8 and all(b.category == "" for b in printed.bars)
+
+
 def test_a_diagram_of_boxes_is_not_a_bar_chart_and_a_bullet_is_not_a_legend(tmp_path):
     doc = pymupdf.open()
     page = doc.new_page(width=400, height=400)
@@ -243,7 +292,8 @@ def test_a_heatmap_is_read_as_a_grid_with_its_row_and_column_labels(tmp_path):
     assert not printed.rotated and ["CoLA", "MRPC", "STS QQP"] not in printed.rows
     text = figure_text(printed)
     assert "numbers printed in a grid (4 rows, 4 columns" in text
-    assert "|  | CoLA | MRPC | STS | QQP |" in text and "| CoLA | 1.00 | -0.20 | 0.01 | -0.46 |" in text
+    # printed as a table's text is (tools.paperstore.table_text.rows_markdown)
+    assert "||CoLA|MRPC|STS|QQP|\n|---|---|---|---|---|\n|CoLA|1.00|-0.20|0.01|-0.46|" in text
 
 
 def test_tick_labels_of_panels_side_by_side_and_unlabelled_numbers_are_not_a_grid():

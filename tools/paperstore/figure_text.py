@@ -26,8 +26,9 @@ do not say:
   its swatch's colour;
 * **bars** are filled shapes standing on one baseline (or starting from one left edge), not all one length and
   some longer than thick; each takes the nearest number printed at its end, the category label under it (and the
-  group label under that, when that row names two groups or more), the legend entry of its colour, and, when no
-  number is printed, its height read off the y axis. Shapes most of which have neither a number nor an axis are a
+  group label under that, when that row names two groups or more) or else the x tick centred under its cluster
+  of touching bars (a category that is a number), the legend entry of its colour, and, when no number is printed,
+  its height read off the y axis. Shapes most of which have neither a number nor an axis are a
   diagram's boxes, not bars.
 
 Nothing here names a paper or a chart: it is geometry only. The model call renders the result
@@ -369,11 +370,39 @@ def _series(mark: FigureMark, legend: list[tuple[FigureLine, FigureMark]]) -> st
     return best[0].text if best is not None and far(best) <= 0.01 else color_name(mark.color)
 
 
+def _tick_categories(group: list[FigureMark], ticks: list[tuple[FigureLine, str]]) -> dict[int, str]:
+    """The x-axis tick printed under each cluster of touching bars on one baseline (a category's bars, one per
+    series), by the id of each bar, with the axis title before it ("pruned ratio 0.5"): the one tick under the
+    cluster, when every cluster has one and no two share it. A chart whose categories are numbers (a ratio, a number
+    of layers) prints them as x ticks. A histogram takes none: its touching bars make clusters over several ticks,
+    and its spaced bars leave some clusters without a tick or share one tick at their edges."""
+    base = max(m.box[3] for m in group)
+    under = [(ln, title) for ln, title in ticks if -3 <= ln.box[1] - base <= 2 * _LABEL_DROP]
+    clusters: list[list[FigureMark]] = []
+    for m in sorted(group, key=lambda m: m.box[0]):
+        if clusters and m.box[0] - max(b.box[2] for b in clusters[-1]) <= 0.5:
+            clusters[-1].append(m)
+        else:
+            clusters.append([m])
+    named: dict[int, str] = {}
+    taken: set[int] = set()
+    for cluster in clusters:
+        x0, x1 = min(m.box[0] for m in cluster), max(m.box[2] for m in cluster)
+        inside = [(ln, title) for ln, title in under if x0 - 1.5 <= _x_centre(ln.box) <= x1 + 1.5]
+        if len(inside) != 1 or id(inside[0][0]) in taken:
+            return {}
+        ln, title = inside[0]
+        taken.add(id(ln))
+        named.update((id(m), f"{title} {ln.text}" if title else ln.text) for m in cluster)
+    return named
+
+
 def _bars(lines: list[FigureLine], below: list[FigureLine], marks: list[FigureMark],
           legend: list[tuple[FigureLine, FigureMark]], runs: dict[str, list[list[FigureLine]]],
-          used: set[int]) -> list[Bar]:
+          used: set[int], x_ticks: list[tuple[FigureLine, str]] = ()) -> list[Bar]:
     """The bars of a bar chart with their printed values, categories and series (see the module docstring);
-    marks ``used`` the lines they take."""
+    marks ``used`` the lines they take. ``x_ticks``: the x axes' tick lines with their axis's title, the
+    categories of bars that have no word under them."""
     keys = {id(m) for _, m in legend}
     words = [ln for ln in lines if not ln.number]
     shapes = [m for m in marks if m.filled and id(m) not in keys and color_name(m.color) != "white"
@@ -408,6 +437,7 @@ def _bars(lines: list[FigureLine], below: list[FigureLine], marks: list[FigureMa
     # the row under that one (left of the baseline for horizontal bars)
     labels = [ln for ln in words + [w for w in below if not w.number]
               if id(ln) not in used and len(ln.text) <= _LABEL_CHARS]
+    ticked = {k: v for g in groups for k, v in _tick_categories(g, list(x_ticks)).items()} if vertical else {}
     out = []
     for b, m in enumerate(bars):
         base = m.box[3] if vertical else m.box[0]
@@ -429,7 +459,7 @@ def _bars(lines: list[FigureLine], below: list[FigureLine], marks: list[FigureMa
             label = max(first, key=lambda ln: ln.box[2], default=None)
             group = None
         taken.update(id(ln) for ln in (label, group) if ln is not None)
-        category = " / ".join(ln.text for ln in (label, group) if ln is not None)
+        category = " / ".join(ln.text for ln in (label, group) if ln is not None) or ticked.get(id(m), "")
         printed = value.get(b)
         height = "" if printed else (_axis_reading(runs["y" if vertical else "x"], m.box, vertical) or "")
         out.append(((panel[id(m)], m.box[0], -m.box[3]) if vertical else (panel[id(m)], m.box[1], m.box[0]),
@@ -630,6 +660,7 @@ def read_figure(lines: list[FigureLine], marks: list[FigureMark] = (), below: li
         return span, title.text if title else ""
 
     runs: dict[str, list[list[FigureLine]]] = {"y": [], "x": []}
+    x_ticks: list[tuple[FigureLine, str]] = []
     for run in _runs(numbers, key=lambda ln: ln.box[2], pos=lambda ln: _y_centre(ln.box)):
         span, title = claim(run, _y_title)
         runs["y"].append(run)
@@ -638,12 +669,13 @@ def read_figure(lines: list[FigureLine], marks: list[FigureMark] = (), below: li
     for run in _runs(rest, key=lambda ln: _y_centre(ln.box), pos=lambda ln: _x_centre(ln.box)):
         span, title = claim(run, _x_title)
         runs["x"].append(run)
+        x_ticks += [(ln, title) for ln in run]
         axes.append((span, Axis(which="x", title=title, ticks=[r.text for r in run])))
     axes.sort(key=lambda a: (a[1].which != "y", round(a[0][1] / 50), a[0][0]))
     marks = list(marks)
     legend = _legend([ln for ln in lines if id(ln) not in used], marks)
     used.update(id(ln) for ln, _ in legend)
-    bars = _bars(lines, list(below), marks, legend, runs, used) if marks else []
+    bars = _bars(lines, list(below), marks, legend, runs, used, x_ticks) if marks else []
     left = [ln for ln in lines if id(ln) not in used]
     return FigureText(axes=[a for _, a in axes], rows=_rows([ln for ln in left if not ln.rotated]), panels=_panels(lines),
                       legend=_distinct(legend), bars=bars, grids=grids,
