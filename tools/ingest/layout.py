@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from statistics import median
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -225,10 +226,42 @@ def find_gutter(frags: list[Frag], width: float) -> float | None:
 
     Weighted by characters: on a two-column page only titles, wide captions/tables and footers cross the
     gutter (a small share of the text); on a one-column page nearly all running text crosses the middle.
+    A page whose upper part is full-width (a wide table, figure or example) over two columns of text has more
+    text crossing the middle than that; it is two-column when, without its wide lines, two columns of text lines
+    stand either side of a gutter (:func:`_columns_under_wide_lines`), else its columns would be read line by line
+    across the gutter, each line half of one column and half of the other.
     """
     body = [f for f in frags if f.nchars >= 1 and f.size >= 5]
     if len(body) < 8:
         return None
+    return _gutter(body, width) or _columns_under_wide_lines(body, width)
+
+
+_COLUMN_LINES = 6  # text lines a column of a page with wide content has at least, each side of the gutter
+
+
+def _columns_under_wide_lines(body: list[Frag], width: float) -> float | None:
+    """The gutter of the page's lines no wider than half the page, when at least :data:`_COLUMN_LINES` of them
+    each side are column-wide (a third of the page or more) and most of each side's start at one x (justified
+    columns). A one-column page's narrow lines (a paragraph's last line, a heading, a table's cells) are not two
+    such columns."""
+    narrow = [f for f in body if f.x1 - f.x0 <= 0.5 * width]
+    if len(narrow) < 8:
+        return None
+    gutter = _gutter(narrow, width)
+    if gutter is None:
+        return None
+    left = [f for f in narrow if f.x1 <= gutter + 1 and f.x1 - f.x0 >= width / 3]
+    right = [f for f in narrow if f.x0 >= gutter - 1 and f.x1 - f.x0 >= width / 3]
+    for side in (left, right):
+        start = median(f.x0 for f in side) if side else 0.0
+        if len(side) < _COLUMN_LINES or sum(abs(f.x0 - start) <= 2 for f in side) < 0.6 * len(side):
+            return None
+    return gutter
+
+
+def _gutter(body: list[Frag], width: float) -> float | None:
+    """The gutter of ``body`` as :func:`find_gutter` weighs it, or None."""
     x0 = np.array([f.x0 for f in body])
     x1 = np.array([f.x1 for f in body])
     w = np.array([f.nchars for f in body], dtype=float)

@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 PARSER_CHANGES = (
     "stores without a recorded revision",
     "a figure holds every panel above its sub-captions ('(a) ...'), which stay in the page's text",
+    "two columns of text under a full-width part of a page are read one after the other, not line by line across",
 )
 PARSER_REVISION = len(PARSER_CHANGES)
 
