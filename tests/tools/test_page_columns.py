@@ -51,11 +51,17 @@ def _page(*, two_columns: bool):
     return doc
 
 
-def _read(doc, number: int = 0):
+def _lines(doc, number: int = 0):
+    """The page's gutter and its lines in reading order."""
     page = doc[number]
     frags = extract_fragments(page.get_text("dict", flags=TEXT_FLAGS))
     gutter = find_gutter(frags, page.rect.width)
-    return gutter, [ln.text for ln in build_lines(frags, number + 1, gutter)]
+    return gutter, build_lines(frags, number + 1, gutter)
+
+
+def _read(doc, number: int = 0):
+    gutter, lines = _lines(doc, number)
+    return gutter, [ln.text for ln in lines]
 
 
 def test_two_columns_under_a_full_width_part_are_read_one_after_the_other():
@@ -81,12 +87,8 @@ def test_a_real_appendix_page_under_a_wide_table_reads_its_columns_in_order():
     if path is None or not path.exists():
         pytest.skip("shared corpus not found")
     with pymupdf.open(path) as doc:
-        gutter, lines = _read(doc, 7)
+        gutter, built = _lines(doc, 7)
     assert gutter is not None and 290 <= gutter <= 306
     # no line of the text under the table runs across the gutter any more
-    with pymupdf.open(path) as doc:
-        page = doc[7]
-        frags = extract_fragments(page.get_text("dict", flags=TEXT_FLAGS))
-        built = build_lines(frags, 8, gutter)
     body = [ln for ln in built if ln.col != -1 and ln.y0 > 400]
     assert len(body) >= 20 and all(ln.x1 <= gutter + 1 or ln.x0 >= gutter - 1 for ln in body)

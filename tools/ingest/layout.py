@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from statistics import median
 from dataclasses import dataclass, field
+from statistics import median
 
 import numpy as np
 import pymupdf
@@ -232,8 +232,6 @@ def find_gutter(frags: list[Frag], width: float) -> float | None:
     across the gutter, each line half of one column and half of the other.
     """
     body = [f for f in frags if f.nchars >= 1 and f.size >= 5]
-    if len(body) < 8:
-        return None
     return _gutter(body, width) or _columns_under_wide_lines(body, width)
 
 
@@ -246,22 +244,24 @@ def _columns_under_wide_lines(body: list[Frag], width: float) -> float | None:
     columns). A one-column page's narrow lines (a paragraph's last line, a heading, a table's cells) are not two
     such columns."""
     narrow = [f for f in body if f.x1 - f.x0 <= 0.5 * width]
-    if len(narrow) < 8:
-        return None
     gutter = _gutter(narrow, width)
     if gutter is None:
         return None
     left = [f for f in narrow if f.x1 <= gutter + 1 and f.x1 - f.x0 >= width / 3]
     right = [f for f in narrow if f.x0 >= gutter - 1 and f.x1 - f.x0 >= width / 3]
     for side in (left, right):
-        start = median(f.x0 for f in side) if side else 0.0
-        if len(side) < _COLUMN_LINES or sum(abs(f.x0 - start) <= 2 for f in side) < 0.6 * len(side):
+        if len(side) < _COLUMN_LINES:
+            return None
+        start = median(f.x0 for f in side)
+        if sum(abs(f.x0 - start) <= 2 for f in side) < 0.6 * len(side):
             return None
     return gutter
 
 
 def _gutter(body: list[Frag], width: float) -> float | None:
-    """The gutter of ``body`` as :func:`find_gutter` weighs it, or None."""
+    """The gutter of ``body`` as :func:`find_gutter` weighs it, or None (fewer than 8 fragments tell nothing)."""
+    if len(body) < 8:
+        return None
     x0 = np.array([f.x0 for f in body])
     x1 = np.array([f.x1 for f in body])
     w = np.array([f.nchars for f in body], dtype=float)
