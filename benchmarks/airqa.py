@@ -107,6 +107,9 @@ POOL_BLIND8 = Path(__file__).parent / "data" / "airqa_pool_blind8_questions.json
 # and 24 more over 31 pool papers, mostly of pages no earlier set asked about (2026-12-07, morning), fixed before the
 # system first ran them
 POOL_BLIND9 = Path(__file__).parent / "data" / "airqa_pool_blind9_questions.jsonl"
+# 20 more two-paper questions over 28 pool papers in new pairs, half of them a difference, total or ratio of one
+# value from each paper (2026-12-07), fixed before the system first ran them
+POOL_MULTI3 = Path(__file__).parent / "data" / "airqa_pool_multi3_questions.jsonl"
 SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_tables": POOL_DESCRIBED,
         "pool_blind2": POOL_BLIND2, "pool_blind3": POOL_BLIND3, "pool_figures": POOL_FIGURES,
         "pool_comparison": POOL_COMPARISON, "pool_affiliations": POOL_AFFILIATIONS, "pool_figures2": POOL_FIGURES2,
@@ -115,7 +118,7 @@ SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_ta
         "pool_multi2": POOL_MULTI2, "pool_blind4": POOL_BLIND4,
         "pool_tables2": POOL_TABLES2, "pool_tables3": POOL_TABLES3, "pool_blind5": POOL_BLIND5,
         "pool_blind6": POOL_BLIND6, "pool_blind7": POOL_BLIND7, "pool_blind8": POOL_BLIND8,
-        "pool_blind9": POOL_BLIND9}
+        "pool_blind9": POOL_BLIND9, "pool_multi3": POOL_MULTI3}
 SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", *SETS)
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
@@ -319,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
                         "blind; pool_figures2 and pool_figures3: 16 more figure questions each, written blind; "
                         "pool_retrieval: 14 questions asking which paper, 10 needing two papers, written blind; "
                         "pool_arithmetic: 12 totals, ratios and differences of two stated values, written blind; "
-                        "pool_multi and pool_multi2: 20 questions each needing a fact from each of two papers, "
+                        "pool_multi, pool_multi2 and pool_multi3: 20 questions each needing a fact from each of two papers, "
                         "written blind; pool_blind4: 24 questions in the AirQA benchmark's mix (which paper, two "
                         "papers, one paper), written blind, and pool_blind5 to pool_blind9 the same; pool_tables2 and pool_tables3: 12 table questions "
                         "each over two-level headers, written blind "

@@ -337,6 +337,25 @@ def test_the_second_blind_two_paper_set_pairs_papers_no_earlier_set_paired():
     assert funcs["eval_bool_exact_match"] == 4 and funcs["eval_structured_object_exact_match"] == 6
 
 
+MULTI3_ROWS = read_rows("airqa_pool_multi3_questions.jsonl")
+
+
+def test_the_third_blind_two_paper_set_pairs_papers_no_earlier_set_paired():
+    """20 more two-paper questions (10 differences, totals and ratios of one value from each paper, 4 lists of two
+    values, 3 yes/no comparisons, 3 which paper), written blind on 2026-12-07 by a helper who saw no code, prompt or
+    result; 28 pool papers, each in at most two questions, no pair an earlier set asked about."""
+    assert_blind_set(MULTI3_ROWS, "pool_multi3", 20)
+    assert all(r["tags"][0] == "multiple" and len(r["anchor_pdf"]) == len(r["reference_pdf"]) == 1
+               for r in MULTI3_ROWS)
+    pairs = [frozenset(r["anchor_pdf"] + r["reference_pdf"]) for r in MULTI3_ROWS]
+    assert len(set(pairs)) == 20 and max(Counter(p for pair in pairs for p in pair).values()) <= 2
+    others = [p.name for p in QUESTIONS.parent.glob("airqa_pool*_questions.jsonl") if "multi3" not in p.name]
+    earlier = {frozenset(r["anchor_pdf"] + r["reference_pdf"]) for name in others for r in read_rows(name)}
+    assert not set(pairs) & earlier
+    funcs = Counter(r["evaluator"]["eval_func"] for r in MULTI3_ROWS)
+    assert funcs["eval_bool_exact_match"] == 3 and funcs["eval_structured_object_exact_match"] == 4
+
+
 def assert_airqa_mix(rows: list[dict], split: str, earlier: list[dict]) -> None:
     """A blind set in the AirQA benchmark's mix (:func:`assert_blind_set`): 6 which paper, 8 needing a fact from each
     of two named papers, 10 over one named paper (4 text, 2 table, 2 image, 1 formula, 1 metadata), its eight pairs
