@@ -101,6 +101,35 @@ def test_a_ratio_or_a_total_is_worked_out_by_code_from_the_values_the_model_copi
         "minItems"] == 1
 
 
+def test_what_one_of_two_papers_values_is_does_not_hide_the_arithmetic():
+    """Over two named papers, a superlative, a named table or a number's own percent sign says what one value is,
+    not what the question asks: "the maximum number of epochs in A plus ...", "the ratio of A's count to the count in
+    Table 14 of B", "the accuracy at 3% remaining weights". Before, each made the question no arithmetic, so the
+    model worked it out alone; a gap in percentage points is a difference too."""
+    def two(text: str, answer_format: str = INT):
+        return parse_question(PaperQuestion(id="q", question=text, answer_format=answer_format, pdf_ids=["a", "b"]))
+
+    assert two('What is the total number of epochs: the maximum number of epochs in "A" plus the epochs of "B"?')\
+        .arithmetic == "sum"
+    assert two('What is the ratio of the number of songs in "A" to the number of sentences in Table 14 of "B"?',
+               FLOAT).arithmetic == "ratio"
+    assert two('By how many points is the accuracy of A at 3% remaining weights (Table 1 of "A") higher than the '
+               'accuracy in Table 4 of "B"?', FLOAT).arithmetic == "difference"
+    assert ask("By how many percentage points is the accuracy of A higher than that of B?", FLOAT).arithmetic == \
+        "difference"
+    assert ask("By how many percentage points does the share of A exceed the percentage of errors in B?").arithmetic \
+        == "difference"
+    assert ask("How many million more parameters does A have than the two networks of B combined?").arithmetic == \
+        "difference"
+    assert two('What is the difference between the highest score in "A" and the highest score in "B"?', FLOAT)\
+        .arithmetic == "difference"
+    # over one paper the superlative is the question's own pick, and a percent asked for is a relative change
+    assert ask("What is the total number of epochs of the model with the highest accuracy?").arithmetic is None
+    assert ask("By what % is the accuracy of A higher than that of B?", FLOAT).arithmetic is None
+    assert ask("In Table 4, what is the ratio of rationale length to input length of group A?", FLOAT).arithmetic \
+        is None
+
+
 def test_the_model_reader_answers_the_ratio_and_the_total_code_worked_out(table_paper):
     from evidex.agents.scripted import ScriptedChatModel
     from evidex.graphs.qa.baselines import build_baseline
