@@ -37,8 +37,9 @@ _SUPERLATIVE = re.compile(r"\b(highest|lowest|largest|smallest|greatest|fewest|m
 _HIGHEST = re.compile(r"\b(?:highest|largest|greatest|maximum|most)\b", re.IGNORECASE)
 _LOWEST = re.compile(r"\b(?:lowest|smallest|least|fewest|minimum)\b", re.IGNORECASE)
 # "how many points higher is A than B", "by how much is ... lower": a question about the gap between two values
-_GAP = re.compile(r"\bhow (?:many|much) (?:(?:thousand|million|billion)s? )?(?:more|fewer|less|higher|lower|points?"
-                  r"|percentage points?)\b"
+_POINTS = r"(?:percentage )?points?"  # the unit a gap may be asked in
+_GAP = re.compile(r"\bhow (?:many|much) (?:(?:thousand|million|billion)s? )?"
+                  rf"(?:more|fewer|less|higher|lower|{_POINTS})\b"
                   r"|\bby how (?:much|many)\b|\bdifference\b|\bminus\b", re.IGNORECASE)
 # "how many times larger", "by what percent": a relative change, not a difference of two values; not the unit of a
 # gap ("by how many percentage points") nor a number's own percent sign ("at 3% remaining weights": what a value is)
@@ -46,7 +47,7 @@ _RELATIVE = re.compile(r"\b(?:times|percent|percentage(?! points?\b)|ratio|relat
                        re.IGNORECASE)
 # a gap asked in points ("by how many percentage points does A exceed B's percentage"): a difference, whatever percent
 # its values are
-_GAP_IN_POINTS = re.compile(r"\bhow (?:many|much) (?:percentage )?points?\b", re.IGNORECASE)
+_GAP_IN_POINTS = re.compile(rf"\bhow (?:many|much) {_POINTS}\b", re.IGNORECASE)
 # "the total number of datasets across the two papers", "how many ... in total if you add ...", "combined": a total
 _TOTAL = re.compile(r"\bin total\b|\btotal (?:number|count|amount)\b|\b(?:combined|altogether|sum of)\b"
                     r"|\bif you add\b|\badd(?:ing)? (?:up )?the\b", re.IGNORECASE)
@@ -141,8 +142,8 @@ class Question(BaseModel):
     relative: bool = Field(False, description="it asks for a ratio or a relative change (times, percent, fold)")
     total: bool = Field(False, description="it asks for a total ('in total', 'the total number of', 'combined')")
     times: bool = Field(False, description="it asks how many times one value is another ('how many times more')")
-    ratio: bool = Field(False, description="it asks the ratio of one value to another ('the ratio of A to B'; a "
-                                           "'ratio' a named table of a one-paper question prints is a value)")
+    ratio: bool = Field(False, description="it says 'the ratio of A to B' (over one paper that names a table, a "
+                                           "'ratio' the table prints is a value: :attr:`arithmetic`)")
     formula: bool = Field(False, description="it names an equation or formula ('Equation 2', 'the formula')")
     states_numbers: bool = Field(False, description="it states numbers of its own, beyond the numbers of the "
                                                     "tables, figures, equations and sections it names ('when "
@@ -188,10 +189,16 @@ class Question(BaseModel):
         return self.kind in ("int", "float")
 
     @property
+    def one_paper(self) -> bool:
+        """It names one paper or none: what it says of a value (a superlative, a named table) is what it asks; over
+        two or more papers such words say what one of the values is ("the maximum number of epochs in A plus ...",
+        "the ratio of the songs in A to the sentences in Table 14 of B")."""
+        return len(set(self.papers)) < 2
+
+    @property
     def picks_extreme(self) -> bool:
-        """It asks of one paper for an extreme ("the highest score in Table 2"), which the model picks; over two or
-        more papers a superlative says what one of the values is ("the maximum number of epochs in A plus ...")."""
-        return self.says_superlative and len(set(self.papers)) < 2
+        """It asks for an extreme ("the highest score in Table 2"), which the model picks (:attr:`one_paper`)."""
+        return self.says_superlative and self.one_paper
 
     @property
     def difference(self) -> bool:
@@ -209,7 +216,8 @@ class Question(BaseModel):
             return "difference"
         if not self.numeric or self.picks_extreme or self.gap:
             return None
-        if (self.times or self.ratio) and not (self.formula and self.states_numbers):  # an equation's: its own
+        ratio = self.ratio and not (self.tables and self.one_paper)  # else a "ratio" the named table prints
+        if (self.times or ratio) and not (self.formula and self.states_numbers):  # an equation's: its own
             return "times" if self.times else "ratio"
         if self.total and not (self.relative or self.formula or self.states_numbers):
             return "sum"
@@ -233,7 +241,7 @@ def parse_question(q: PaperQuestion) -> Question:
                     gap=bool(_GAP.search(text)),
                     relative=bool(_RELATIVE.search(text) and not _GAP_IN_POINTS.search(text)),
                     total=bool(_TOTAL.search(text)),
-                    times=bool(_TIMES.search(text)), ratio=bool(_RATIO_OF.search(text) and (not refs["tables"] or len(set(q.pdf_ids)) > 1)),
+                    times=bool(_TIMES.search(text)), ratio=bool(_RATIO_OF.search(text)),
                     formula=bool(refs["equations"] or _FORMULA.search(text)),
                     states_numbers=bool(_STATED_NUMBER.search(_NAMED_OBJECT.sub(" ", text))),
                     values={m.group(1): float(m.group(2).replace("−", "-")) for m in _SETS_SYMBOL.finditer(text)},
