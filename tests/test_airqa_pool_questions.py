@@ -376,6 +376,7 @@ BLIND6_ROWS = read_rows("airqa_pool_blind6_questions.jsonl")
 BLIND7_ROWS = read_rows("airqa_pool_blind7_questions.jsonl")
 BLIND8_ROWS = read_rows("airqa_pool_blind8_questions.jsonl")
 BLIND9_ROWS = read_rows("airqa_pool_blind9_questions.jsonl")
+BLIND10_ROWS = read_rows("airqa_pool_blind10_questions.jsonl")
 
 
 def test_the_fourth_blind_set_has_the_mix_of_the_airqa_benchmark():
@@ -414,6 +415,17 @@ def test_the_ninth_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs():
     about."""
     assert_airqa_mix(BLIND9_ROWS, "pool_blind9", RETRIEVAL_ROWS + ARITHMETIC_ROWS + MULTI_ROWS + MULTI2_ROWS
                      + BLIND4_ROWS + BLIND5_ROWS + BLIND6_ROWS + BLIND7_ROWS + BLIND8_ROWS)
+
+
+def test_the_tenth_blind_set_has_the_mix_of_the_airqa_benchmark_new_pairs_and_new_pages():
+    """24 more over 30 pool papers, written the same way (2026-12-07, afternoon); none of its gold pages is a page an
+    earlier set asked about."""
+    earlier = [r for p in QUESTIONS.parent.glob("airqa_pool*_questions.jsonl") if "blind10" not in p.name
+               for r in read_rows(p.name)]
+    assert_airqa_mix(BLIND10_ROWS, "pool_blind10", earlier)
+    pages = {(g["pdf"], g["page"]) for r in earlier for g in r.get("gold_pages", [])}
+    assert not pages & {(g["pdf"], g["page"]) for r in BLIND10_ROWS for g in r["gold_pages"]}
+    assert len({p for r in BLIND10_ROWS for p in r["anchor_pdf"] + r["reference_pdf"]}) >= 25
 
 
 def test_the_checker_reads_a_conjunction_of_evaluators():
