@@ -44,6 +44,9 @@ class Frag:
     mono: bool
     math_chars: int
     fonts: tuple[str, ...]
+    # each span's type size and letters: a title line with words in small capitals ("Science Journalism: SELECT,
+    # SIMPLIFY and REWRITE") averages below the title's size, though its full-size words are the title's (top_size)
+    letter_sizes: tuple[tuple[float, int], ...] = ()
 
     @property
     def nchars(self) -> int:
@@ -216,9 +219,22 @@ def extract_fragments(textdict: dict, body_is_cmr: bool = False, matrix: pymupdf
                     mono=all(bool(MONO_FONT_RE.search(s["font"])) for s in spans),
                     math_chars=sum(_math_count(s, body_is_cmr) for s in spans),
                     fonts=tuple(sorted({s["font"] for s in spans})),
+                    letter_sizes=tuple((s["size"], sum(c.isalpha() for c in s["text"])) for s in spans),
                 )
             )
     return frags
+
+
+def top_size(frags: list[Frag]) -> float:
+    """The type size of a run of fragments by its largest words: the largest size whose spans (at that size or
+    larger) hold at least a third of the run's letters, else its average size (:func:`run_size`)."""
+    size = run_size(frags)
+    letters = [pair for f in frags for pair in f.letter_sizes]
+    total = sum(n for _, n in letters)
+    for top in sorted({round(z, 1) for z, n in letters if n}, reverse=True):
+        if top > size and 3 * sum(n for z, n in letters if z >= top - 0.05) >= total:
+            return top
+    return size
 
 
 def find_gutter(frags: list[Frag], width: float) -> float | None:
