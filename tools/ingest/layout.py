@@ -419,15 +419,29 @@ def union_rect(rects) -> tuple[float, float, float, float]:
     )
 
 
+# a line that ends in a hyphen and the next line's start ("compound-" + "Word"): how the two join
+_SUSPENDED = re.compile(r"(?:and|or)\b")  # "low- and high-resource": the hyphen of a word left for a later one
+
+
 def join_lines(texts: list[str]) -> str:
-    """Join line texts into running text, undoing end-of-line hyphenation of lower-case words."""
+    """Join line texts into running text, undoing end-of-line hyphenation of lower-case words ("represen-" +
+    "tation"). A hyphen that belongs to the word stays, with no space after it: before a capital or a digit
+    ("Cross-" + "Layer", "DSTC7-" + "AVSD", "T5-" + "3B", "1843-" + "1861"), after a digit ("5-" + "fold"), and in a
+    word already hyphenated ("state-of-the-" + "art"); before "and" / "or" it is a suspended hyphen ("low- and
+    high-resource") and keeps its space."""
     out = ""
     for t in texts:
         t = t.strip()
         if not t:
             continue
-        if out.endswith("-") and len(out) > 1 and out[-2].isalpha() and t[:1].islower():
-            out = out[:-1] + t
+        if out.endswith("-") and len(out) > 1 and out[-2].isalnum() and not _SUSPENDED.match(t):
+            word = out[:-1].rsplit(None, 1)[-1]
+            if t[:1].isupper() or t[:1].isdigit() or out[-2].isdigit() or "-" in word:
+                out += t
+            elif out[-2].isalpha() and t[:1].islower():
+                out = out[:-1] + t
+            else:
+                out += " " + t
         elif out:
             out += " " + t
         else:

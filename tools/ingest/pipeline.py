@@ -46,6 +46,8 @@ PARSER_CHANGES = (
     "stores without a recorded revision",
     "a figure holds every panel above its sub-captions ('(a) ...'), which stay in the page's text",
     "two columns of text under a full-width part of a page are read one after the other, not line by line across",
+    "a hyphen that belongs to a word broken at a line end stays with no space after it ('DSTC7-AVSD', not "
+    "'DSTC7- AVSD'), and a title line with words in small capitals stays in the title",
 )
 PARSER_REVISION = len(PARSER_CHANGES)
 
