@@ -97,7 +97,7 @@ def test_a_real_appendix_page_under_a_wide_table_reads_its_columns_in_order():
 def test_a_line_end_hyphen_joins_as_the_word_prints():
     """A lower-case word broken at a line end is joined ("represen-" + "tation"); a hyphen that belongs to the word
     stays with no space after it, so a name reads as printed ("DSTC7-AVSD", not "DSTC7- AVSD", which neither a
-    question's word nor an exact-match answer matches: 444 such breaks in the 6,420 pool passages); a suspended
+    question's word nor an exact-match answer matches: 520 such breaks in the 6,420 pool passages); a suspended
     hyphen keeps its space."""
     from evidex.tools.ingest.layout import join_lines
 

@@ -45,7 +45,7 @@ class Frag:
     math_chars: int
     fonts: tuple[str, ...]
     # each span's type size and letters: a title line with words in small capitals ("Science Journalism: SELECT,
-    # SIMPLIFY and REWRITE") averages below the title's size, though its full-size words are the title's (top_size)
+    # SIMPLIFY and REWRITE") averages below the title's size, though its full-size words are the title's (Line.top_size)
     letter_sizes: tuple[tuple[float, int], ...] = ()
 
     @property
@@ -145,6 +145,12 @@ class Line:
         return run_size(self.frags)
 
     @property
+    def top_size(self) -> float:
+        """Its size by its largest words (:func:`run_top_size`): a title line with words in small capitals is as
+        large as the title lines around it."""
+        return run_top_size(self.frags)
+
+    @property
     def bold(self) -> bool:
         return run_bold(self.frags)
 
@@ -225,7 +231,7 @@ def extract_fragments(textdict: dict, body_is_cmr: bool = False, matrix: pymupdf
     return frags
 
 
-def top_size(frags: list[Frag]) -> float:
+def run_top_size(frags: list[Frag]) -> float:
     """The type size of a run of fragments by its largest words: the largest size whose spans (at that size or
     larger) hold at least a third of the run's letters, else its average size (:func:`run_size`)."""
     size = run_size(frags)

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from evidex.tools.ingest.layout import Line, PageLayout, join_lines, run_bold, run_size, run_text, top_size
+from evidex.tools.ingest.layout import Line, PageLayout, join_lines, run_bold, run_size, run_text
 from evidex.tools.ingest.records import PaperMetadata
 from evidex.tools.text import AFFILIATION_SYMBOLS, GREEK_MARKS, NOTE_MARKS
 
@@ -77,12 +77,6 @@ def _usable_pdf_title(t: str) -> bool:
     return len(t.split()) >= 3 and not re.search(r"(untitled|microsoft word|\.docx?|\.pdf|\.tex)", t, re.I)
 
 
-def _title_size(ln: Line) -> float:
-    """A line's type size as a title: its largest words' (:func:`~tools.ingest.layout.top_size`), so a title line
-    with words in small capitals is as large as the title lines around it."""
-    return top_size(ln.frags)
-
-
 def _title_lines(page: PageLayout, body_size: float) -> list[Line]:
     cands = [
         ln
@@ -90,17 +84,17 @@ def _title_lines(page: PageLayout, body_size: float) -> list[Line]:
         if ln.kind in ("text", "heading")
         and ln.y0 < 0.5 * page.height
         and sum(c.isalpha() for c in ln.text) >= 3
-        and _title_size(ln) >= body_size + 1.5
+        and ln.top_size >= body_size + 1.5  # its largest words: a line with small capitals is the title's too
         and not re.match(r"^(arxiv|preprint|published|proceedings|under review|accepted)", ln.text.strip(), re.I)
     ]
     if not cands:
         return []
-    top = max(round(_title_size(ln) * 2) / 2 for ln in cands)
-    start = min((ln for ln in cands if _title_size(ln) >= top - 0.6), key=lambda ln: (ln.y0, ln.x0))
-    picked = [start]
+    top = max(round(ln.top_size * 2) / 2 for ln in cands)
+    start = min((ln for ln in cands if ln.top_size >= top - 0.6), key=lambda ln: (ln.y0, ln.x0))
+    title_size, picked = start.top_size, [start]
     for ln in sorted((c for c in cands if c.y0 > start.y0), key=lambda c: c.y0):
         prev = picked[-1]
-        if abs(_title_size(ln) - _title_size(start)) <= 0.8 and ln.y0 - prev.y1 <= 1.0 * ln.size:
+        if abs(ln.top_size - title_size) <= 0.8 and ln.y0 - prev.y1 <= 1.0 * ln.size:
             picked.append(ln)
         elif ln.y0 - prev.y1 > 1.0 * ln.size:
             break
