@@ -79,15 +79,44 @@ class ScriptedChatModel(BaseChatModel):
         return self
 
 
+def by_prompt(rules: Sequence[tuple[Sequence[str], str]], default: str | None = None) -> Responder:
+    """A responder choosing a reply by content: ``rules`` are ``(strings, reply)``; a prompt gets the reply of the
+    rule whose strings it all contains (of several, the one with the most text: a question and its paper's id
+    before the question alone), else ``default``; with no default a prompt no rule matches is an error."""
+    ordered = sorted(rules, key=lambda rule: sum(map(len, rule[0])), reverse=True)
+
+    def respond(prompt: str) -> str:
+        reply = next((r for strings, r in ordered if all(s in prompt for s in strings)), default)
+        if reply is None:
+            raise ScriptExhaustedError(f"no scripted rule matches the prompt: {prompt[:200]!r}")
+        return reply
+
+    return respond
+
+
 def load_script(path: str | Path) -> ScriptedChatModel:
     """``scripted:<file.json>``: a JSON list of replies (dicts are serialised to JSON strings), or an object
-    ``{"replies": [...], "repeat": true, "delay_s": 0.5}`` (replayed endlessly, each call that slow)."""
+    ``{"replies": [...], "repeat": true, "delay_s": 0.5}`` (replayed endlessly, each call that slow), or
+    ``{"by_prompt": [{"contains": ["<text>", ...], "reply": ...}, ...], "default": reply}`` (:func:`by_prompt`: each
+    call answered by content, so order and concurrency do not matter)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
+
+    def text(reply: Any) -> str:
+        return reply if isinstance(reply, str) else json.dumps(reply)
+
+    if isinstance(data, dict) and isinstance(data.get("by_prompt"), list):
+        default = data.get("default")
+        try:
+            rules = [([str(c) for c in rule["contains"]], text(rule["reply"])) for rule in data["by_prompt"]]
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: each by_prompt rule is {{\"contains\": [...], \"reply\": ...}}") from exc
+        return ScriptedChatModel(responses=by_prompt(rules, None if default is None else text(default)),
+                                 delay_s=float(data.get("delay_s", 0.0)))
     options: dict[str, Any] = {}
     if isinstance(data, dict) and isinstance(data.get("replies"), list):
         options = {"repeat": bool(data.get("repeat", False)), "delay_s": float(data.get("delay_s", 0.0))}
         data = data["replies"]
     if not isinstance(data, list):
-        raise ValueError(f"{path}: a scripted model file must hold a JSON list of replies or "
-                         '{"replies": [...], "repeat": ..., "delay_s": ...}')
-    return ScriptedChatModel(responses=[r if isinstance(r, str) else json.dumps(r) for r in data], **options)
+        raise ValueError(f"{path}: a scripted model file must hold a JSON list of replies, "
+                         '{"replies": [...], "repeat": ..., "delay_s": ...} or {"by_prompt": [...], "default": ...}')
+    return ScriptedChatModel(responses=[text(r) for r in data], **options)

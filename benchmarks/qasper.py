@@ -5,6 +5,8 @@
     python -m benchmarks.qasper --pipeline --limit 100 --config qasper/qasper,qasper/neusym
     python -m benchmarks.qasper --pipeline --offset 300 --limit 100    # a later window (report after tuning)
     python -m benchmarks.qasper --pipeline --from-runs runs/A runs/B     # tabulate finished runs
+    python -m benchmarks.qasper --pipeline --offset 300 --replay-gold   # no model: each answer call gets the gold
+    python -m benchmarks.qasper --compare runs/A runs/B                  # same prompts, answers and evidence?
 
 Retrieval only: each question's text is searched over its own paper's paragraph chunks (``chunks.text_content``,
 filtered to the paper) with BM25, dense (MiniLM) and hybrid (RRF) search; the top k paragraphs (the abstract is
@@ -17,6 +19,13 @@ driven by the first annotator's answer instead of a model's (upper bounds). Resu
 Pipeline: each config runs through ``graphs.runner.run_task`` (a normal, resumable run folder) on the first
 ``--limit`` questions; the table shows Answer-F1 by type, Evidence-F1, exact match and latency, beside the
 constant baseline on the same questions. Results: ``benchmarks/results/qasper.json`` under ``pipeline``.
+
+``--replay-gold`` runs the pipeline without a model: a scripted model (``agents.scripted``, ``by_prompt``) answers
+each question's answer calls with its first annotator's answer, so everything before the model (retrieval, the
+prompt) and after it (shaping, the unanswerable guard, evidence) runs as in a real run, in seconds. ``--compare``
+then tells, item by item, whether two runs (two versions of the code, say) sent the model the same prompts and
+ended with the same answer and evidence: a change that must not move the report windows is checked this way
+before a model run (``qasper.json`` under ``replay_gold`` and ``compare``).
 
 The papers are ingested into ``--db`` first (skipped when already there; ``--skip-ingest`` never touches it).
 """
@@ -174,6 +183,62 @@ def pipeline_row(run_dir: Path) -> dict:
     return row
 
 
+def gold_script(papers, path: Path) -> Path:
+    """Write a scripted model file (``by_prompt``) answering each question's answer calls with its first annotator's
+    answer (``{"answer": ...}``): matched by the question and its paper's store id (a question such as "What
+    datasets do they use?" is asked of many papers), or by the question alone when no other paper asks it."""
+    from collections import Counter
+
+    from evidex.evaluators.qasper import references
+
+    asked = Counter(q.question.strip() for paper in papers for q in paper.qas)
+    rules = []
+    for paper in papers:
+        for q in paper.qas:
+            if not q.answers:
+                continue
+            reply = {"answer": references(q.answers)[0].answer}
+            rules.append({"contains": [q.question.strip(), paper.store_id], "reply": reply})
+            if asked[q.question.strip()] == 1:
+                rules.append({"contains": [q.question.strip()], "reply": reply})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"by_prompt": rules, "default": {"answer": "Unanswerable"}}), encoding="utf-8")
+    return path
+
+
+def model_calls(tree: dict | None) -> list[str]:
+    """The prompts of a run tree's model calls, in order."""
+    from evidex.graphs.trace_tree import walk
+
+    calls = []
+    for _, node in walk(tree or {}):
+        if node.get("run_type") in ("llm", "chat_model"):
+            inputs = node.get("inputs") or {}
+            calls.append(inputs["prompts"][0] if inputs.get("prompts") else json.dumps(inputs, sort_keys=True))
+    return calls
+
+
+def compare_runs(before: Path, after: Path) -> dict:
+    """Item by item, did two runs send the model the same prompts, and end with the same answer and evidence?"""
+    from evidex.graphs.trace_tree import load_items
+
+    old = {it.id: it for it in load_items(before)}
+    new = {it.id: it for it in load_items(after)}
+    both = [i for i in old if i in new]
+    prompts, outcome = [], []
+    for i in both:
+        a, b = (old[i].row.get("prediction") or {}), (new[i].row.get("prediction") or {})
+        if model_calls(old[i].tree) != model_calls(new[i].tree):
+            prompts.append(i)
+        if (a.get("answer"), a.get("evidence"), old[i].row.get("error")) != (b.get("answer"), b.get("evidence"),
+                                                                             new[i].row.get("error")):
+            outcome.append(i)
+    return {"before": before.name, "after": after.name, "items": len(both),
+            "only_before": len(old) - len(both), "only_after": len(new) - len(both),
+            "same_prompts": len(both) - len(prompts), "same_answer_and_evidence": len(both) - len(outcome),
+            "prompts_differ": prompts, "outcome_differs": outcome}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.qasper", description=plain_help(__doc__),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -191,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--offset", type=int, default=0, help="pipeline: skip the first N questions (tune on one window, "
                                                          "report on another)")
     p.add_argument("--llm", help="pipeline: model spec (default: the config's, local)")
+    p.add_argument("--replay-gold", action="store_true",
+                   help="pipeline: no model; each answer call gets the first annotator's answer (see above)")
+    p.add_argument("--compare", nargs=2, type=Path, metavar=("RUN_BEFORE", "RUN_AFTER"),
+                   help="did two runs send the same prompts and end with the same answers and evidence?")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="pipeline: override a config value for every config")
     p.add_argument("--out", type=Path, default=Path("runs"), help="pipeline: parent folder of the run folders")
@@ -202,6 +271,20 @@ def main(argv: list[str] | None = None) -> int:
     from evidex.tools.datasets import resolve_data_file
     from evidex.tools.qasper_data import QasperDataError, load_qasper
 
+    if args.compare:
+        missing = [str(d) for d in args.compare if not (d / "results.jsonl").is_file()]
+        if missing:
+            p.error(f"not a run folder (no results.jsonl): {', '.join(missing)}")
+        result = compare_runs(*args.compare)
+        print(f"{result['items']} items in both runs: same model prompts {result['same_prompts']}, same answer and "
+              f"evidence {result['same_answer_and_evidence']}")
+        for key in ("prompts_differ", "outcome_differs"):
+            if result[key]:
+                print(f"  {key.replace('_', ' ')}: {', '.join(result[key])}")
+        write_results(args.json or RESULTS, result, part="compare")
+        return 0
+    if args.replay_gold and args.llm:
+        p.error("--replay-gold is the model: leave out --llm")
     if args.pipeline and args.from_runs:
         try:
             rows = [pipeline_row(d) for d in args.from_runs]
@@ -222,16 +305,20 @@ def main(argv: list[str] | None = None) -> int:
 
         sets = [f"dataset.file={path}", f"store.db={args.db}", f"dataset.limit={args.limit}",
                 f"dataset.offset={args.offset}", *args.overrides]
+        if args.replay_gold:
+            args.llm = f"scripted:{gold_script(papers, (args.out / 'qasper_gold_replies.json').resolve())}"
         sets += [f"model.spec={args.llm}"] if args.llm else []
         sets += ["run.prepare=false"] if args.skip_ingest else []
         rows = []
         for config in [c.strip() for c in args.config.split(",") if c.strip()]:
             run_dir = run_task(load_config(config, sets), out_dir=args.out)
             rows.append(pipeline_row(run_dir))
+            if args.replay_gold:  # the spec names a file of this machine
+                rows[-1]["model"] = "replay of the first annotator's answers"
             print_table("QASPER pipeline (official metric, 0-100)", rows)
         write_results(args.json or RESULTS,
                       {"data": name, "offset": args.offset, "limit": args.limit, "store": args.db, "rows": rows},
-                      part="pipeline")
+                      part="replay_gold" if args.replay_gold else "pipeline")
         return 0
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]

@@ -52,3 +52,51 @@ def test_tabulating_an_unfinished_run_says_how_to_finish_it(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no qasper_metrics.json or metrics.json" in err and f"--resume {run}" in err
     assert not (tmp_path / "r.json").exists()
+
+
+@pytest.fixture
+def hash_queries(monkeypatch):
+    """Queries embedded with the hash embedder the store was built with, instead of loading a model by that name."""
+    import evidex.tools.embeddings as embeddings
+
+    real, fake = embeddings.get_embeddings, HashEmbeddings()
+
+    def get_embeddings(model_name=embeddings.DEFAULT_EMBEDDING_MODEL, *args, **kwargs):
+        return fake if model_name == fake.model_name else real(model_name, *args, **kwargs)
+
+    monkeypatch.setattr(embeddings, "get_embeddings", get_embeddings)
+
+
+def test_gold_replay_runs_the_whole_path_without_a_model_and_compare_sees_a_changed_prompt(cache, hash_queries,
+                                                                                           capsys):
+    """``--replay-gold`` answers each answer call with the first annotator's answer (by question and paper), so the
+    pipeline scores near the gold with no model; ``--compare`` finds two replays with the same settings identical and
+    names the items whose prompts a setting changed."""
+    from benchmarks.qasper import main
+    from evidex.tools.ingest.qasper import ingest_qasper
+    from evidex.tools.qasper_data import load_qasper
+
+    data = write_official(cache)
+    ingest_qasper(load_qasper(data), "qasper_bench", embeddings=HashEmbeddings(), progress=False)
+    out, runs = cache / "r.json", cache / "runs"
+    base = ["--pipeline", "--replay-gold", "--data", str(data), "--db", "qasper_bench", "--skip-ingest",
+            "--out", str(runs), "--json", str(out), "--set", "qa.retrieval_mode=bm25"]
+    assert main(base) == 0
+    replay = json.loads(out.read_text())
+    assert "pipeline" not in replay  # a replay never stands in for a model's result
+    (row,) = replay["replay_gold"]["rows"]
+    assert row["n"] == 5 and row["errors"] == 0 and row["answer_f1"] > 60  # the constant answer scores 20
+    assert row["model"] == "replay of the first annotator's answers" and str(cache) not in out.read_text()
+    assert main(base) == 0
+    assert main(base + ["--set", "qa.retrieval_limit=1"]) == 0
+    first, second, fewer = sorted(d for d in runs.iterdir() if d.is_dir())
+    capsys.readouterr()
+    assert main(["--compare", str(first), str(second), "--json", str(out)]) == 0
+    same = json.loads(out.read_text())["compare"]
+    assert same["items"] == 5 and same["same_prompts"] == 5 and same["same_answer_and_evidence"] == 5
+    assert "5 items in both runs: same model prompts 5" in capsys.readouterr().out
+    assert main(["--compare", str(first), str(fewer), "--json", str(out)]) == 0
+    changed = json.loads(out.read_text())["compare"]
+    assert changed["same_prompts"] < 5 and len(changed["prompts_differ"]) == 5 - changed["same_prompts"]
+    with pytest.raises(SystemExit):
+        main(["--compare", str(first), str(cache)])
