@@ -102,3 +102,16 @@ class HashEmbeddings:
             n = np.linalg.norm(out[i])
             out[i] = out[i] / n if n else out[i]
         return out
+
+
+def hash_queries(monkeypatch) -> None:
+    """Queries embedded with :class:`HashEmbeddings` when a store was built with it (the evidence searches are
+    hybrid), instead of loading a model of that name."""
+    import evidex.tools.embeddings as embeddings
+
+    real, fake = embeddings.get_embeddings, HashEmbeddings()
+
+    def get_embeddings(model_name=embeddings.DEFAULT_EMBEDDING_MODEL, *args, **kwargs):
+        return fake if model_name == fake.model_name else real(model_name, *args, **kwargs)
+
+    monkeypatch.setattr(embeddings, "get_embeddings", get_embeddings)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from qasper_tiny import HashEmbeddings, write_official
+from qasper_tiny import HashEmbeddings, write_official, hash_queries as use_hash_queries
 
 
 @pytest.fixture
@@ -56,15 +56,7 @@ def test_tabulating_an_unfinished_run_says_how_to_finish_it(tmp_path, capsys):
 
 @pytest.fixture
 def hash_queries(monkeypatch):
-    """Queries embedded with the hash embedder the store was built with, instead of loading a model by that name."""
-    import evidex.tools.embeddings as embeddings
-
-    real, fake = embeddings.get_embeddings, HashEmbeddings()
-
-    def get_embeddings(model_name=embeddings.DEFAULT_EMBEDDING_MODEL, *args, **kwargs):
-        return fake if model_name == fake.model_name else real(model_name, *args, **kwargs)
-
-    monkeypatch.setattr(embeddings, "get_embeddings", get_embeddings)
+    use_hash_queries(monkeypatch)
 
 
 def test_gold_replay_runs_the_whole_path_without_a_model_and_compare_sees_a_changed_prompt(cache, hash_queries,

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from qasper_tiny import DATA, P1, RESULTS, HashEmbeddings, write_official
+from qasper_tiny import hash_queries as use_hash_queries
 
 ANSWERS = {"What dataset do they use?": "PangoSet.", "Do they use a ResNet backbone?": "Yes, a ResNet-50.",
            "How much did they pay the annotators?": "The paper does not mention it.",
@@ -41,15 +42,8 @@ def data(tmp_path):
 @pytest.fixture(autouse=True)
 def hash_queries(monkeypatch):
     """The stores of these tests are embedded with the hash embedder (``run_task(embedder=...)``); their queries
-    are embedded with it as well (the evidence searches are hybrid), instead of loading a model of that name."""
-    import evidex.tools.embeddings as embeddings
-
-    real, fake = embeddings.get_embeddings, HashEmbeddings()
-
-    def get_embeddings(model_name=embeddings.DEFAULT_EMBEDDING_MODEL, *args, **kwargs):
-        return fake if model_name == fake.model_name else real(model_name, *args, **kwargs)
-
-    monkeypatch.setattr(embeddings, "get_embeddings", get_embeddings)
+    are embedded with it as well."""
+    use_hash_queries(monkeypatch)
 
 
 def config(data, store, *more):
