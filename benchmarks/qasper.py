@@ -5,7 +5,7 @@
     python -m benchmarks.qasper --pipeline --limit 100 --config qasper/qasper,qasper/neusym
     python -m benchmarks.qasper --pipeline --offset 300 --limit 100    # a later window (report after tuning)
     python -m benchmarks.qasper --pipeline --from-runs runs/A runs/B     # tabulate finished runs
-    python -m benchmarks.qasper --pipeline --offset 300 --replay-gold   # no model: each answer call gets the gold
+    python -m benchmarks.qasper --replay-gold --offset 300             # no model: each answer call gets the gold
     python -m benchmarks.qasper --compare runs/A runs/B                  # same prompts, answers and evidence?
 
 Retrieval only: each question's text is searched over its own paper's paragraph chunks (``chunks.text_content``,
@@ -257,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                                                          "report on another)")
     p.add_argument("--llm", help="pipeline: model spec (default: the config's, local)")
     p.add_argument("--replay-gold", action="store_true",
-                   help="pipeline: no model; each answer call gets the first annotator's answer (see above)")
+                   help="run the pipeline with no model: each answer call gets the first annotator's answer (see "
+                        "above)")
     p.add_argument("--compare", nargs=2, type=Path, metavar=("RUN_BEFORE", "RUN_AFTER"),
                    help="did two runs send the same prompts and end with the same answers and evidence?")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -283,8 +284,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {key.replace('_', ' ')}: {', '.join(result[key])}")
         write_results(args.json or RESULTS, result, part="compare")
         return 0
-    if args.replay_gold and args.llm:
-        p.error("--replay-gold is the model: leave out --llm")
+    if args.replay_gold and (args.llm or args.from_runs):
+        p.error("--replay-gold is the model and runs the pipeline: leave out --llm and --from-runs")
+    args.pipeline = args.pipeline or args.replay_gold
     if args.pipeline and args.from_runs:
         try:
             rows = [pipeline_row(d) for d in args.from_runs]

@@ -71,7 +71,7 @@ def test_gold_replay_runs_the_whole_path_without_a_model_and_compare_sees_a_chan
     data = write_official(cache)
     ingest_qasper(load_qasper(data), "qasper_bench", embeddings=HashEmbeddings(), progress=False)
     out, runs = cache / "r.json", cache / "runs"
-    base = ["--pipeline", "--replay-gold", "--data", str(data), "--db", "qasper_bench", "--skip-ingest",
+    base = ["--replay-gold", "--data", str(data), "--db", "qasper_bench", "--skip-ingest",
             "--out", str(runs), "--json", str(out), "--set", "qa.retrieval_mode=bm25"]
     assert main(base) == 0
     replay = json.loads(out.read_text())
@@ -92,3 +92,5 @@ def test_gold_replay_runs_the_whole_path_without_a_model_and_compare_sees_a_chan
     assert changed["same_prompts"] < 5 and len(changed["prompts_differ"]) == 5 - changed["same_prompts"]
     with pytest.raises(SystemExit):
         main(["--compare", str(first), str(cache)])
+    with pytest.raises(SystemExit):
+        main(base + ["--llm", "local"])  # the replay is the model
