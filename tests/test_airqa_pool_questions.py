@@ -376,8 +376,6 @@ BLIND6_ROWS = read_rows("airqa_pool_blind6_questions.jsonl")
 BLIND7_ROWS = read_rows("airqa_pool_blind7_questions.jsonl")
 BLIND8_ROWS = read_rows("airqa_pool_blind8_questions.jsonl")
 BLIND9_ROWS = read_rows("airqa_pool_blind9_questions.jsonl")
-BLIND10_ROWS = read_rows("airqa_pool_blind10_questions.jsonl")
-BLIND11_ROWS = read_rows("airqa_pool_blind11_questions.jsonl")
 
 
 def test_the_fourth_blind_set_has_the_mix_of_the_airqa_benchmark():
@@ -418,12 +416,14 @@ def test_the_ninth_blind_set_has_the_mix_of_the_airqa_benchmark_and_new_pairs():
                      + BLIND4_ROWS + BLIND5_ROWS + BLIND6_ROWS + BLIND7_ROWS + BLIND8_ROWS)
 
 
-def assert_new_pages(rows: list[dict], split: str, name: str) -> None:
-    """A set in the AirQA mix (:func:`assert_airqa_mix`) whose gold pages no other pool set asks about, over at least
-    25 pool papers; ``name`` is its file's part (``blind10`` for ``airqa_pool_blind10_questions.jsonl``)."""
+def assert_new_pages(name: str) -> None:
+    """The pool set ``name`` (``blind10``: split ``pool_blind10``, file ``airqa_pool_blind10_questions.jsonl``) is in
+    the AirQA mix (:func:`assert_airqa_mix`), no other pool set asks about its gold pages, and it spans at least 25
+    pool papers."""
     own = f"airqa_pool_{name}_questions.jsonl"
+    rows = read_rows(own)
     earlier = [r for p in QUESTIONS.parent.glob("airqa_pool*_questions.jsonl") if p.name != own for r in read_rows(p.name)]
-    assert_airqa_mix(rows, split, earlier)
+    assert_airqa_mix(rows, f"pool_{name}", earlier)
     pages = {(g["pdf"], g["page"]) for r in earlier for g in r.get("gold_pages", [])}
     assert not pages & {(g["pdf"], g["page"]) for r in rows for g in r["gold_pages"]}
     assert len({p for r in rows for p in r["anchor_pdf"] + r["reference_pdf"]}) >= 25
@@ -432,13 +432,13 @@ def assert_new_pages(rows: list[dict], split: str, name: str) -> None:
 def test_the_tenth_blind_set_has_the_mix_of_the_airqa_benchmark_new_pairs_and_new_pages():
     """24 more over 30 pool papers, written the same way (2026-12-07, afternoon); none of its gold pages is a page an
     earlier set asked about."""
-    assert_new_pages(BLIND10_ROWS, "pool_blind10", "blind10")
+    assert_new_pages("blind10")
 
 
 def test_the_eleventh_blind_set_has_the_mix_of_the_airqa_benchmark_new_pairs_and_new_pages():
     """24 more over 31 pool papers, written the same way (2026-12-07, evening); its metadata question asks where a paper
     releases its code (page 2), since every pool paper's first page had been asked about."""
-    assert_new_pages(BLIND11_ROWS, "pool_blind11", "blind11")
+    assert_new_pages("blind11")
 
 
 def test_the_checker_reads_a_conjunction_of_evaluators():
