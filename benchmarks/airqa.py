@@ -115,6 +115,8 @@ POOL_MULTI3 = Path(__file__).parent / "data" / "airqa_pool_multi3_questions.json
 POOL_BLIND10 = Path(__file__).parent / "data" / "airqa_pool_blind10_questions.jsonl"
 # and 24 more the same way over 31 pool papers, again on pages no earlier set asked about (2026-12-07, evening)
 POOL_BLIND11 = Path(__file__).parent / "data" / "airqa_pool_blind11_questions.jsonl"
+# and 24 more the same way over 28 pool papers, on pages no earlier set asked about (2026-12-07, night)
+POOL_BLIND12 = Path(__file__).parent / "data" / "airqa_pool_blind12_questions.jsonl"
 SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_tables": POOL_DESCRIBED,
         "pool_blind2": POOL_BLIND2, "pool_blind3": POOL_BLIND3, "pool_figures": POOL_FIGURES,
         "pool_comparison": POOL_COMPARISON, "pool_affiliations": POOL_AFFILIATIONS, "pool_figures2": POOL_FIGURES2,
@@ -124,7 +126,7 @@ SETS = {"pool_tables": POOL_TABLES, "pool_blind": POOL_BLIND, "pool_described_ta
         "pool_tables2": POOL_TABLES2, "pool_tables3": POOL_TABLES3, "pool_blind5": POOL_BLIND5,
         "pool_blind6": POOL_BLIND6, "pool_blind7": POOL_BLIND7, "pool_blind8": POOL_BLIND8,
         "pool_blind9": POOL_BLIND9, "pool_multi3": POOL_MULTI3, "pool_blind10": POOL_BLIND10,
-        "pool_blind11": POOL_BLIND11}
+        "pool_blind11": POOL_BLIND11, "pool_blind12": POOL_BLIND12}
 SPLITS = ("dev", "test", "all", "holdout", "pool_dev", "pool_test", *SETS)
 SAMPLE = "airqa/airqa_dev_sample.jsonl"
 STORE = "corpus"
@@ -330,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
                         "pool_arithmetic: 12 totals, ratios and differences of two stated values, written blind; "
                         "pool_multi, pool_multi2 and pool_multi3: 20 questions each needing a fact from each of two papers, "
                         "written blind; pool_blind4: 24 questions in the AirQA benchmark's mix (which paper, two "
-                        "papers, one paper), written blind, and pool_blind5 to pool_blind11 the same; pool_tables2 and pool_tables3: 12 table questions "
+                        "papers, one paper), written blind, and pool_blind5 to pool_blind12 the same; pool_tables2 and pool_tables3: 12 table questions "
                         "each over two-level headers, written blind "
                         "(default test; with --from-runs: the split the runs answered, as their config.yaml "
                         "records it)")

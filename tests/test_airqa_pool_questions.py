@@ -441,6 +441,12 @@ def test_the_eleventh_blind_set_has_the_mix_of_the_airqa_benchmark_new_pairs_and
     assert_new_pages("blind11")
 
 
+def test_the_twelfth_blind_set_has_the_mix_of_the_airqa_benchmark_new_pairs_and_new_pages():
+    """24 more over 28 pool papers, written the same way (2026-12-07, night), committed before the system first ran
+    them."""
+    assert_new_pages("blind12")
+
+
 def test_the_checker_reads_a_conjunction_of_evaluators():
     """An ``eval_conjunction`` question is checked part by part: its gold (the first part's) scores 1, and the
     snippets must write every part's gold; before, the checker stopped with a KeyError on it."""
